@@ -1,0 +1,112 @@
+from django.contrib import admin
+
+from coupons import models
+from coupons.services import template_create, template_update
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """History and state are changed by coupons.services only; the admin just shows them."""
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(models.CouponTemplate)
+class CouponTemplateAdmin(admin.ModelAdmin):
+    list_display = ["code", "name", "kind", "version", "expiry_during_lock", "updated_at"]
+    search_fields = ["code", "name"]
+    readonly_fields = ["version", "created_at", "updated_at"]
+    fields = ["code", *models.CouponTemplate.TERM_FIELDS, *readonly_fields]
+
+    def has_delete_permission(self, request, obj=None):
+        return False  # coupons were issued from it
+
+    def get_readonly_fields(self, request, obj=None):
+        return [*self.readonly_fields, "code"] if obj else self.readonly_fields
+
+    def save_model(self, request, obj, form, change):
+        terms = {field: form.cleaned_data[field] for field in models.CouponTemplate.TERM_FIELDS}
+        # The service freezes every edit as a new version; issued coupons keep theirs.
+        saved = (template_update(template_id=obj.pk, **terms) if change
+                 else template_create(code=form.cleaned_data["code"], **terms))
+        obj.pk, obj.version = saved.pk, saved.version
+
+
+@admin.register(models.CouponTemplateVersion)
+class CouponTemplateVersionAdmin(ReadOnlyAdmin):
+    list_display = ["template", "version", "kind", "face_value", "percent_off", "created_at"]
+    list_filter = ["kind"]
+
+
+@admin.register(models.UserCoupon)
+class UserCouponAdmin(ReadOnlyAdmin):
+    list_display = ["id", "user_id", "template", "status", "state_version", "locked_order_id",
+                    "valid_until"]
+    list_filter = ["status"]
+    search_fields = ["=id", "user_id", "locked_order_id"]
+    exclude = ["lock_token_hash"]
+
+
+@admin.register(models.CouponLock)
+class CouponLockAdmin(ReadOnlyAdmin):
+    list_display = ["id", "coupon", "order_id", "status", "locked_at", "expires_at"]
+    list_filter = ["status"]
+    search_fields = ["order_id", "=coupon__id"]
+    exclude = ["token_hash"]
+
+
+@admin.register(models.OrderCoupon)
+class OrderCouponAdmin(ReadOnlyAdmin):
+    list_display = ["order_id", "coupon", "quote_id", "order_amount", "discount_amount"]
+    search_fields = ["order_id"]
+
+
+@admin.register(models.Redemption)
+class RedemptionAdmin(ReadOnlyAdmin):
+    list_display = ["id", "coupon", "order_id", "payment_id", "discount_amount", "succeeded",
+                    "created_at"]
+    search_fields = ["order_id", "payment_id", "=coupon__id"]
+
+
+@admin.register(models.CouponOperation)
+class CouponOperationAdmin(ReadOnlyAdmin):
+    list_display = ["id", "coupon", "op_type", "from_state", "to_state", "to_version", "actor",
+                    "order_id", "created_at"]
+    list_filter = ["op_type"]
+    search_fields = ["=coupon__id", "order_id", "payment_id", "idempotency_key"]
+
+
+@admin.register(models.CommandRejection)
+class CommandRejectionAdmin(ReadOnlyAdmin):
+    list_display = ["id", "op_type", "coupon_id_ref", "order_id", "actor", "error_code",
+                    "created_at"]
+    list_filter = ["error_code", "op_type"]
+    search_fields = ["=coupon_id_ref", "order_id"]
+
+
+@admin.register(models.OutboxEvent)
+class OutboxEventAdmin(ReadOnlyAdmin):
+    list_display = ["id", "event_type", "coupon", "created_at", "published_at"]
+    list_filter = ["event_type"]
+
+
+@admin.register(models.IdempotencyRecord)
+class IdempotencyRecordAdmin(ReadOnlyAdmin):
+    list_display = ["scope", "key", "status", "response_status", "claimed_at"]
+    search_fields = ["key"]
+
+
+@admin.register(models.ServiceClient)
+class ServiceClientAdmin(admin.ModelAdmin):
+    list_display = ["name", "key_prefix", "is_active", "created_at"]
+    fields = ["name", "key_prefix", "is_active", "created_at"]
+    readonly_fields = ["name", "key_prefix", "created_at"]
+
+    def has_add_permission(self, request):
+        return False  # keys are made by `manage.py create_service_client`, shown once

@@ -1,0 +1,61 @@
+"""Running a command behind an Idempotency-Key: validate, claim, run once, answer."""
+
+from drf_spectacular.utils import OpenApiParameter
+from rest_framework.response import Response
+
+from coupons.errors import CouponError, IdempotencyKeyMissing, ValidationFailed
+from coupons.services import CommandContext
+from coupons.services.idempotency import (
+    idempotency_abandon,
+    idempotency_claim,
+    idempotency_complete,
+    request_fingerprint,
+)
+
+from .permissions import actor_of, idempotency_scope_of
+
+IDEMPOTENCY_KEY_HEADER = OpenApiParameter(
+    "Idempotency-Key", location=OpenApiParameter.HEADER, required=True,
+    description="The business key of this command: same key + same body answers the stored "
+                "result without a second effect; same key + another body is refused (422).",
+)
+
+
+def run_command(request, input_serializer, command, *, success_status=200, render=None):
+    """`command(ctx, data)` calls one service and returns the answer's body.
+
+    `render` adds what must never be stored (a LOCK's lease token, derived again each time).
+    """
+    key = request.headers.get("Idempotency-Key", "").strip()
+    if not key:
+        raise IdempotencyKeyMissing()
+    if len(key) > 255:
+        raise ValidationFailed("Idempotency-Key is at most 255 characters.")
+    serializer = input_serializer(data=request.data)
+    serializer.is_valid(raise_exception=True)
+
+    request_hash = request_fingerprint(request.method, request.path, request.data)
+    claim = idempotency_claim(
+        scope=idempotency_scope_of(request.user), key=key, request_hash=request_hash
+    )
+    if claim.is_replay:
+        body, status = claim.replay_body, claim.replay_status
+        headers = {"Idempotent-Replayed": "true"}
+    else:
+        ctx = CommandContext(
+            actor=actor_of(request.user), idempotency_key=key, request_hash=request_hash,
+            idempotency_record_id=claim.record_id, success_status=success_status,
+        )
+        try:
+            body = command(ctx, serializer.validated_data)
+        except CouponError:
+            raise  # the service stored this refusal as the key's answer
+        except Exception:
+            idempotency_abandon(claim.record_id)  # rolled back, nothing happened: retry may run
+            raise
+        status, headers = success_status, {}
+        # Coupon commands stored their answer in their own transaction; this covers the rest.
+        idempotency_complete(ctx, status=status, body=body)
+    if render is not None and status < 400:
+        body = render(body)
+    return Response(body, status=status, headers=headers)

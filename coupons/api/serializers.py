@@ -1,0 +1,196 @@
+"""Input serializers validate requests; output serializers document (and render) answers."""
+
+from decimal import Decimal
+
+from django.conf import settings
+from rest_framework import serializers
+
+from coupons.models import CouponKind, CouponStatus, CouponTemplate, ExpiryDuringLock
+
+MAX_DB_ID = 2**63 - 1
+MAX_VERSION = 2**31 - 1
+MONEY = {"max_digits": 12, "decimal_places": 2}
+
+
+def external_id(**kwargs):
+    return serializers.CharField(max_length=64, **kwargs)
+
+
+def money_field(*, minimum="0.01", **kwargs):
+    return serializers.DecimalField(**MONEY, min_value=Decimal(minimum), **kwargs)
+
+
+def lease_seconds_field():
+    return serializers.IntegerField(
+        required=False, min_value=1, max_value=settings.COUPONS["MAX_LEASE_SECONDS"]
+    )
+
+
+class TemplateInput(serializers.Serializer):
+    code = serializers.SlugField(max_length=64)
+    name = serializers.CharField(max_length=200)
+    kind = serializers.ChoiceField(choices=CouponKind.choices)
+    face_value = money_field(required=False, allow_null=True)
+    percent_off = serializers.DecimalField(
+        max_digits=5, decimal_places=2, min_value=Decimal("0.01"), max_value=Decimal(100),
+        required=False, allow_null=True,
+    )
+    max_discount = money_field(required=False, allow_null=True)
+    min_order_amount = money_field(minimum="0", required=False, default=Decimal(0))
+    valid_from = serializers.DateTimeField(required=False, allow_null=True)
+    valid_until = serializers.DateTimeField(required=False, allow_null=True)
+    valid_days = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, max_value=3650
+    )
+    returnable = serializers.BooleanField(required=False, default=True)
+    expiry_during_lock = serializers.ChoiceField(
+        choices=ExpiryDuringLock.choices, required=False, default=ExpiryDuringLock.LOCK_HONORS
+    )
+
+
+class TemplateOutput(serializers.ModelSerializer):
+    class Meta:
+        model = CouponTemplate
+        fields = ["id", "code", "version", *CouponTemplate.TERM_FIELDS, "created_at", "updated_at"]
+
+
+class IssueInput(serializers.Serializer):
+    template_id = serializers.IntegerField(min_value=1, max_value=MAX_DB_ID)
+    user_id = external_id()
+
+
+class CouponOutput(serializers.Serializer):
+    """Documents coupons.selectors.coupon_payload."""
+
+    id = serializers.IntegerField()
+    user_id = serializers.CharField()
+    template_id = serializers.IntegerField()
+    template_version = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=CouponStatus.choices)
+    state_version = serializers.IntegerField()
+    valid_from = serializers.DateTimeField(allow_null=True)
+    valid_until = serializers.DateTimeField(allow_null=True)
+    issued_at = serializers.DateTimeField()
+    locked_order_id = serializers.CharField(allow_null=True)
+    lock_expires_at = serializers.DateTimeField(allow_null=True)
+
+
+class LeaseWindowInput(serializers.Serializer):
+    lease_seconds = lease_seconds_field()
+    lease_until = serializers.DateTimeField(required=False)
+
+    def validate(self, data):
+        if "lease_seconds" in data and "lease_until" in data:
+            raise serializers.ValidationError("Give lease_seconds or lease_until, not both.")
+        return data
+
+
+class LockInput(LeaseWindowInput):
+    order_id = external_id()
+    user_id = external_id()
+    order_amount = money_field()
+    quote_id = external_id(required=False, default="", allow_blank=True)
+
+
+class LockOutput(serializers.Serializer):
+    coupon_id = serializers.IntegerField()
+    lock_id = serializers.UUIDField()
+    lock_token = serializers.CharField(help_text="Keep it: only its hash is stored.")
+    order_id = serializers.CharField()
+    state_version = serializers.IntegerField()
+    expires_at = serializers.DateTimeField()
+    status = serializers.ChoiceField(choices=CouponStatus.choices)
+    discount_amount = serializers.DecimalField(**MONEY)
+
+
+class LeaseProofInput(serializers.Serializer):
+    order_id = external_id()
+    lock_token = serializers.CharField(max_length=128)
+    expected_version = serializers.IntegerField(min_value=1, max_value=MAX_VERSION)
+
+
+class RenewInput(LeaseProofInput, LeaseWindowInput):
+    pass
+
+
+class RenewOutput(serializers.Serializer):
+    coupon_id = serializers.IntegerField()
+    state_version = serializers.IntegerField()
+    expires_at = serializers.DateTimeField()
+    status = serializers.ChoiceField(choices=CouponStatus.choices)
+
+
+class RedeemInput(LeaseProofInput):
+    payment_id = external_id()
+
+
+class RedeemOutput(serializers.Serializer):
+    coupon_id = serializers.IntegerField()
+    redemption_id = serializers.IntegerField()
+    order_id = serializers.CharField()
+    payment_id = serializers.CharField()
+    discount_amount = serializers.DecimalField(**MONEY)
+    state_version = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=CouponStatus.choices)
+    already_redeemed = serializers.BooleanField(
+        help_text="True when this order had redeemed before: nothing new happened."
+    )
+
+
+class ReleaseInput(LeaseProofInput):
+    reason = serializers.CharField(max_length=500, required=False, default="", allow_blank=True)
+
+
+class VoidInput(serializers.Serializer):
+    expected_version = serializers.IntegerField(min_value=1, max_value=MAX_VERSION)
+    reason = serializers.CharField(max_length=500)
+
+
+class StateOutput(serializers.Serializer):
+    coupon_id = serializers.IntegerField()
+    state_version = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=CouponStatus.choices)
+
+
+class OperationOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    op_type = serializers.CharField()
+    from_state = serializers.CharField()
+    to_state = serializers.CharField()
+    from_version = serializers.IntegerField()
+    to_version = serializers.IntegerField()
+    actor = serializers.CharField()
+    order_id = serializers.CharField()
+    lock_id = serializers.UUIDField(allow_null=True)
+    payment_id = serializers.CharField()
+    refund_id = serializers.CharField()
+    idempotency_key = serializers.CharField()
+    original_operation_id = serializers.IntegerField(allow_null=True)
+    reason = serializers.CharField()
+    created_at = serializers.DateTimeField()
+
+
+class RejectionOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    op_type = serializers.CharField()
+    order_id = serializers.CharField()
+    actor = serializers.CharField()
+    error_code = serializers.CharField()
+    message = serializers.CharField()
+    details = serializers.JSONField()
+    created_at = serializers.DateTimeField()
+
+
+class InvariantOutput(serializers.Serializer):
+    number = serializers.IntegerField()
+    rule = serializers.CharField()
+    ok = serializers.BooleanField()
+    problems = serializers.ListField(child=serializers.CharField())
+
+
+class CheckOutput(serializers.Serializer):
+    coupon_id = serializers.IntegerField()
+    ok = serializers.BooleanField()
+    replayed_state = serializers.CharField(allow_null=True)
+    replayed_version = serializers.IntegerField()
+    invariants = InvariantOutput(many=True)

@@ -1,0 +1,41 @@
+from django.urls import path, register_converter
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+
+from . import views
+
+
+class DatabaseIdConverter:
+    """A positive id that fits a bigint, so a huge number is a 404, not a database error."""
+
+    regex = "[0-9]{1,18}"
+
+    def to_python(self, value):
+        return int(value)
+
+    def to_url(self, value):
+        return str(value)
+
+
+register_converter(DatabaseIdConverter, "dbid")
+
+urlpatterns = [
+    path("templates", views.TemplateListCreateApi.as_view(), name="templates"),
+    path("templates/<dbid:template_id>", views.TemplateDetailApi.as_view(), name="template"),
+    path("coupons", views.CouponListIssueApi.as_view(), name="coupons"),
+    path("coupons/<dbid:coupon_id>", views.CouponDetailApi.as_view(), name="coupon"),
+    path("coupons/<dbid:coupon_id>/lock", views.CouponLockApi.as_view(), name="coupon-lock"),
+    path("coupons/<dbid:coupon_id>/renew", views.CouponRenewApi.as_view(), name="coupon-renew"),
+    path("coupons/<dbid:coupon_id>/redeem", views.CouponRedeemApi.as_view(),
+         name="coupon-redeem"),
+    path("coupons/<dbid:coupon_id>/release", views.CouponReleaseApi.as_view(),
+         name="coupon-release"),
+    path("coupons/<dbid:coupon_id>/void", views.CouponVoidApi.as_view(), name="coupon-void"),
+    path("coupons/<dbid:coupon_id>/operations", views.CouponOperationsApi.as_view(),
+         name="coupon-operations"),
+    path("coupons/<dbid:coupon_id>/rejections", views.CouponRejectionsApi.as_view(),
+         name="coupon-rejections"),
+    path("coupons/<dbid:coupon_id>/check", views.CouponCheckApi.as_view(), name="coupon-check"),
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),
+]

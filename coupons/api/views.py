@@ -1,0 +1,199 @@
+"""Thin API views: validate with an input serializer, call one service, answer its payload."""
+
+from uuid import UUID
+
+from drf_spectacular.utils import extend_schema
+from rest_framework.generics import GenericAPIView
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from coupons import selectors
+from coupons.replay import coupon_check
+from coupons.services import (
+    LeaseProof,
+    coupon_issue,
+    coupon_lock,
+    coupon_redeem,
+    coupon_release,
+    coupon_renew,
+    coupon_void,
+    template_create,
+)
+from coupons.services.tokens import lease_token
+
+from . import serializers as s
+from .commands import IDEMPOTENCY_KEY_HEADER, run_command
+from .filters import CouponFilter
+
+
+def command_schema(request, response, *, status=200):
+    return extend_schema(
+        request=request, responses={status: response}, parameters=[IDEMPOTENCY_KEY_HEADER]
+    )
+
+
+def lease_of(data) -> LeaseProof:
+    return LeaseProof.from_token(
+        order_id=data["order_id"], lock_token=data["lock_token"],
+        expected_version=data["expected_version"],
+    )
+
+
+def lease_window(data) -> dict:
+    return {"lease_seconds": data.get("lease_seconds"), "lease_until": data.get("lease_until")}
+
+
+def with_lease_token(body: dict) -> dict:
+    # Derived again on every answer, replays included, so no copy of it is ever stored.
+    return {**body, "lock_token": lease_token(UUID(body["lock_id"]))}
+
+
+class TemplateListCreateApi(GenericAPIView):
+    serializer_class = s.TemplateOutput
+    filter_backends = []
+
+    def get_queryset(self):
+        return selectors.template_list()
+
+    @extend_schema(operation_id="templates_list", responses=s.TemplateOutput(many=True))
+    def get(self, request):
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response(s.TemplateOutput(page, many=True).data)
+
+    @command_schema(s.TemplateInput, s.TemplateOutput, status=201)
+    def post(self, request):
+        return run_command(
+            request, s.TemplateInput, success_status=201,
+            command=lambda ctx, data: s.TemplateOutput(template_create(**data)).data,
+        )
+
+
+class TemplateDetailApi(APIView):
+    @extend_schema(responses=s.TemplateOutput)
+    def get(self, request, template_id):
+        return Response(s.TemplateOutput(selectors.template_get(template_id=template_id)).data)
+
+
+class CouponListIssueApi(GenericAPIView):
+    serializer_class = s.CouponOutput
+    filterset_class = CouponFilter
+
+    def get_queryset(self):
+        return selectors.coupon_list()
+
+    @extend_schema(operation_id="coupons_list", responses=s.CouponOutput(many=True))
+    def get(self, request):
+        page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
+        return self.get_paginated_response([selectors.coupon_payload(c) for c in page])
+
+    @command_schema(s.IssueInput, s.CouponOutput, status=201)
+    def post(self, request):
+        return run_command(
+            request, s.IssueInput, success_status=201,
+            command=lambda ctx, data: coupon_issue(**data, ctx=ctx).payload(),
+        )
+
+
+class CouponDetailApi(APIView):
+    @extend_schema(responses=s.CouponOutput)
+    def get(self, request, coupon_id):
+        return Response(selectors.coupon_payload(selectors.coupon_get(coupon_id=coupon_id)))
+
+
+class CouponLockApi(APIView):
+    @command_schema(s.LockInput, s.LockOutput)
+    def post(self, request, coupon_id):
+        return run_command(
+            request, s.LockInput, render=with_lease_token,
+            command=lambda ctx, data: coupon_lock(
+                coupon_id=coupon_id, order_id=data["order_id"], user_id=data["user_id"],
+                order_amount=data["order_amount"], quote_id=data["quote_id"],
+                **lease_window(data), ctx=ctx,
+            ).payload(),
+        )
+
+
+class CouponRenewApi(APIView):
+    @command_schema(s.RenewInput, s.RenewOutput)
+    def post(self, request, coupon_id):
+        return run_command(
+            request, s.RenewInput,
+            command=lambda ctx, data: coupon_renew(
+                coupon_id=coupon_id, lease=lease_of(data), **lease_window(data), ctx=ctx
+            ).payload(),
+        )
+
+
+class CouponRedeemApi(APIView):
+    @command_schema(s.RedeemInput, s.RedeemOutput)
+    def post(self, request, coupon_id):
+        return run_command(
+            request, s.RedeemInput,
+            command=lambda ctx, data: coupon_redeem(
+                coupon_id=coupon_id, lease=lease_of(data), payment_id=data["payment_id"],
+                ctx=ctx,
+            ).payload(),
+        )
+
+
+class CouponReleaseApi(APIView):
+    @command_schema(s.ReleaseInput, s.StateOutput)
+    def post(self, request, coupon_id):
+        return run_command(
+            request, s.ReleaseInput,
+            command=lambda ctx, data: coupon_release(
+                coupon_id=coupon_id, lease=lease_of(data), reason=data["reason"], ctx=ctx
+            ).payload(),
+        )
+
+
+class CouponVoidApi(APIView):
+    @command_schema(s.VoidInput, s.StateOutput)
+    def post(self, request, coupon_id):
+        return run_command(
+            request, s.VoidInput,
+            command=lambda ctx, data: coupon_void(
+                coupon_id=coupon_id, expected_version=data["expected_version"],
+                reason=data["reason"], ctx=ctx,
+            ).payload(),
+        )
+
+
+class CouponOperationsApi(GenericAPIView):
+    """The coupon's ledger, oldest first."""
+
+    serializer_class = s.OperationOutput
+    filter_backends = []
+
+    def get_queryset(self):
+        return selectors.coupon_operations(coupon_id=self.kwargs["coupon_id"])
+
+    @extend_schema(responses=s.OperationOutput(many=True))
+    def get(self, request, coupon_id):
+        selectors.coupon_get(coupon_id=coupon_id)
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response(s.OperationOutput(page, many=True).data)
+
+
+class CouponRejectionsApi(GenericAPIView):
+    """Commands refused for this coupon, oldest first: what was refused, for whom and why."""
+
+    serializer_class = s.RejectionOutput
+    filter_backends = []
+
+    def get_queryset(self):
+        return selectors.coupon_rejections(coupon_id=self.kwargs["coupon_id"])
+
+    @extend_schema(responses=s.RejectionOutput(many=True))
+    def get(self, request, coupon_id):
+        selectors.coupon_get(coupon_id=coupon_id)
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response(s.RejectionOutput(page, many=True).data)
+
+
+class CouponCheckApi(APIView):
+    """Replays the coupon's ledger and tests the invariants of SPEC §8."""
+
+    @extend_schema(responses=s.CheckOutput)
+    def get(self, request, coupon_id):
+        return Response(coupon_check(selectors.coupon_get(coupon_id=coupon_id)).as_dict())

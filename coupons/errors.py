@@ -1,0 +1,106 @@
+"""Domain errors with stable codes (SPEC §6). coupons.api.exceptions turns them into answers."""
+
+
+def error_body(code: str, message: str, details: dict | None = None) -> dict:
+    return {"error": {"code": code, "message": message, "details": details or {}}}
+
+
+class CouponError(Exception):
+    code = "ERROR"
+    http_status = 400
+    message = "The request was refused."
+
+    def __init__(self, message: str | None = None, **details):
+        self.message = message or self.message
+        self.details = details
+        super().__init__(self.message)
+
+    def as_body(self) -> dict:
+        return error_body(self.code, self.message, self.details)
+
+
+class ValidationFailed(CouponError):
+    code = "VALIDATION_ERROR"
+    message = "The request is not valid."
+
+
+class IdempotencyKeyMissing(CouponError):
+    code = "IDEMPOTENCY_KEY_MISSING"
+    message = "Every command needs an Idempotency-Key header."
+
+
+class NotFound(CouponError):
+    code = "NOT_FOUND"
+    http_status = 404
+    message = "No such object."
+
+
+class StateConflict(CouponError):
+    """A 409: details always carry the coupon's current_state and current_version."""
+
+    http_status = 409
+
+    def __init__(self, message: str | None = None, *, coupon=None, **details):
+        if coupon is not None:
+            details = {
+                "current_state": coupon.status,
+                "current_version": coupon.state_version,
+                **details,
+            }
+        super().__init__(message, **details)
+
+
+class InvalidState(StateConflict):
+    code = "INVALID_STATE"
+    message = "The coupon is not in a state that allows this command."
+
+
+class OrderMismatch(StateConflict):
+    code = "ORDER_MISMATCH"
+    message = "The coupon's lease belongs to another order."
+
+
+class TokenMismatch(StateConflict):
+    code = "TOKEN_MISMATCH"
+    message = "The lease token does not prove the coupon's current lease."
+
+
+class VersionConflict(StateConflict):
+    code = "VERSION_CONFLICT"
+    message = "The coupon changed since the expected version."
+
+
+class IdempotencyRequestInProgress(CouponError):
+    code = "IDEMPOTENCY_REQUEST_IN_PROGRESS"
+    http_status = 409
+    message = "A request with this Idempotency-Key is still being processed; retry later."
+
+
+class BusinessRuleError(CouponError):
+    http_status = 422
+
+
+class CouponExpired(BusinessRuleError):
+    code = "COUPON_EXPIRED"
+    message = "The coupon is past its validity window."
+
+
+class CouponNotYetValid(BusinessRuleError):
+    code = "COUPON_NOT_YET_VALID"
+    message = "The coupon's validity window has not started."
+
+
+class ThresholdNotMet(BusinessRuleError):
+    code = "THRESHOLD_NOT_MET"
+    message = "The order amount is below the coupon's minimum."
+
+
+class NotCouponOwner(BusinessRuleError):
+    code = "NOT_COUPON_OWNER"
+    message = "The coupon belongs to another user."
+
+
+class IdempotencyKeyReused(BusinessRuleError):
+    code = "IDEMPOTENCY_KEY_REUSED"
+    message = "This Idempotency-Key was used for a different request."
+

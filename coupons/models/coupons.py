@@ -1,0 +1,55 @@
+from django.db import models
+
+
+class CouponStatus(models.TextChoices):
+    AVAILABLE = "AVAILABLE"
+    LOCKED = "LOCKED"
+    USED = "USED"
+    EXPIRED = "EXPIRED"
+    VOID = "VOID"
+
+
+class UserCoupon(models.Model):
+    """One coupon in one user's wallet. Only coupons.services writes status and state_version."""
+
+    user_id = models.CharField(max_length=64, db_index=True)
+    template = models.ForeignKey("coupons.CouponTemplate", on_delete=models.PROTECT)
+    template_version = models.ForeignKey("coupons.CouponTemplateVersion", on_delete=models.PROTECT)
+    status = models.CharField(max_length=16, choices=CouponStatus.choices)
+    state_version = models.PositiveIntegerField()
+    valid_from = models.DateTimeField(null=True, blank=True)
+    valid_until = models.DateTimeField(null=True, blank=True)
+    issued_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+    # The current lease binding, set together by LOCK and cleared together. NULL (not "")
+    # when unbound, so the CHECK constraint and the CAS WHERE treat "no owner" as no value.
+    current_lock = models.ForeignKey(
+        "coupons.CouponLock", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    locked_order_id = models.CharField(  # noqa: DJ001
+        max_length=64, null=True, blank=True, db_index=True
+    )
+    lock_token_hash = models.CharField(max_length=64, null=True, blank=True)  # noqa: DJ001
+    lock_expires_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["user_id", "status"], name="coupon_user_status"),
+            # The expiry scanner walks AVAILABLE coupons by valid_until.
+            models.Index(fields=["status", "valid_until", "id"], name="coupon_status_expiry"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=(
+                    models.Q(status="LOCKED", current_lock__isnull=False,
+                             locked_order_id__isnull=False, lock_token_hash__isnull=False)
+                    | (~models.Q(status="LOCKED") & models.Q(
+                        current_lock__isnull=True, locked_order_id__isnull=True,
+                        lock_token_hash__isnull=True))
+                ),
+                name="coupon_locked_iff_bound",
+            ),
+        ]
+
+    def __str__(self):
+        return f"coupon {self.pk} ({self.status} v{self.state_version})"

@@ -1,0 +1,30 @@
+from django.db import models
+
+
+class Redemption(models.Model):
+    """The fact that a payment consumed a coupon."""
+
+    coupon = models.ForeignKey(
+        "coupons.UserCoupon", on_delete=models.PROTECT, related_name="redemptions"
+    )
+    lock = models.OneToOneField("coupons.CouponLock", on_delete=models.PROTECT)
+    order_id = models.CharField(max_length=64, db_index=True)
+    payment_id = models.CharField(max_length=64, db_index=True)
+    discount_amount = models.DecimalField(max_digits=12, decimal_places=2)
+    succeeded = models.BooleanField(
+        default=True, help_text="False once a later RETURN or REVERSE undid it."
+    )
+    created_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            # Invariant 2: at most one successful redemption per coupon. This, not the
+            # (coupon, payment) pair, is what stops one coupon paying for two orders.
+            models.UniqueConstraint(
+                fields=["coupon"], condition=models.Q(succeeded=True),
+                name="one_successful_redemption",
+            ),
+        ]
+
+    def __str__(self):
+        return f"redemption {self.pk}: coupon {self.coupon_id} by {self.order_id}/{self.payment_id}"

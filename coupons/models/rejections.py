@@ -1,0 +1,29 @@
+from django.db import models
+
+from coupons.models.append_only import AppendOnlyModel
+
+
+class CommandRejection(AppendOnlyModel):
+    """A refused command, kept beside the ledger so support can see what was refused and why.
+
+    Never holds a token or token hash.
+    """
+
+    op_type = models.CharField(max_length=16)
+    coupon_id_ref = models.BigIntegerField(null=True, blank=True, db_index=True)
+    order_id = models.CharField(max_length=64, blank=True)
+    actor = models.CharField(max_length=128)
+    error_code = models.CharField(max_length=64)
+    message = models.CharField(max_length=500)
+    details = models.JSONField(default=dict)
+    idempotency_key = models.CharField(max_length=255, blank=True)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["coupon_id_ref", "created_at"], name="rejection_coupon_time"),
+        ]
+        ordering = ["created_at", "id"]
+
+    def __str__(self):
+        return f"{self.op_type} refused {self.error_code} (coupon {self.coupon_id_ref})"

@@ -1,0 +1,82 @@
+from django.db import models
+
+
+class CouponKind(models.TextChoices):
+    AMOUNT_OFF = "AMOUNT_OFF", "Amount off"
+    PERCENT_OFF = "PERCENT_OFF", "Percent off (with cap)"
+    EXCHANGE = "EXCHANGE", "Exchange (one item)"
+
+
+class ExpiryDuringLock(models.TextChoices):
+    # Validity is checked at LOCK only; a redeem at final payment succeeds after valid_until.
+    LOCK_HONORS = "LOCK_HONORS", "Lock honours validity"
+    # A redeem after valid_until fails with COUPON_EXPIRED and the coupon ends EXPIRED.
+    STRICT = "STRICT", "Strict"
+    # Like STRICT, then a substitute coupon of the same user is locked and redeemed.
+    SUBSTITUTE = "SUBSTITUTE", "Substitute"
+
+
+class TemplateTerms(models.Model):
+    """The terms a coupon is issued under; shared by a template and its frozen versions."""
+
+    name = models.CharField(max_length=200)
+    kind = models.CharField(max_length=16, choices=CouponKind.choices)
+    face_value = models.DecimalField(
+        max_digits=12, decimal_places=2, null=True, blank=True,
+        help_text="Amount off, or the value of the exchanged item.",
+    )
+    percent_off = models.DecimalField(max_digits=5, decimal_places=2, null=True, blank=True)
+    max_discount = models.DecimalField(max_digits=12, decimal_places=2, null=True, blank=True)
+    min_order_amount = models.DecimalField(max_digits=12, decimal_places=2, default=0)
+    valid_from = models.DateTimeField(null=True, blank=True)
+    valid_until = models.DateTimeField(null=True, blank=True)
+    valid_days = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Validity in days after issue (instead of a window)."
+    )
+    returnable = models.BooleanField(default=True)
+    expiry_during_lock = models.CharField(
+        max_length=16, choices=ExpiryDuringLock.choices, default=ExpiryDuringLock.LOCK_HONORS
+    )
+
+    TERM_FIELDS = (
+        "name", "kind", "face_value", "percent_off", "max_discount", "min_order_amount",
+        "valid_from", "valid_until", "valid_days", "returnable", "expiry_during_lock",
+    )
+
+    class Meta:
+        abstract = True
+
+    def terms(self) -> dict:
+        return {field: getattr(self, field) for field in self.TERM_FIELDS}
+
+
+class CouponTemplate(TemplateTerms):
+    """The editable template. Every edit becomes a new CouponTemplateVersion."""
+
+    code = models.CharField(max_length=64, unique=True)
+    version = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["code"]
+
+    def __str__(self):
+        return f"{self.code} v{self.version}"
+
+
+class CouponTemplateVersion(TemplateTerms):
+    """Frozen terms; a coupon points at the version it was issued from, never at later edits."""
+
+    template = models.ForeignKey(CouponTemplate, on_delete=models.PROTECT, related_name="versions")
+    version = models.PositiveIntegerField()
+    created_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["template", "version"], name="template_version_unique"),
+        ]
+        ordering = ["template", "version"]
+
+    def __str__(self):
+        return f"{self.template.code} v{self.version}"

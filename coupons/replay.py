@@ -1,0 +1,125 @@
+"""Replay a coupon's ledger and test it against the invariants of SPEC §8."""
+
+from dataclasses import dataclass, field
+
+from coupons.models import CouponLock, CouponStatus, LockStatus, OperationType, OutboxEvent
+from coupons.services.transitions import is_allowed
+
+INVARIANTS = {
+    1: "a coupon has at most one active lock",
+    2: "a coupon has at most one successful redemption",
+    3: "an old lock token never changes a newer lease",
+    4: "every state change raises state_version by exactly one",
+    5: "every successful command has exactly one ledger row",
+    6: "a return references the original redemption",
+    7: "replaying the ledger gives the coupon's current state and version",
+}
+LEASE_BOUND = {OperationType.RENEW, OperationType.REDEEM, OperationType.RELEASE}
+LEASE_ENDING = {OperationType.REDEEM, OperationType.RELEASE, OperationType.VOID}
+
+
+@dataclass
+class CheckReport:
+    coupon_id: int
+    replayed_state: str | None = None
+    replayed_version: int = 0
+    violations: dict[int, list[str]] = field(default_factory=dict)
+
+    def fail(self, invariant: int, message: str) -> None:
+        self.violations.setdefault(invariant, []).append(message)
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+    def as_dict(self) -> dict:
+        return {
+            "coupon_id": self.coupon_id,
+            "ok": self.ok,
+            "replayed_state": self.replayed_state,
+            "replayed_version": self.replayed_version,
+            "invariants": [
+                {"number": number, "rule": rule, "ok": number not in self.violations,
+                 "problems": self.violations.get(number, [])}
+                for number, rule in INVARIANTS.items()
+            ],
+        }
+
+
+def coupon_check(coupon) -> CheckReport:
+    report = CheckReport(coupon_id=coupon.pk)
+    operations = list(coupon.operations.order_by("to_version"))
+    _replay(report, operations)
+    _check_row(report, coupon)
+    _check_evidence(report, coupon, operations)
+    return report
+
+
+def _replay(report: CheckReport, operations) -> None:
+    state, version, current_lock = None, 0, None
+    for op in operations:
+        step = f"{op.op_type} v{op.from_version}→v{op.to_version}"
+        if op.to_version != op.from_version + 1:
+            report.fail(4, f"{step} does not raise the version by exactly one")
+        if op.from_version != version:
+            report.fail(4, f"{step} follows v{version}: the ledger has a gap")
+        if op.op_type == OperationType.ISSUE:
+            if state is not None:
+                report.fail(7, f"{step}: a second ISSUE")
+        elif (op.from_state or None) != state or not is_allowed(op.op_type, state, op.to_state):
+            report.fail(7, f"{step}: {op.from_state}→{op.to_state} does not follow {state}")
+        if op.op_type in LEASE_BOUND and op.lock_id != current_lock:
+            report.fail(3, f"{step} was made with lock {op.lock_id}, not the current lease")
+        if op.op_type == OperationType.LOCK:
+            current_lock = op.lock_id
+        elif op.op_type in LEASE_ENDING:
+            current_lock = None
+        if op.op_type == OperationType.RETURN and (
+            op.original_operation is None
+            or op.original_operation.op_type != OperationType.REDEEM
+        ):
+            report.fail(6, f"{step} does not reference the original redemption")
+        state, version = op.to_state, op.to_version
+    report.replayed_state, report.replayed_version = state, version
+
+
+def _check_row(report: CheckReport, coupon) -> None:
+    if (report.replayed_state, report.replayed_version) != (coupon.status, coupon.state_version):
+        report.fail(
+            7, f"ledger replays to {report.replayed_state} v{report.replayed_version}, "
+               f"row says {coupon.status} v{coupon.state_version}",
+        )
+    active = list(coupon.locks.filter(status=LockStatus.ACTIVE))
+    if len(active) > 1:
+        report.fail(1, f"{len(active)} active locks")
+    if coupon.status == CouponStatus.LOCKED:
+        lock = active[0] if len(active) == 1 else None
+        if lock is None or lock.pk != coupon.current_lock_id:
+            report.fail(1, "LOCKED without its current lock being the one active lock")
+        elif (lock.order_id, lock.token_hash) != (coupon.locked_order_id, coupon.lock_token_hash):
+            report.fail(3, "the coupon's lease binding differs from its active lock")
+    elif active:
+        report.fail(1, f"{coupon.status} but a lock is still active")
+    successful = list(coupon.redemptions.filter(succeeded=True))
+    if len(successful) > 1:
+        report.fail(2, f"{len(successful)} successful redemptions")
+    if coupon.status == CouponStatus.USED and len(successful) != 1:
+        report.fail(2, "USED without exactly one successful redemption")
+
+
+def _check_evidence(report: CheckReport, coupon, operations) -> None:
+    op_ids = [op.pk for op in operations]
+    with_event = set(
+        OutboxEvent.objects.filter(operation_id__in=op_ids).values_list("operation_id", flat=True)
+    )
+    for op in operations:
+        if op.pk not in with_event:
+            report.fail(5, f"{op.op_type} v{op.to_version} has no outbox event")
+    locked_by_op = {op.lock_id for op in operations if op.op_type == OperationType.LOCK}
+    for lock in CouponLock.objects.filter(coupon=coupon):
+        if lock.pk not in locked_by_op:
+            report.fail(5, f"lock {lock.pk} has no LOCK ledger row")
+    redeemed_by_op = {op.lock_id for op in operations if op.op_type == OperationType.REDEEM}
+    for redemption in coupon.redemptions.all():
+        if redemption.lock_id not in redeemed_by_op:
+            report.fail(5, f"redemption {redemption.pk} has no REDEEM ledger row")

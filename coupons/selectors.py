@@ -1,0 +1,53 @@
+"""Reads. Views and serializers get coupons and their history from here."""
+
+from django.db.models import QuerySet
+
+from coupons.errors import NotFound
+from coupons.models import CommandRejection, CouponOperation, CouponTemplate, UserCoupon
+from coupons.services.payloads import iso
+
+
+def coupon_get(*, coupon_id) -> UserCoupon:
+    coupon = UserCoupon.objects.select_related("template_version").filter(pk=coupon_id).first()
+    if coupon is None:
+        raise NotFound("No such coupon.", coupon_id=coupon_id)
+    return coupon
+
+
+def coupon_list() -> QuerySet[UserCoupon]:
+    return UserCoupon.objects.select_related("template_version").order_by("id")
+
+
+def template_get(*, template_id) -> CouponTemplate:
+    template = CouponTemplate.objects.filter(pk=template_id).first()
+    if template is None:
+        raise NotFound("No such template.", template_id=template_id)
+    return template
+
+
+def coupon_operations(*, coupon_id) -> QuerySet[CouponOperation]:
+    return CouponOperation.objects.filter(coupon_id=coupon_id).order_by("to_version")
+
+
+def coupon_rejections(*, coupon_id) -> QuerySet[CommandRejection]:
+    return CommandRejection.objects.filter(coupon_id_ref=coupon_id).order_by("created_at", "id")
+
+
+def coupon_payload(coupon: UserCoupon) -> dict:
+    return {
+        "id": coupon.pk,
+        "user_id": coupon.user_id,
+        "template_id": coupon.template_id,
+        "template_version": coupon.template_version.version,
+        "status": coupon.status,
+        "state_version": coupon.state_version,
+        "valid_from": iso(coupon.valid_from),
+        "valid_until": iso(coupon.valid_until),
+        "issued_at": iso(coupon.issued_at),
+        "locked_order_id": coupon.locked_order_id,
+        "lock_expires_at": iso(coupon.lock_expires_at),
+    }
+
+
+def template_list() -> QuerySet[CouponTemplate]:
+    return CouponTemplate.objects.order_by("code")

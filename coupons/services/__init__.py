@@ -1,0 +1,27 @@
+"""The only code that changes a coupon's state. Everything else calls these functions."""
+
+from coupons.services.clients import service_client_create
+from coupons.services.context import CommandContext, LeaseProof
+from coupons.services.expire import coupon_expire
+from coupons.services.issue import coupon_issue
+from coupons.services.lock import coupon_lock
+from coupons.services.redeem import coupon_redeem
+from coupons.services.release import coupon_release
+from coupons.services.renew import coupon_renew
+from coupons.services.templates import template_create, template_update
+from coupons.services.void import coupon_void
+
+__all__ = [
+    "CommandContext",
+    "LeaseProof",
+    "coupon_expire",
+    "coupon_issue",
+    "coupon_lock",
+    "coupon_redeem",
+    "coupon_release",
+    "coupon_renew",
+    "coupon_void",
+    "service_client_create",
+    "template_create",
+    "template_update",
+]

@@ -1,0 +1,36 @@
+from django.db import transaction
+
+from coupons import clock
+from coupons.errors import InvalidState, VersionConflict
+from coupons.models import CouponStatus, OperationType
+from coupons.services.idempotency import idempotency_complete
+from coupons.services.payloads import iso
+from coupons.services.refusals import refusals_recorded
+from coupons.services.release import StateResult
+from coupons.services.rows import lock_coupon_row
+from coupons.services.transitions import apply_transition, guard, is_past_validity
+
+
+def coupon_expire(*, coupon_id, expected_version: int, ctx) -> StateResult:
+    """An AVAILABLE coupon past valid_until becomes EXPIRED (the expiry scanner's command)."""
+    with (
+        refusals_recorded(OperationType.EXPIRE, ctx, coupon_id=coupon_id),
+        transaction.atomic(durable=True),
+    ):
+        now = clock.now()
+        coupon = lock_coupon_row(coupon_id)
+        guard(OperationType.EXPIRE, coupon)
+        if coupon.state_version != expected_version:
+            raise VersionConflict(coupon=coupon, expected_version=expected_version)
+        if not is_past_validity(coupon, now):
+            raise InvalidState(
+                "The coupon is still valid.", coupon=coupon, valid_until=iso(coupon.valid_until)
+            )
+        apply_transition(
+            coupon=coupon, op_type=OperationType.EXPIRE, to_state=CouponStatus.EXPIRED,
+            expected_version=expected_version, ctx=ctx, now=now,
+            reason=f"past valid_until {iso(coupon.valid_until)}",
+        )
+        result = StateResult(coupon.pk, coupon.state_version, coupon.status)
+        idempotency_complete(ctx, status=ctx.success_status, body=result.payload())
+        return result

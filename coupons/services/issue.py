@@ -1,0 +1,48 @@
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.db import transaction
+
+from coupons import clock
+from coupons.errors import NotFound
+from coupons.models import CouponStatus, CouponTemplate, OperationType, UserCoupon
+from coupons.services.idempotency import idempotency_complete
+from coupons.services.records import append_operation, append_outbox
+from coupons.services.refusals import refusals_recorded
+
+
+@dataclass(frozen=True)
+class IssueResult:
+    coupon: UserCoupon
+
+    def payload(self) -> dict:
+        from coupons.selectors import coupon_payload
+
+        return coupon_payload(self.coupon)
+
+
+def coupon_issue(*, template_id, user_id: str, ctx) -> IssueResult:
+    """Grant a coupon from the template's current version; it starts AVAILABLE at version 1."""
+    with refusals_recorded(OperationType.ISSUE, ctx), transaction.atomic(durable=True):
+        now = clock.now()
+        template = CouponTemplate.objects.filter(pk=template_id).first()
+        if template is None:
+            raise NotFound("No such template.", template_id=template_id)
+        terms = template.versions.get(version=template.version)
+        if terms.valid_days is not None:
+            valid_from, valid_until = now, now + timedelta(days=terms.valid_days)
+        else:
+            valid_from, valid_until = terms.valid_from, terms.valid_until
+        coupon = UserCoupon.objects.create(
+            user_id=user_id, template=template, template_version=terms,
+            status=CouponStatus.AVAILABLE, state_version=1,
+            valid_from=valid_from, valid_until=valid_until, issued_at=now, updated_at=now,
+        )
+        operation = append_operation(
+            coupon=coupon, op_type=OperationType.ISSUE, from_state="", from_version=0,
+            ctx=ctx, now=now, reason=f"issued from {terms}",
+        )
+        append_outbox(operation)
+        result = IssueResult(coupon)
+        idempotency_complete(ctx, status=ctx.success_status, body=result.payload())
+        return result

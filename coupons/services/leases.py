@@ -1,0 +1,37 @@
+from datetime import timedelta
+
+from django.conf import settings
+
+from coupons.errors import OrderMismatch, TokenMismatch, ValidationFailed, VersionConflict
+from coupons.services.tokens import tokens_match
+
+
+def check_lease(coupon, lease) -> None:
+    """Prove the caller holds the coupon's current lease: token, then order, then version.
+
+    The token comes first: a late command from an earlier lease (the seed incident: order A's
+    redeem after order B re-locked) is refused as TOKEN_MISMATCH, whichever order it names.
+    """
+    if not tokens_match(lease.token_hash, coupon.lock_token_hash) or (
+        lease.lock_id is not None and str(lease.lock_id) != str(coupon.current_lock_id)
+    ):
+        raise TokenMismatch(coupon=coupon)
+    if lease.order_id != coupon.locked_order_id:
+        raise OrderMismatch(coupon=coupon)
+    if lease.expected_version != coupon.state_version:
+        raise VersionConflict(coupon=coupon, expected_version=lease.expected_version)
+
+
+def lease_end(now, *, lease_seconds=None, lease_until=None):
+    if lease_seconds is not None and lease_until is not None:
+        raise ValidationFailed("Give lease_seconds or lease_until, not both.")
+    if lease_until is None:
+        lease_seconds = lease_seconds or settings.COUPONS["DEFAULT_LEASE_SECONDS"]
+        lease_until = now + timedelta(seconds=lease_seconds)
+    longest = now + timedelta(seconds=settings.COUPONS["MAX_LEASE_SECONDS"])
+    if not now < lease_until <= longest:
+        raise ValidationFailed(
+            "The lease must end in the future and within the longest lease allowed.",
+            lease_until=lease_until.isoformat(), longest=longest.isoformat(),
+        )
+    return lease_until

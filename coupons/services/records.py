@@ -1,0 +1,54 @@
+"""The ledger row and the outbox row every command writes, one function each."""
+
+from coupons.models import CouponOperation, OutboxEvent
+from coupons.services.payloads import iso
+
+EVENT_TYPES = {
+    "ISSUE": "CouponIssued",
+    "LOCK": "CouponLocked",
+    "RENEW": "CouponLeaseRenewed",
+    "REDEEM": "CouponRedeemed",
+    "RELEASE": "CouponReleased",
+    "EXPIRE": "CouponExpired",
+    "VOID": "CouponVoided",
+    "RETURN": "CouponReturned",
+    "REVERSE": "CouponOperationReversed",
+}
+
+
+def append_operation(*, coupon, op_type, from_state, from_version, ctx, now, **fields):
+    return CouponOperation.objects.create(
+        coupon=coupon,
+        op_type=op_type,
+        from_state=from_state,
+        to_state=coupon.status,
+        from_version=from_version,
+        to_version=coupon.state_version,
+        actor=ctx.actor,
+        idempotency_key=ctx.idempotency_key,
+        request_hash=ctx.request_hash,
+        created_at=now,
+        **fields,
+    )
+
+
+def append_outbox(operation: CouponOperation) -> OutboxEvent:
+    coupon = operation.coupon
+    return OutboxEvent.objects.create(
+        event_type=EVENT_TYPES[operation.op_type],
+        coupon=coupon,
+        operation=operation,
+        payload={
+            "coupon_id": coupon.pk,
+            "user_id": coupon.user_id,
+            "operation_id": operation.pk,
+            "from_state": operation.from_state,
+            "to_state": operation.to_state,
+            "state_version": operation.to_version,
+            "order_id": operation.order_id,
+            "lock_id": str(operation.lock_id) if operation.lock_id else None,
+            "payment_id": operation.payment_id,
+            "occurred_at": iso(operation.created_at),
+        },
+        created_at=operation.created_at,
+    )

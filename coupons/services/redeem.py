@@ -1,0 +1,70 @@
+from dataclasses import dataclass
+
+from django.db import transaction
+
+from coupons import clock
+from coupons.models import CouponLock, CouponStatus, LockStatus, OperationType, Redemption
+from coupons.services.idempotency import idempotency_complete
+from coupons.services.leases import check_lease
+from coupons.services.payloads import money
+from coupons.services.refusals import refusals_recorded
+from coupons.services.rows import lock_coupon_row
+from coupons.services.transitions import UNBOUND, apply_transition, guard
+
+
+@dataclass(frozen=True)
+class RedeemResult:
+    redemption: Redemption
+    state_version: int
+    already_redeemed: bool = False
+
+    def payload(self) -> dict:
+        return {
+            "coupon_id": self.redemption.coupon_id,
+            "redemption_id": self.redemption.pk,
+            "order_id": self.redemption.order_id,
+            "payment_id": self.redemption.payment_id,
+            "discount_amount": money(self.redemption.discount_amount),
+            "state_version": self.state_version,
+            "status": CouponStatus.USED,
+            "already_redeemed": self.already_redeemed,
+        }
+
+
+def coupon_redeem(*, coupon_id, lease, payment_id: str, ctx) -> RedeemResult:
+    """Consume the coupon for the payment of the order that holds its current lease.
+
+    Check order (SPEC §3): an order that already redeemed gets its redemption back with no new
+    effect; then status LOCKED, then token, order and version. A lease past its end that was
+    not yet released still redeems: the lease end is a release backstop, not a pay deadline.
+    """
+    with (
+        refusals_recorded(OperationType.REDEEM, ctx, coupon_id=coupon_id,
+                          order_id=lease.order_id),
+        transaction.atomic(durable=True),
+    ):
+        now = clock.now()
+        coupon = lock_coupon_row(coupon_id)
+        if coupon.status == CouponStatus.USED:
+            existing = coupon.redemptions.filter(succeeded=True, order_id=lease.order_id).first()
+            if existing is not None:
+                result = RedeemResult(existing, coupon.state_version, already_redeemed=True)
+                idempotency_complete(ctx, status=ctx.success_status, body=result.payload())
+                return result
+        guard(OperationType.REDEEM, coupon)
+        check_lease(coupon, lease)
+        lock = coupon.current_lock
+        redemption = Redemption.objects.create(
+            coupon=coupon, lock=lock, order_id=lease.order_id, payment_id=payment_id,
+            discount_amount=lock.order_coupon.discount_amount, created_at=now,
+        )
+        CouponLock.objects.filter(pk=lock.pk).update(status=LockStatus.CONSUMED, ended_at=now)
+        apply_transition(
+            coupon=coupon, op_type=OperationType.REDEEM, to_state=CouponStatus.USED,
+            expected_version=lease.expected_version, ctx=ctx, now=now,
+            owner=(lease.order_id, lease.token_hash), changes=UNBOUND,
+            order_id=lease.order_id, lock=lock, payment_id=payment_id,
+        )
+        result = RedeemResult(redemption, coupon.state_version)
+        idempotency_complete(ctx, status=ctx.success_status, body=result.payload())
+        return result

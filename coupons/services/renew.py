@@ -1,0 +1,52 @@
+from dataclasses import dataclass
+
+from django.db import transaction
+
+from coupons import clock
+from coupons.models import CouponLock, CouponStatus, OperationType
+from coupons.services.idempotency import idempotency_complete
+from coupons.services.leases import check_lease, lease_end
+from coupons.services.payloads import iso
+from coupons.services.refusals import refusals_recorded
+from coupons.services.rows import lock_coupon_row
+from coupons.services.transitions import apply_transition, guard
+
+
+@dataclass(frozen=True)
+class RenewResult:
+    coupon_id: int
+    state_version: int
+    expires_at: object
+
+    def payload(self) -> dict:
+        return {
+            "coupon_id": self.coupon_id,
+            "state_version": self.state_version,
+            "expires_at": iso(self.expires_at),
+            "status": CouponStatus.LOCKED,
+        }
+
+
+def coupon_renew(*, coupon_id, lease, ctx, lease_seconds=None, lease_until=None) -> RenewResult:
+    """Extend the current lease; only the lease holder can, and it costs a version."""
+    with (
+        refusals_recorded(OperationType.RENEW, ctx, coupon_id=coupon_id, order_id=lease.order_id),
+        transaction.atomic(durable=True),
+    ):
+        now = clock.now()
+        coupon = lock_coupon_row(coupon_id)
+        guard(OperationType.RENEW, coupon)
+        check_lease(coupon, lease)
+        expires_at = lease_end(now, lease_seconds=lease_seconds, lease_until=lease_until)
+        lock = coupon.current_lock
+        apply_transition(
+            coupon=coupon, op_type=OperationType.RENEW, to_state=CouponStatus.LOCKED,
+            expected_version=lease.expected_version, ctx=ctx, now=now,
+            owner=(lease.order_id, lease.token_hash), changes={"lock_expires_at": expires_at},
+            order_id=lease.order_id, lock=lock,
+            reason=f"lease {iso(lock.expires_at)} → {iso(expires_at)}",
+        )
+        CouponLock.objects.filter(pk=lock.pk).update(expires_at=expires_at)
+        result = RenewResult(coupon.pk, coupon.state_version, expires_at)
+        idempotency_complete(ctx, status=ctx.success_status, body=result.payload())
+        return result

@@ -1,0 +1,63 @@
+from django.db import transaction
+
+from coupons import clock
+from coupons.errors import NotFound, ValidationFailed
+from coupons.models import CouponKind, CouponTemplate, CouponTemplateVersion
+
+
+def validate_terms(terms: dict) -> None:
+    """Refuse terms that could not price an order; raises with every problem at once."""
+    problems = {}
+    kind = terms.get("kind")
+    if kind in (CouponKind.AMOUNT_OFF, CouponKind.EXCHANGE) and not terms.get("face_value"):
+        problems["face_value"] = "Required and above zero for this kind."
+    if kind == CouponKind.PERCENT_OFF:
+        percent = terms.get("percent_off")
+        if percent is None or not 0 < percent <= 100:
+            problems["percent_off"] = "Required, above 0 and at most 100."
+    has_window = terms.get("valid_until") is not None
+    if has_window == (terms.get("valid_days") is not None):
+        problems["valid_until"] = "Give either valid_until (a window) or valid_days."
+    if has_window and terms.get("valid_from") and terms["valid_from"] >= terms["valid_until"]:
+        problems["valid_from"] = "Must be before valid_until."
+    if problems:
+        raise ValidationFailed("The template terms are not valid.", **problems)
+
+
+def _freeze(template: CouponTemplate, now) -> CouponTemplateVersion:
+    return CouponTemplateVersion.objects.create(
+        template=template, version=template.version, created_at=now, **template.terms()
+    )
+
+
+def template_create(*, code: str, **terms) -> CouponTemplate:
+    validate_terms(terms)
+    with transaction.atomic(durable=True):
+        if CouponTemplate.objects.filter(code=code).exists():
+            raise ValidationFailed("A template with this code exists.", code=code)
+        now = clock.now()
+        template = CouponTemplate.objects.create(
+            code=code, version=1, created_at=now, updated_at=now, **terms
+        )
+        _freeze(template, now)
+        return template
+
+
+def template_update(*, template_id, **terms) -> CouponTemplate:
+    """Edit a template: the edit becomes a new version; issued coupons keep theirs."""
+    with transaction.atomic(durable=True):
+        template = CouponTemplate.objects.select_for_update().filter(pk=template_id).first()
+        if template is None:
+            raise NotFound("No such template.", template_id=template_id)
+        merged = {**template.terms(), **terms}
+        validate_terms(merged)
+        if merged == template.terms():
+            return template
+        now = clock.now()
+        for field, value in merged.items():
+            setattr(template, field, value)
+        template.version += 1
+        template.updated_at = now
+        template.save()
+        _freeze(template, now)
+        return template

@@ -1,0 +1,73 @@
+"""The state machine as data, the one guard, and the one compare-and-set write."""
+
+from coupons.errors import InvalidState, VersionConflict
+from coupons.models import CouponStatus as S
+from coupons.models import OperationType as Op
+from coupons.models import UserCoupon
+from coupons.services.records import append_operation, append_outbox
+
+# op → {from state → allowed to states}. REVERSE goes back to whatever the reversed op left.
+TRANSITIONS = {
+    Op.LOCK: {S.AVAILABLE: {S.LOCKED}},
+    Op.RENEW: {S.LOCKED: {S.LOCKED}},
+    Op.REDEEM: {S.LOCKED: {S.USED}},
+    Op.RELEASE: {S.LOCKED: {S.AVAILABLE, S.EXPIRED}},
+    Op.EXPIRE: {S.AVAILABLE: {S.EXPIRED}},
+    Op.VOID: {S.AVAILABLE: {S.VOID}, S.LOCKED: {S.VOID}, S.USED: {S.VOID}},
+    Op.RETURN: {S.USED: {S.AVAILABLE, S.EXPIRED}},
+    Op.REVERSE: {state: set(S) for state in S},
+}
+
+# Fields that must be cleared whenever a coupon leaves LOCKED.
+UNBOUND = {
+    "current_lock": None,
+    "locked_order_id": None,
+    "lock_token_hash": None,
+    "lock_expires_at": None,
+}
+
+
+def is_allowed(op_type: str, from_state: str, to_state: str) -> bool:
+    return to_state in TRANSITIONS.get(op_type, {}).get(from_state, set())
+
+
+def guard(op_type: str, coupon: UserCoupon) -> None:
+    if coupon.status not in TRANSITIONS[op_type]:
+        raise InvalidState(
+            f"{op_type} is not allowed from {coupon.status}.", coupon=coupon, operation=op_type
+        )
+
+
+def is_past_validity(coupon: UserCoupon, now) -> bool:
+    return coupon.valid_until is not None and now >= coupon.valid_until
+
+
+def apply_transition(
+    *, coupon, op_type, to_state, expected_version, ctx, now,
+    owner=None, changes=None, **ledger_fields,
+):
+    """Compare-and-set the coupon, then append its ledger and outbox rows.
+
+    The caller holds the row lock, so the CAS cannot lose; it is the last line of defence for
+    any path that forgot the lock. `owner` is (order_id, token_hash) for lock-bound commands.
+    """
+    if not is_allowed(op_type, coupon.status, to_state):
+        raise InvalidState(f"{op_type} cannot go {coupon.status}→{to_state}.", coupon=coupon)
+    where = {"pk": coupon.pk, "status": coupon.status, "state_version": expected_version}
+    if owner is not None:
+        where["locked_order_id"], where["lock_token_hash"] = owner
+    values = {"status": to_state, "state_version": expected_version + 1, "updated_at": now,
+              **(changes or {})}
+    if UserCoupon.objects.filter(**where).update(**values) != 1:
+        coupon.refresh_from_db()
+        raise VersionConflict(coupon=coupon)
+
+    from_state = coupon.status
+    for field, value in values.items():
+        setattr(coupon, field, value)
+    operation = append_operation(
+        coupon=coupon, op_type=op_type, from_state=from_state, from_version=expected_version,
+        ctx=ctx, now=now, **ledger_fields,
+    )
+    append_outbox(operation)
+    return operation

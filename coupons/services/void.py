@@ -1,0 +1,37 @@
+from django.db import transaction
+
+from coupons import clock
+from coupons.errors import VersionConflict
+from coupons.models import CouponLock, CouponStatus, LockStatus, OperationType
+from coupons.services.idempotency import idempotency_complete
+from coupons.services.refusals import refusals_recorded
+from coupons.services.release import StateResult
+from coupons.services.rows import lock_coupon_row
+from coupons.services.transitions import UNBOUND, apply_transition, guard
+
+
+def coupon_void(*, coupon_id, expected_version: int, reason: str, ctx) -> StateResult:
+    """Take a coupon out of use for good (campaign closed, risk, refund decision).
+
+    A lease it had ends as RELEASED; a redemption it had stays: voiding is not a refund.
+    """
+    with (
+        refusals_recorded(OperationType.VOID, ctx, coupon_id=coupon_id),
+        transaction.atomic(durable=True),
+    ):
+        now = clock.now()
+        coupon = lock_coupon_row(coupon_id)
+        guard(OperationType.VOID, coupon)
+        if coupon.state_version != expected_version:
+            raise VersionConflict(coupon=coupon, expected_version=expected_version)
+        lock = coupon.current_lock
+        if lock is not None:
+            CouponLock.objects.filter(pk=lock.pk).update(status=LockStatus.RELEASED, ended_at=now)
+        apply_transition(
+            coupon=coupon, op_type=OperationType.VOID, to_state=CouponStatus.VOID,
+            expected_version=expected_version, ctx=ctx, now=now, changes=UNBOUND,
+            order_id=coupon.locked_order_id or "", lock=lock, reason=reason[:500],
+        )
+        result = StateResult(coupon.pk, coupon.state_version, coupon.status)
+        idempotency_complete(ctx, status=ctx.success_status, body=result.payload())
+        return result

@@ -1,0 +1,87 @@
+from datetime import UTC, datetime
+from decimal import Decimal
+
+import pytest
+from django.db import connection
+from rest_framework.test import APIClient
+
+from coupons.clock import FrozenClock, use_clock
+from coupons.models import UserCoupon
+from coupons.replay import coupon_check
+from coupons.services import (
+    CommandContext,
+    LeaseProof,
+    coupon_issue,
+    coupon_lock,
+    service_client_create,
+    template_create,
+)
+from coupons.services.tokens import lease_token
+
+START = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def clock():
+    with use_clock(FrozenClock(START)) as frozen:
+        yield frozen
+
+
+@pytest.fixture(autouse=True)
+def ledger_replays_to_every_coupon(request):
+    """After every test that touched the database: SPEC §8 holds for every coupon (inv. 7)."""
+    yield
+    if request.node.get_closest_marker("django_db") is None:
+        return
+    if connection.needs_rollback or connection.connection is None:
+        return
+    failures = {
+        coupon.pk: report.violations
+        for coupon in UserCoupon.objects.all()
+        if not (report := coupon_check(coupon)).ok
+    }
+    assert not failures, f"ledger does not replay to the coupon rows: {failures}"
+
+
+@pytest.fixture
+def ctx():
+    return CommandContext(actor="test")
+
+
+@pytest.fixture
+def template(clock):
+    return template_create(
+        code="off30", name="30 off 200", kind="AMOUNT_OFF", face_value=Decimal("30.00"),
+        min_order_amount=Decimal("200.00"), valid_days=30,
+    )
+
+
+@pytest.fixture
+def coupon(template, ctx):
+    return coupon_issue(template_id=template.pk, user_id="u1", ctx=ctx).coupon
+
+
+def lock(coupon, ctx, order_id="order-A", amount="300.00", **kwargs):
+    """Lock through the service; answers the result and the LeaseProof its holder would use."""
+    result = coupon_lock(
+        coupon_id=coupon.pk, order_id=order_id, user_id=coupon.user_id,
+        order_amount=Decimal(amount), ctx=ctx, **kwargs,
+    )
+    proof = LeaseProof.from_token(
+        order_id=order_id, lock_token=lease_token(result.lock.pk),
+        expected_version=result.state_version,
+    )
+    return result, proof
+
+
+@pytest.fixture
+def service_client(db, clock):
+    client, key = service_client_create(name="order-service")
+    return client, key
+
+
+@pytest.fixture
+def api(service_client):
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {service_client[1]}")
+    return client
