@@ -121,6 +121,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "CouponStatusEnum": "coupons.models.CouponStatus",
+        "CaseStatusEnum": "coupons.models.CaseStatus",
+        "InboxStatusEnum": ["PROCESSED", "DUPLICATE"],
+    },
 }
 
 COUPONS = {
@@ -128,6 +133,8 @@ COUPONS = {
     "DEFAULT_LEASE_SECONDS": 900,
     # Presale leases run until final payment, so the ceiling is generous.
     "MAX_LEASE_SECONDS": 90 * 24 * 3600,
+    # A presale lease lasts until the final-payment deadline plus this grace.
+    "PRESALE_GRACE_SECONDS": 24 * 3600,
     # An Idempotency-Key claim left IN_PROGRESS this long (a crashed worker) may be taken over.
     "IDEMPOTENCY_CLAIM_TIMEOUT_SECONDS": 60,
 }

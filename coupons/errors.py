@@ -104,3 +104,9 @@ class IdempotencyKeyReused(BusinessRuleError):
     code = "IDEMPOTENCY_KEY_REUSED"
     message = "This Idempotency-Key was used for a different request."
 
+
+
+class CaseNotOpen(CouponError):
+    code = "INVALID_STATE"
+    http_status = 409
+    message = "The conflict case is no longer open."

@@ -31,6 +31,9 @@ def run_command(request, input_serializer, command, *, success_status=200, rende
         raise IdempotencyKeyMissing()
     if len(key) > 255:
         raise ValidationFailed("Idempotency-Key is at most 255 characters.")
+    if not key.isprintable():
+        # A NUL or control character cannot be stored (PostgreSQL refuses NUL in text).
+        raise ValidationFailed("Idempotency-Key must be printable characters only.")
     serializer = input_serializer(data=request.data)
     serializer.is_valid(raise_exception=True)
 
@@ -48,13 +51,18 @@ def run_command(request, input_serializer, command, *, success_status=200, rende
         )
         try:
             body = command(ctx, serializer.validated_data)
-        except CouponError:
-            raise  # the service stored this refusal as the key's answer
+        except CouponError as error:
+            # Coupon commands stored their refusal as the key's answer already (then this is a
+            # no-op); others, such as template validation, did not, and a retry with the same
+            # key must get the same answer, not a 409 for a claim left IN_PROGRESS.
+            idempotency_complete(ctx, status=error.http_status, body=error.as_body())
+            raise
         except Exception:
             idempotency_abandon(claim.record_id)  # rolled back, nothing happened: retry may run
             raise
         status, headers = success_status, {}
-        # Coupon commands stored their answer in their own transaction; this covers the rest.
+        # Coupon commands stored their answer in their own transaction; this covers the rest
+        # (a no-op for them).
         idempotency_complete(ctx, status=status, body=body)
     if render is not None and status < 400:
         body = render(body)

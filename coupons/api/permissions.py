@@ -21,3 +21,14 @@ def actor_of(user) -> str:
 
 def idempotency_scope_of(user) -> str:
     return user.idempotency_scope if isinstance(user, ServiceClient) else f"user:{user.pk}"
+
+
+class IsOperator(BasePermission):
+    """Console users allowed to resolve conflict cases; machine clients never are."""
+
+    message = "Only operators may see and resolve conflict cases."
+
+    def has_permission(self, request, view):
+        user = request.user
+        return (not isinstance(user, ServiceClient) and user is not None
+                and user.has_perm("coupons.resolve_conflictcase"))

@@ -188,9 +188,17 @@ class InvariantOutput(serializers.Serializer):
     problems = serializers.ListField(child=serializers.CharField())
 
 
+class DiagnosisOutput(serializers.Serializer):
+    can_use_now = serializers.BooleanField()
+    verdict = serializers.CharField(help_text="Why the coupon can or cannot be used now.")
+    support_action = serializers.CharField(help_text="What support should do about it.")
+    open_case_ids = serializers.ListField(child=serializers.IntegerField())
+
+
 class CheckOutput(serializers.Serializer):
     coupon_id = serializers.IntegerField()
     ok = serializers.BooleanField()
     replayed_state = serializers.CharField(allow_null=True)
     replayed_version = serializers.IntegerField()
     invariants = InvariantOutput(many=True)
+    diagnosis = DiagnosisOutput()

@@ -1,7 +1,7 @@
 from django.urls import path, register_converter
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from . import views
+from . import event_views, views
 
 
 class DatabaseIdConverter:
@@ -35,6 +35,10 @@ urlpatterns = [
     path("coupons/<dbid:coupon_id>/rejections", views.CouponRejectionsApi.as_view(),
          name="coupon-rejections"),
     path("coupons/<dbid:coupon_id>/check", views.CouponCheckApi.as_view(), name="coupon-check"),
+    path("events", event_views.EventReceiveApi.as_view(), name="events"),
+    path("cases", event_views.CaseListApi.as_view(), name="cases"),
+    path("cases/<dbid:case_id>/resolve", event_views.CaseResolveApi.as_view(),
+         name="case-resolve"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
     path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),

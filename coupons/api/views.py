@@ -7,7 +7,8 @@ from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from coupons import selectors
+from coupons import clock, selectors
+from coupons.diagnosis import coupon_diagnosis
 from coupons.replay import coupon_check
 from coupons.services import (
     LeaseProof,
@@ -196,4 +197,6 @@ class CouponCheckApi(APIView):
 
     @extend_schema(responses=s.CheckOutput)
     def get(self, request, coupon_id):
-        return Response(coupon_check(selectors.coupon_get(coupon_id=coupon_id)).as_dict())
+        coupon = selectors.coupon_get(coupon_id=coupon_id)
+        return Response({**coupon_check(coupon).as_dict(),
+                         "diagnosis": coupon_diagnosis(coupon, clock.now())})

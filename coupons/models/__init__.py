@@ -1,9 +1,12 @@
+from coupons.models.cases import CaseStatus, ConflictCase, Recommendation
 from coupons.models.clients import ServiceClient
 from coupons.models.coupons import CouponStatus, UserCoupon
 from coupons.models.idempotency import IdempotencyRecord
+from coupons.models.inbox import FactType, InboxMessage, OrderFact
 from coupons.models.ledger import CouponOperation, OperationType
 from coupons.models.locks import CouponLock, LockStatus, OrderCoupon
 from coupons.models.outbox import OutboxEvent
+from coupons.models.presale import PresaleSettlement, SettlementResult
 from coupons.models.redemptions import Redemption
 from coupons.models.rejections import CommandRejection
 from coupons.models.templates import (
@@ -14,6 +17,14 @@ from coupons.models.templates import (
 )
 
 __all__ = [
+    "CaseStatus",
+    "ConflictCase",
+    "FactType",
+    "InboxMessage",
+    "OrderFact",
+    "PresaleSettlement",
+    "Recommendation",
+    "SettlementResult",
     "CommandRejection",
     "CouponKind",
     "CouponLock",

@@ -35,8 +35,10 @@ class UserCoupon(models.Model):
     class Meta:
         indexes = [
             models.Index(fields=["user_id", "status"], name="coupon_user_status"),
-            # The expiry scanner walks AVAILABLE coupons by valid_until.
+            # The expiry scanner walks AVAILABLE coupons by valid_until, the lease scanner
+            # LOCKED coupons by lease end: both with a (time, id) keyset cursor.
             models.Index(fields=["status", "valid_until", "id"], name="coupon_status_expiry"),
+            models.Index(fields=["status", "lock_expires_at", "id"], name="coupon_status_lease"),
         ]
         constraints = [
             models.CheckConstraint(

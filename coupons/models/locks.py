@@ -32,10 +32,6 @@ class CouponLock(models.Model):
                 fields=["coupon"], condition=models.Q(status="ACTIVE"), name="one_active_lock"
             ),
         ]
-        indexes = [
-            # The lease scanner walks ACTIVE leases by expiry.
-            models.Index(fields=["status", "expires_at", "id"], name="lock_status_expiry"),
-        ]
 
     def __str__(self):
         return f"lock {self.pk} of coupon {self.coupon_id} by {self.order_id} ({self.status})"

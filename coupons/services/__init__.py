@@ -1,4 +1,9 @@
-"""The only code that changes a coupon's state. Everything else calls these functions."""
+"""The only code that changes a coupon's state. Everything else calls these functions.
+
+Each command is one `transaction.atomic()`: the outermost transaction when the API calls it,
+a savepoint when the inbox runs it, because a fact's de-duplication row must commit together
+with every command the fact caused (and a SUBSTITUTE final payment causes several).
+"""
 
 from coupons.services.clients import service_client_create
 from coupons.services.context import CommandContext, LeaseProof

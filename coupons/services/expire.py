@@ -15,7 +15,7 @@ def coupon_expire(*, coupon_id, expected_version: int, ctx) -> StateResult:
     """An AVAILABLE coupon past valid_until becomes EXPIRED (the expiry scanner's command)."""
     with (
         refusals_recorded(OperationType.EXPIRE, ctx, coupon_id=coupon_id),
-        transaction.atomic(durable=True),
+        transaction.atomic(),
     ):
         now = clock.now()
         coupon = lock_coupon_row(coupon_id)

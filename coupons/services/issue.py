@@ -23,7 +23,7 @@ class IssueResult:
 
 def coupon_issue(*, template_id, user_id: str, ctx) -> IssueResult:
     """Grant a coupon from the template's current version; it starts AVAILABLE at version 1."""
-    with refusals_recorded(OperationType.ISSUE, ctx), transaction.atomic(durable=True):
+    with refusals_recorded(OperationType.ISSUE, ctx), transaction.atomic():
         now = clock.now()
         template = CouponTemplate.objects.filter(pk=template_id).first()
         if template is None:

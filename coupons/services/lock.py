@@ -47,7 +47,7 @@ def coupon_lock(
     """Lease an AVAILABLE coupon to one order and freeze the order's discount."""
     with (
         refusals_recorded(OperationType.LOCK, ctx, coupon_id=coupon_id, order_id=order_id),
-        transaction.atomic(durable=True),
+        transaction.atomic(),
     ):
         now = clock.now()
         coupon = lock_coupon_row(coupon_id)

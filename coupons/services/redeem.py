@@ -3,13 +3,22 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from coupons import clock
-from coupons.models import CouponLock, CouponStatus, LockStatus, OperationType, Redemption
+from coupons.errors import CouponExpired
+from coupons.models import (
+    CouponLock,
+    CouponStatus,
+    ExpiryDuringLock,
+    LockStatus,
+    OperationType,
+    Redemption,
+)
 from coupons.services.idempotency import idempotency_complete
 from coupons.services.leases import check_lease
-from coupons.services.payloads import money
+from coupons.services.payloads import iso, money
 from coupons.services.refusals import refusals_recorded
+from coupons.services.release import end_lease
 from coupons.services.rows import lock_coupon_row
-from coupons.services.transitions import UNBOUND, apply_transition, guard
+from coupons.services.transitions import UNBOUND, apply_transition, guard, is_past_validity
 
 
 @dataclass(frozen=True)
@@ -37,34 +46,54 @@ def coupon_redeem(*, coupon_id, lease, payment_id: str, ctx) -> RedeemResult:
     Check order (SPEC §3): an order that already redeemed gets its redemption back with no new
     effect; then status LOCKED, then token, order and version. A lease past its end that was
     not yet released still redeems: the lease end is a release backstop, not a pay deadline.
+    Under STRICT and SUBSTITUTE templates a redeem past valid_until releases the coupon to
+    EXPIRED and answers COUPON_EXPIRED (SPEC §4).
     """
-    with (
-        refusals_recorded(OperationType.REDEEM, ctx, coupon_id=coupon_id,
-                          order_id=lease.order_id),
-        transaction.atomic(durable=True),
-    ):
-        now = clock.now()
-        coupon = lock_coupon_row(coupon_id)
-        if coupon.status == CouponStatus.USED:
-            existing = coupon.redemptions.filter(succeeded=True, order_id=lease.order_id).first()
-            if existing is not None:
-                result = RedeemResult(existing, coupon.state_version, already_redeemed=True)
+    with refusals_recorded(OperationType.REDEEM, ctx, coupon_id=coupon_id,
+                           order_id=lease.order_id):
+        with transaction.atomic():
+            now = clock.now()
+            coupon = lock_coupon_row(coupon_id)
+            if coupon.status == CouponStatus.USED:
+                existing = coupon.redemptions.filter(
+                    succeeded=True, order_id=lease.order_id
+                ).first()
+                if existing is not None:
+                    result = RedeemResult(existing, coupon.state_version, already_redeemed=True)
+                    idempotency_complete(ctx, status=ctx.success_status, body=result.payload())
+                    return result
+            guard(OperationType.REDEEM, coupon)
+            check_lease(coupon, lease)
+            if not expired_for_redeem(coupon, now):
+                result = _redeem(coupon, lease, payment_id=payment_id, ctx=ctx, now=now)
                 idempotency_complete(ctx, status=ctx.success_status, body=result.payload())
                 return result
-        guard(OperationType.REDEEM, coupon)
-        check_lease(coupon, lease)
-        lock = coupon.current_lock
-        redemption = Redemption.objects.create(
-            coupon=coupon, lock=lock, order_id=lease.order_id, payment_id=payment_id,
-            discount_amount=lock.order_coupon.discount_amount, created_at=now,
-        )
-        CouponLock.objects.filter(pk=lock.pk).update(status=LockStatus.CONSUMED, ended_at=now)
-        apply_transition(
-            coupon=coupon, op_type=OperationType.REDEEM, to_state=CouponStatus.USED,
-            expected_version=lease.expected_version, ctx=ctx, now=now,
-            owner=(lease.order_id, lease.token_hash), changes=UNBOUND,
-            order_id=lease.order_id, lock=lock, payment_id=payment_id,
-        )
-        result = RedeemResult(redemption, coupon.state_version)
-        idempotency_complete(ctx, status=ctx.success_status, body=result.payload())
-        return result
+            strategy = coupon.template_version.expiry_during_lock
+            end_lease(coupon, lease, ctx=ctx, now=now,
+                      reason=f"expired before redeem ({strategy})")
+        # The release to EXPIRED has committed (or joined the caller's transaction); the
+        # redeem itself is refused.
+        raise CouponExpired(valid_until=iso(coupon.valid_until),
+                            current_state=coupon.status, current_version=coupon.state_version)
+
+
+def expired_for_redeem(coupon, now) -> bool:
+    """LOCK_HONORS checks validity at LOCK only; STRICT and SUBSTITUTE check it again here."""
+    strategy = coupon.template_version.expiry_during_lock
+    return strategy != ExpiryDuringLock.LOCK_HONORS and is_past_validity(coupon, now)
+
+
+def _redeem(coupon, lease, *, payment_id, ctx, now) -> RedeemResult:
+    lock = coupon.current_lock
+    redemption = Redemption.objects.create(
+        coupon=coupon, lock=lock, order_id=lease.order_id, payment_id=payment_id,
+        discount_amount=lock.order_coupon.discount_amount, created_at=now,
+    )
+    CouponLock.objects.filter(pk=lock.pk).update(status=LockStatus.CONSUMED, ended_at=now)
+    apply_transition(
+        coupon=coupon, op_type=OperationType.REDEEM, to_state=CouponStatus.USED,
+        expected_version=lease.expected_version, ctx=ctx, now=now,
+        owner=(lease.order_id, lease.token_hash), changes=UNBOUND,
+        order_id=lease.order_id, lock=lock, payment_id=payment_id,
+    )
+    return RedeemResult(redemption, coupon.state_version)

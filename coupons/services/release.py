@@ -27,21 +27,26 @@ def coupon_release(*, coupon_id, lease, ctx, reason: str = "") -> StateResult:
     with (
         refusals_recorded(OperationType.RELEASE, ctx, coupon_id=coupon_id,
                           order_id=lease.order_id),
-        transaction.atomic(durable=True),
+        transaction.atomic(),
     ):
         now = clock.now()
         coupon = lock_coupon_row(coupon_id)
         guard(OperationType.RELEASE, coupon)
         check_lease(coupon, lease)
-        lock = coupon.current_lock
-        to_state = CouponStatus.EXPIRED if is_past_validity(coupon, now) else CouponStatus.AVAILABLE
-        CouponLock.objects.filter(pk=lock.pk).update(status=LockStatus.RELEASED, ended_at=now)
-        apply_transition(
-            coupon=coupon, op_type=OperationType.RELEASE, to_state=to_state,
-            expected_version=lease.expected_version, ctx=ctx, now=now,
-            owner=(lease.order_id, lease.token_hash), changes=UNBOUND,
-            order_id=lease.order_id, lock=lock, reason=reason[:500],
-        )
+        end_lease(coupon, lease, ctx=ctx, now=now, reason=reason)
         result = StateResult(coupon.pk, coupon.state_version, coupon.status)
         idempotency_complete(ctx, status=ctx.success_status, body=result.payload())
         return result
+
+
+def end_lease(coupon, lease, *, ctx, now, reason: str) -> None:
+    """The RELEASE transition itself, for a caller holding the row lock and a checked lease."""
+    lock = coupon.current_lock
+    to_state = CouponStatus.EXPIRED if is_past_validity(coupon, now) else CouponStatus.AVAILABLE
+    CouponLock.objects.filter(pk=lock.pk).update(status=LockStatus.RELEASED, ended_at=now)
+    apply_transition(
+        coupon=coupon, op_type=OperationType.RELEASE, to_state=to_state,
+        expected_version=lease.expected_version, ctx=ctx, now=now,
+        owner=(lease.order_id, lease.token_hash), changes=UNBOUND,
+        order_id=lease.order_id, lock=lock, reason=reason[:500],
+    )

@@ -31,7 +31,7 @@ def coupon_renew(*, coupon_id, lease, ctx, lease_seconds=None, lease_until=None)
     """Extend the current lease; only the lease holder can, and it costs a version."""
     with (
         refusals_recorded(OperationType.RENEW, ctx, coupon_id=coupon_id, order_id=lease.order_id),
-        transaction.atomic(durable=True),
+        transaction.atomic(),
     ):
         now = clock.now()
         coupon = lock_coupon_row(coupon_id)

@@ -17,7 +17,7 @@ def coupon_void(*, coupon_id, expected_version: int, reason: str, ctx) -> StateR
     """
     with (
         refusals_recorded(OperationType.VOID, ctx, coupon_id=coupon_id),
-        transaction.atomic(durable=True),
+        transaction.atomic(),
     ):
         now = clock.now()
         coupon = lock_coupon_row(coupon_id)

@@ -1,0 +1,70 @@
+"""Inbox and conflict-case request and answer shapes."""
+
+from rest_framework import serializers
+
+from coupons.models import ConflictCase, FactType
+
+from .serializers import MAX_DB_ID, external_id, money_field
+
+
+class EventInput(serializers.Serializer):
+    message_id = serializers.CharField(max_length=128)
+    type = serializers.ChoiceField(choices=FactType.choices)
+    occurred_at = serializers.DateTimeField()
+    payload = serializers.DictField()
+
+
+class OrderPayload(serializers.Serializer):
+    order_id = external_id()
+
+
+class PaymentPayload(OrderPayload):
+    payment_id = external_id()
+
+
+class DepositPaidPayload(OrderPayload):
+    coupon_id = serializers.IntegerField(min_value=1, max_value=MAX_DB_ID)
+    user_id = external_id()
+    order_amount = money_field()
+    final_payment_deadline = serializers.DateTimeField()
+    quote_id = external_id(required=False, default="", allow_blank=True)
+    deposit_payment_id = external_id(required=False, default="", allow_blank=True)
+
+
+class RefundPayload(PaymentPayload):
+    refund_id = external_id()
+    refund_amount = money_field()
+    refund_type = serializers.ChoiceField(choices=["FULL", "PARTIAL"])
+
+
+PAYLOADS = {
+    FactType.PAYMENT_SUCCEEDED: PaymentPayload,
+    FactType.PAYMENT_FAILED: OrderPayload,
+    FactType.ORDER_CLOSED: OrderPayload,
+    FactType.DEPOSIT_PAID: DepositPaidPayload,
+    FactType.FINAL_PAYMENT_SUCCEEDED: PaymentPayload,
+    FactType.REFUND_SUCCEEDED: RefundPayload,
+}
+
+
+class EventOutput(serializers.Serializer):
+    message_id = serializers.CharField()
+    status = serializers.ChoiceField(choices=["PROCESSED", "DUPLICATE"])
+    outcome = serializers.JSONField(help_text="What the fact did: action, coupon_id, case_id ...")
+
+
+class CaseOutput(serializers.ModelSerializer):
+    class Meta:
+        model = ConflictCase
+        fields = ["id", "coupon", "order_id", "payment_id", "fact_type", "status",
+                  "recommendation", "summary", "evidence", "opened_at", "resolved_at",
+                  "resolved_by", "resolution", "resolution_note"]
+
+
+class CaseResolveInput(serializers.Serializer):
+    action = serializers.ChoiceField(
+        choices=["APPLY", "RESOLVE", "DISMISS"],
+        help_text="APPLY runs the recommendation; RESOLVE (done by hand) and DISMISS need a note.",
+    )
+    note = serializers.CharField(max_length=1000, required=False, default="", allow_blank=True)
+

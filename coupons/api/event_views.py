@@ -1,0 +1,75 @@
+"""The inbox endpoint and the operators' conflict-case endpoints."""
+
+import django_filters
+from drf_spectacular.utils import extend_schema
+from rest_framework.exceptions import ValidationError
+from rest_framework.generics import GenericAPIView
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from coupons.events.inbox import inbox_receive
+from coupons.models import CaseStatus, ConflictCase
+from coupons.services.cases import case_resolve
+
+from . import event_serializers as s
+from .commands import IDEMPOTENCY_KEY_HEADER, run_command
+from .permissions import IsOperator, actor_of
+
+
+class EventReceiveApi(APIView):
+    """Facts from the order, payment and refund services: at least once, in any order."""
+
+    @extend_schema(request=s.EventInput, responses={202: s.EventOutput})
+    def post(self, request):
+        event = s.EventInput(data=request.data)
+        event.is_valid(raise_exception=True)
+        fact_type = event.validated_data["type"]
+        payload = s.PAYLOADS[fact_type](data=event.validated_data["payload"])
+        if not payload.is_valid():
+            raise ValidationError({"payload": payload.errors})
+        result = inbox_receive(
+            message_id=event.validated_data["message_id"], fact_type=fact_type,
+            order_id=payload.validated_data["order_id"],
+            occurred_at=event.validated_data["occurred_at"],
+            payload=dict(payload.data), sender=actor_of(request.user),
+        )
+        return Response(result.payload(), status=202)
+
+
+class CaseFilter(django_filters.FilterSet):
+    status = django_filters.ChoiceFilter(choices=CaseStatus.choices)
+    order_id = django_filters.CharFilter(max_length=64)
+    coupon_id = django_filters.NumberFilter(field_name="coupon_id", min_value=1,
+                                            max_value=2**63 - 1)
+
+    class Meta:
+        model = ConflictCase
+        fields = ["status", "order_id", "coupon_id"]
+
+
+class CaseListApi(GenericAPIView):
+    permission_classes = [IsOperator]
+    serializer_class = s.CaseOutput
+    filterset_class = CaseFilter
+
+    def get_queryset(self):
+        return ConflictCase.objects.order_by("-opened_at", "-id")
+
+    @extend_schema(operation_id="cases_list", responses=s.CaseOutput(many=True))
+    def get(self, request):
+        page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
+        return self.get_paginated_response(s.CaseOutput(page, many=True).data)
+
+
+class CaseResolveApi(APIView):
+    permission_classes = [IsOperator]
+
+    @extend_schema(request=s.CaseResolveInput, responses={200: s.CaseOutput},
+                   parameters=[IDEMPOTENCY_KEY_HEADER])
+    def post(self, request, case_id):
+        return run_command(
+            request, s.CaseResolveInput,
+            command=lambda ctx, data: s.CaseOutput(
+                case_resolve(case_id=case_id, action=data["action"], note=data["note"], ctx=ctx)
+            ).data,
+        )

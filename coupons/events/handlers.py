@@ -1,0 +1,124 @@
+"""One handler per fact. Each proves ownership with the order's stored lease and never forces
+a state: a command the coupon refuses becomes a conflict case or a recorded no-op."""
+
+from datetime import timedelta
+from decimal import Decimal
+
+from django.conf import settings
+from django.utils.dateparse import parse_datetime
+
+from coupons.errors import CouponError, StateConflict
+from coupons.events.facts import order_binding, order_payment, stored_lease
+from coupons.events.presale import settle_final_payment
+from coupons.models import FactType, LockStatus, OrderFact
+from coupons.services import CommandContext, coupon_lock, coupon_redeem, coupon_release
+from coupons.services.cases import case_open
+
+COORDINATOR = CommandContext(actor="system:coordinator")
+
+
+def refused(error: CouponError) -> dict:
+    return {"error_code": error.code, "error_details": error.details}
+
+
+def open_case_for(fact: OrderFact, binding, error: CouponError) -> dict:
+    coupon = binding.coupon
+    coupon.refresh_from_db()
+    case = case_open(
+        coupon=coupon, order_id=fact.order_id, fact_type=fact.fact_type,
+        payment_id=fact.payment_id,
+        evidence={
+            "refused_with": error.code,
+            "coupon_state": coupon.status,
+            "coupon_version": coupon.state_version,
+            "order_lock_id": str(binding.lock_id),
+            "order_discount": f"{binding.discount_amount:.2f}",
+            "payment_id": fact.payment_id,
+            "message_id": fact.first_message.message_id,
+        },
+    )
+    return {"action": "CASE_OPENED", "coupon_id": coupon.pk, "case_id": case.pk,
+            "recommendation": case.recommendation, **refused(error)}
+
+
+def on_payment_succeeded(fact: OrderFact) -> dict:
+    binding = order_binding(fact.order_id)
+    if binding is None:
+        return {"action": "NO_COUPON"}
+    try:
+        result = coupon_redeem(
+            coupon_id=binding.coupon_id, lease=stored_lease(binding.lock),
+            payment_id=fact.payment_id, ctx=COORDINATOR,
+        )
+    except CouponError as error:  # the seed's late payment: the lease moved on without us
+        return open_case_for(fact, binding, error)
+    return {"action": "ALREADY_REDEEMED" if result.already_redeemed else "REDEEMED",
+            "coupon_id": binding.coupon_id, "redemption_id": result.redemption.pk,
+            "state_version": result.state_version}
+
+
+def on_order_ended(fact: OrderFact) -> dict:
+    """PaymentFailed and OrderClosed: give the coupon back, unless the order was paid."""
+    binding = order_binding(fact.order_id)
+    if binding is None:
+        return {"action": "NO_COUPON"}
+    if order_payment(fact.order_id) is not None:
+        return {"action": "IGNORED", "coupon_id": binding.coupon_id,
+                "reason": "the order has a successful payment; its coupon stays with it"}
+    if binding.lock.status != LockStatus.ACTIVE:
+        return {"action": "NOTHING_TO_RELEASE", "coupon_id": binding.coupon_id,
+                "lock_status": binding.lock.status}
+    try:
+        result = coupon_release(
+            coupon_id=binding.coupon_id, lease=stored_lease(binding.lock), ctx=COORDINATOR,
+            reason=f"{fact.fact_type} for order {fact.order_id}",
+        )
+    except StateConflict as error:  # lost a race with another command; nothing to force
+        return {"action": "REFUSED", "coupon_id": binding.coupon_id, **refused(error)}
+    return {"action": "RELEASED", "coupon_id": binding.coupon_id, "status": result.status,
+            "state_version": result.state_version}
+
+
+def on_deposit_paid(fact: OrderFact) -> dict:
+    """Presale: lock the coupon at deposit, with a lease past the final-payment deadline."""
+    payload = fact.payload
+    binding = order_binding(fact.order_id)
+    if binding is not None and binding.lock.status == LockStatus.ACTIVE:
+        return {"action": "ALREADY_LOCKED", "coupon_id": binding.coupon_id}
+    grace = timedelta(seconds=settings.COUPONS["PRESALE_GRACE_SECONDS"])
+    try:
+        result = coupon_lock(
+            coupon_id=payload["coupon_id"], order_id=fact.order_id, user_id=payload["user_id"],
+            order_amount=Decimal(payload["order_amount"]), quote_id=payload.get("quote_id", ""),
+            lease_until=parse_datetime(payload["final_payment_deadline"]) + grace, ctx=COORDINATOR,
+        )
+    except CouponError as error:
+        return {"action": "LOCK_REFUSED", "coupon_id": payload["coupon_id"], **refused(error)}
+    return {"action": "LOCKED", "coupon_id": result.lock.coupon_id,
+            "lock_id": str(result.lock.pk), "state_version": result.state_version,
+            "expires_at": result.payload()["expires_at"]}
+
+
+def on_final_payment(fact: OrderFact) -> dict:
+    binding = order_binding(fact.order_id)
+    if binding is None:
+        return {"action": "NO_COUPON"}
+    try:
+        return settle_final_payment(fact, binding, COORDINATOR)
+    except StateConflict as error:
+        return open_case_for(fact, binding, error)
+
+
+def on_refund_succeeded(fact: OrderFact) -> dict:
+    # Stored for the timeline and reconciliation; the return decision is the refunds module's.
+    return {"action": "STORED"}
+
+
+HANDLERS = {
+    FactType.PAYMENT_SUCCEEDED: on_payment_succeeded,
+    FactType.PAYMENT_FAILED: on_order_ended,
+    FactType.ORDER_CLOSED: on_order_ended,
+    FactType.DEPOSIT_PAID: on_deposit_paid,
+    FactType.FINAL_PAYMENT_SUCCEEDED: on_final_payment,
+    FactType.REFUND_SUCCEEDED: on_refund_succeeded,
+}

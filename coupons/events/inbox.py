@@ -1,0 +1,64 @@
+"""The inbox: each message takes effect once, in the transaction that records it."""
+
+from dataclasses import dataclass
+
+from django.db import IntegrityError, transaction
+
+from coupons import clock
+from coupons.events.handlers import HANDLERS
+from coupons.models import InboxMessage, OrderFact
+
+
+@dataclass(frozen=True)
+class InboxResult:
+    status: str  # PROCESSED or DUPLICATE
+    message: InboxMessage
+
+    def payload(self) -> dict:
+        return {"message_id": self.message.message_id, "status": self.status,
+                "outcome": self.message.outcome}
+
+
+def inbox_receive(*, message_id, fact_type, order_id, occurred_at, payload, sender) -> InboxResult:
+    """Record the message and everything it causes in one transaction.
+
+    A second delivery of the message id (even concurrently: its insert waits on the first's
+    unique-index entry, then fails) is acknowledged as DUPLICATE with the first's outcome.
+    """
+    with transaction.atomic(durable=True):
+        try:
+            with transaction.atomic():
+                message = InboxMessage.objects.create(
+                    message_id=message_id, fact_type=fact_type, order_id=order_id,
+                    occurred_at=occurred_at, payload=payload, sender=sender,
+                    received_at=clock.now(),
+                )
+        except IntegrityError:
+            return InboxResult("DUPLICATE", InboxMessage.objects.get(message_id=message_id))
+        fact, is_new_fact = _record_fact(message)
+        outcome = HANDLERS[fact_type](fact)
+        message.outcome = {**outcome, "repeated_fact": not is_new_fact}
+        message.save(update_fields=["outcome"])
+        return InboxResult("PROCESSED", message)
+
+
+def _record_fact(message: InboxMessage) -> tuple[OrderFact, bool]:
+    """One fact per (order, type, payment, refund), however many messages carried it."""
+    keys = {
+        "order_id": message.order_id,
+        "fact_type": message.fact_type,
+        "payment_id": message.payload.get("payment_id", ""),
+        "refund_id": message.payload.get("refund_id", ""),
+    }
+    existing = OrderFact.objects.filter(**keys).first()
+    if existing is not None:
+        return existing, False
+    try:
+        with transaction.atomic():
+            fact = OrderFact.objects.create(
+                **keys, occurred_at=message.occurred_at, payload=message.payload,
+                first_message=message, recorded_at=message.received_at,
+            )
+            return fact, True
+    except IntegrityError:  # the same fact under another message id, committed just now
+        return OrderFact.objects.get(**keys), False

@@ -1,0 +1,27 @@
+"""Options and output shared by the scanner commands."""
+
+from django.core.management.base import BaseCommand, CommandError
+
+
+class ScannerCommand(BaseCommand):
+    scan = None  # a coupons.scanners function
+
+    def add_arguments(self, parser):
+        parser.add_argument("--batch", type=int, default=100, help="rows per transaction")
+        parser.add_argument("--rate", type=float, default=None,
+                            help="at most this many commands per second (default: no limit)")
+        parser.add_argument("--shard", type=int, default=0, help="this scanner's shard, 0..N-1")
+        parser.add_argument("--shards", type=int, default=1, help="number of shards N")
+        parser.add_argument("--limit", type=int, default=None, help="stop after this many rows")
+        parser.add_argument("--quiet", action="store_true", help="print only the summary")
+
+    def handle(self, *args, batch, rate, shard, shards, limit, quiet, **options):
+        if batch < 1 or shards < 1 or not 0 <= shard < shards or (rate is not None and rate <= 0):
+            raise CommandError("Need --batch >= 1, --shards >= 1, 0 <= --shard < --shards, "
+                               "--rate > 0.")
+        progress = None if quiet else (
+            lambda report: self.stdout.write(f"batch {report.batches}: {report.summary()}")
+        )
+        report = type(self).scan(batch=batch, rate=rate, shard=shard, shards=shards,
+                                 limit=limit, progress=progress)
+        self.stdout.write(f"{self.help.split(':')[0]} done: {report.summary()}")

@@ -1,0 +1,49 @@
+from django.db import models
+
+
+class CaseStatus(models.TextChoices):
+    OPEN = "OPEN"
+    RESOLVED = "RESOLVED"
+    DISMISSED = "DISMISSED"
+
+
+class Recommendation(models.TextChoices):
+    # The coupon is free again and the order paid: lock and redeem it for the order now.
+    COMPENSATING_REDEEM = "COMPENSATING_REDEEM"
+    # Another order holds or used the coupon: refund this order its coupon discount.
+    ORDER_DISCOUNT_REFUND = "ORDER_DISCOUNT_REFUND"
+    MANUAL_REVIEW = "MANUAL_REVIEW"
+
+
+class ConflictCase(models.Model):
+    """A fact the coupon could not follow (a late payment after release, ...), for a person."""
+
+    coupon = models.ForeignKey(
+        "coupons.UserCoupon", on_delete=models.PROTECT, related_name="conflict_cases"
+    )
+    order_id = models.CharField(max_length=64, db_index=True)
+    payment_id = models.CharField(max_length=64, blank=True)
+    fact_type = models.CharField(max_length=32)
+    status = models.CharField(max_length=16, choices=CaseStatus.choices, default=CaseStatus.OPEN)
+    recommendation = models.CharField(max_length=32, choices=Recommendation.choices)
+    summary = models.CharField(max_length=500)
+    evidence = models.JSONField()
+    opened_at = models.DateTimeField()
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    resolved_by = models.CharField(max_length=128, blank=True)
+    resolution = models.CharField(max_length=32, blank=True)
+    resolution_note = models.CharField(max_length=1000, blank=True)
+
+    class Meta:
+        constraints = [
+            # A fact delivered again (new message id) joins the open case instead of a new one.
+            models.UniqueConstraint(
+                fields=["coupon", "order_id", "fact_type"],
+                condition=models.Q(status="OPEN"), name="one_open_case_per_fact",
+            ),
+        ]
+        permissions = [("resolve_conflictcase", "Can resolve conflict cases")]
+        ordering = ["-opened_at", "-id"]
+
+    def __str__(self):
+        return f"case {self.pk}: {self.fact_type} on coupon {self.coupon_id} ({self.status})"

@@ -1,0 +1,54 @@
+from django.db import models
+
+
+class FactType(models.TextChoices):
+    PAYMENT_SUCCEEDED = "PaymentSucceeded"
+    PAYMENT_FAILED = "PaymentFailed"
+    ORDER_CLOSED = "OrderClosed"
+    DEPOSIT_PAID = "DepositPaid"
+    FINAL_PAYMENT_SUCCEEDED = "FinalPaymentSucceeded"
+    REFUND_SUCCEEDED = "RefundSucceeded"
+
+
+class InboxMessage(models.Model):
+    """One delivered fact, de-duplicated by message_id in the transaction of its effects."""
+
+    message_id = models.CharField(max_length=128, unique=True)
+    fact_type = models.CharField(max_length=32, choices=FactType.choices)
+    order_id = models.CharField(max_length=64, db_index=True)
+    occurred_at = models.DateTimeField()
+    payload = models.JSONField()
+    sender = models.CharField(max_length=128)
+    received_at = models.DateTimeField()
+    outcome = models.JSONField(default=dict)
+
+    def __str__(self):
+        return f"{self.fact_type} {self.message_id} ({self.order_id})"
+
+
+class OrderFact(models.Model):
+    """What the order and payment services told us about an order, one row per distinct fact.
+
+    Several messages may carry one fact (a retry with a new message id); the fact is stored once.
+    """
+
+    order_id = models.CharField(max_length=64)
+    fact_type = models.CharField(max_length=32, choices=FactType.choices)
+    payment_id = models.CharField(max_length=64, blank=True)
+    refund_id = models.CharField(max_length=64, blank=True)
+    occurred_at = models.DateTimeField()
+    payload = models.JSONField()
+    first_message = models.ForeignKey(InboxMessage, on_delete=models.PROTECT, related_name="+")
+    recorded_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["order_id", "fact_type", "payment_id", "refund_id"],
+                name="order_fact_unique",
+            ),
+        ]
+        indexes = [models.Index(fields=["order_id", "fact_type"], name="order_fact_lookup")]
+
+    def __str__(self):
+        return f"{self.fact_type} for {self.order_id}"

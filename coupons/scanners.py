@@ -1,0 +1,140 @@
+"""Lease and expiry scanners: find due coupons, then issue ordinary commands for them.
+
+A batch is read with FOR NO KEY UPDATE SKIP LOCKED on the coupon rows, the first lock in the
+documented order, so two scanners (or a scanner and a command) never work one coupon at once.
+The scanners never write a status: each row becomes one service command carrying the lock id,
+stored token hash and the version the scanner read, so a lease renewed since is left alone.
+"""
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+from django.db import transaction
+from django.db.models import F, Q
+
+from coupons import clock
+from coupons.errors import CouponError, CouponExpired
+from coupons.events.facts import order_payment
+from coupons.models import CouponStatus, UserCoupon
+from coupons.services import (
+    CommandContext,
+    LeaseProof,
+    coupon_expire,
+    coupon_redeem,
+    coupon_release,
+)
+
+LEASE_SCANNER = CommandContext(actor="system:lease-scanner")
+EXPIRY_SCANNER = CommandContext(actor="system:expiry-scanner")
+
+
+@dataclass
+class ScanReport:
+    counts: Counter = field(default_factory=Counter)
+    batches: int = 0
+    seconds: float = 0.0
+
+    @property
+    def commands(self) -> int:
+        return sum(n for outcome, n in self.counts.items() if outcome != "skipped")
+
+    def summary(self) -> str:
+        parts = ", ".join(f"{outcome} {n}" for outcome, n in sorted(self.counts.items()))
+        rate = self.commands / self.seconds if self.seconds else 0.0
+        return (f"{sum(self.counts.values())} due in {self.batches} batches: {parts or 'none'}"
+                f" ({rate:.1f} commands/s)")
+
+
+class Pacer:
+    """Keeps to at most `rate` commands per second (None: as fast as the database goes)."""
+
+    def __init__(self, rate: float | None):
+        self.interval = 1.0 / rate if rate else 0.0
+        self.next_at = time.monotonic()
+
+    def wait(self) -> None:
+        if self.interval:
+            pause = self.next_at - time.monotonic()
+            if pause > 0:
+                time.sleep(pause)
+            self.next_at = max(self.next_at, time.monotonic()) + self.interval
+
+
+def scan(*, due, time_field, handle, batch=100, rate=None, shard=0, shards=1, progress=None,
+         limit=None) -> ScanReport:
+    """Walk `due()` in (time_field, id) order with a keyset cursor, a batch per transaction.
+
+    The cursor moves past every row handled or skipped, so a row that keeps being refused
+    cannot stall the scan, and a rerun starts from the first row still due.
+    """
+    report, pacer, cursor = ScanReport(), Pacer(rate), None
+    started = time.monotonic()
+    while limit is None or sum(report.counts.values()) < limit:
+        with transaction.atomic():
+            rows = due().select_for_update(no_key=True, skip_locked=True, of=("self",))
+            if shards > 1:
+                rows = rows.alias(shard=F("id") % shards).filter(shard=shard)
+            if cursor is not None:
+                rows = rows.filter(Q(**{f"{time_field}__gt": cursor[0]})
+                                   | Q(**{time_field: cursor[0], "id__gt": cursor[1]}))
+            rows = list(rows.order_by(time_field, "id")[:batch])
+            if not rows:
+                break
+            for row in rows:
+                report.counts[handle(row)] += 1
+                pacer.wait()
+            cursor = (getattr(rows[-1], time_field), rows[-1].pk)
+        report.batches += 1
+        report.seconds = time.monotonic() - started
+        if progress is not None:
+            progress(report)
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def leases_due():
+    return UserCoupon.objects.select_related("current_lock").filter(
+        status=CouponStatus.LOCKED, lock_expires_at__lte=clock.now()
+    )
+
+
+def settle_expired_lease(coupon: UserCoupon) -> str:
+    """Release an expired lease, or redeem it when the order's payment did arrive."""
+    lease = LeaseProof.from_lock(coupon.current_lock, expected_version=coupon.state_version)
+    payment = order_payment(lease.order_id)
+    try:
+        if payment is not None:
+            coupon_redeem(coupon_id=coupon.pk, lease=lease, payment_id=payment.payment_id,
+                          ctx=LEASE_SCANNER)
+            return "redeemed"
+        coupon_release(coupon_id=coupon.pk, lease=lease, ctx=LEASE_SCANNER,
+                       reason="lease expired")
+        return "released"
+    except CouponExpired:  # a STRICT coupon paid too late: the redeem released it to EXPIRED
+        return "released"
+    except CouponError:  # renewed, redeemed or released since we read it: not ours to end
+        return "skipped"
+
+
+def coupons_due_to_expire():
+    return UserCoupon.objects.filter(status=CouponStatus.AVAILABLE, valid_until__lte=clock.now())
+
+
+def expire_coupon(coupon: UserCoupon) -> str:
+    try:
+        coupon_expire(coupon_id=coupon.pk, expected_version=coupon.state_version,
+                      ctx=EXPIRY_SCANNER)
+    except CouponError:
+        return "skipped"
+    return "expired"
+
+
+def scan_leases(**options) -> ScanReport:
+    return scan(due=leases_due, time_field="lock_expires_at", handle=settle_expired_lease,
+                **options)
+
+
+def expire_coupons(**options) -> ScanReport:
+    return scan(due=coupons_due_to_expire, time_field="valid_until", handle=expire_coupon,
+                **options)

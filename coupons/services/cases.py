@@ -1,0 +1,120 @@
+"""Conflict cases: facts the coupon could not follow, turned into decisions for people."""
+
+from dataclasses import replace
+from decimal import Decimal
+
+from django.db import IntegrityError, transaction
+
+from coupons import clock
+from coupons.errors import CaseNotOpen, NotFound, ValidationFailed
+from coupons.models import (
+    CaseStatus,
+    ConflictCase,
+    CouponStatus,
+    OrderCoupon,
+    Recommendation,
+)
+from coupons.services.context import CommandContext, LeaseProof
+from coupons.services.lock import coupon_lock
+from coupons.services.redeem import coupon_redeem
+from coupons.services.rows import lock_coupon_row
+from coupons.services.transitions import is_past_validity
+from refunds.models import Compensation
+from refunds.services import compensation_propose
+
+
+def recommend(coupon, order_id: str, now) -> tuple[str, str]:
+    """What a person should most likely do about a paid order whose coupon moved on."""
+    if coupon.status == CouponStatus.AVAILABLE and not is_past_validity(coupon, now):
+        return (Recommendation.COMPENSATING_REDEEM,
+                "The coupon is free again: lock and redeem it for the paid order.")
+    if coupon.status == CouponStatus.LOCKED and coupon.locked_order_id != order_id:
+        return (Recommendation.ORDER_DISCOUNT_REFUND,
+                f"Order {coupon.locked_order_id} now holds the coupon: refund this order's "
+                "discount instead.")
+    if coupon.status == CouponStatus.USED:
+        redemption = coupon.redemptions.filter(succeeded=True).first()
+        if redemption is not None and redemption.order_id != order_id:
+            return (Recommendation.ORDER_DISCOUNT_REFUND,
+                    f"Order {redemption.order_id} used the coupon: refund this order's "
+                    "discount instead.")
+    return (Recommendation.MANUAL_REVIEW,
+            f"The coupon is {coupon.status}; no automatic remedy fits.")
+
+
+def case_open(*, coupon, order_id, fact_type, payment_id="", evidence) -> ConflictCase:
+    """Open a case, or join the open one for the same coupon, order and fact."""
+    now = clock.now()
+    recommendation, summary = recommend(coupon, order_id, now)
+    existing = ConflictCase.objects.filter(
+        coupon=coupon, order_id=order_id, fact_type=fact_type, status=CaseStatus.OPEN
+    ).first()
+    if existing is not None:
+        return existing
+    try:
+        with transaction.atomic():
+            return ConflictCase.objects.create(
+                coupon=coupon, order_id=order_id, payment_id=payment_id, fact_type=fact_type,
+                recommendation=recommendation, summary=summary, evidence=evidence,
+                opened_at=now,
+            )
+    except IntegrityError:  # the same fact, delivered twice at once, opened it first
+        return ConflictCase.objects.get(
+            coupon=coupon, order_id=order_id, fact_type=fact_type, status=CaseStatus.OPEN
+        )
+
+
+def case_resolve(*, case_id, action: str, note: str, ctx: CommandContext) -> ConflictCase:
+    """APPLY the recommendation (its commands run through the services), RESOLVE by hand with
+    a note, or DISMISS with a note. A failing command leaves the case open."""
+    with transaction.atomic():
+        case = ConflictCase.objects.filter(pk=case_id).first()
+        if case is None:
+            raise NotFound("No such conflict case.", case_id=case_id)
+        lock_coupon_row(case.coupon_id)  # lock order: coupon before the case row
+        case = ConflictCase.objects.select_for_update().get(pk=case_id)
+        if case.status != CaseStatus.OPEN:
+            raise CaseNotOpen(case_status=case.status)
+        if action == "APPLY":
+            resolution = _apply(case, ctx)
+        elif action in ("RESOLVE", "DISMISS"):
+            if not note.strip():
+                raise ValidationFailed("Say what was done.", note="Required to resolve by hand.")
+            resolution = "MANUAL" if action == "RESOLVE" else "DISMISSED"
+        else:
+            raise ValidationFailed("Unknown action.", action=action)
+        case.status = CaseStatus.DISMISSED if action == "DISMISS" else CaseStatus.RESOLVED
+        case.resolution = resolution
+        case.resolution_note = note[:1000]
+        case.resolved_by = ctx.actor
+        case.resolved_at = clock.now()
+        case.save()
+        return case
+
+
+def _apply(case: ConflictCase, ctx: CommandContext) -> str:
+    # The caller's Idempotency-Key answer is the case, not the first nested command's result.
+    ctx = replace(ctx, idempotency_record_id=None)
+    binding = (
+        OrderCoupon.objects.filter(order_id=case.order_id, coupon_id=case.coupon_id)
+        .order_by("-created_at", "-id").first()
+    )
+    if case.recommendation == Recommendation.COMPENSATING_REDEEM:
+        coupon = case.coupon
+        locked = coupon_lock(
+            coupon_id=coupon.pk, order_id=case.order_id, user_id=coupon.user_id,
+            order_amount=binding.order_amount, quote_id=binding.quote_id, ctx=ctx,
+        )
+        coupon_redeem(
+            coupon_id=coupon.pk, payment_id=case.payment_id, ctx=ctx,
+            lease=LeaseProof.from_lock(locked.lock, expected_version=locked.state_version),
+        )
+        return Recommendation.COMPENSATING_REDEEM
+    if case.recommendation == Recommendation.ORDER_DISCOUNT_REFUND:
+        compensation_propose(
+            kind=Compensation.Kind.ORDER_DISCOUNT_REFUND, order_id=case.order_id,
+            coupon=case.coupon, amount=binding.discount_amount if binding else Decimal(0),
+            reason=f"conflict case {case.pk}: {case.summary}", actor=ctx.actor,
+        )
+        return Recommendation.ORDER_DISCOUNT_REFUND
+    raise ValidationFailed("This case needs a person: RESOLVE or DISMISS it with a note.")
