@@ -68,6 +68,9 @@ DATABASES = {
         conn_max_age=0,
     )
 }
+if os.environ.get("TEST_DATABASE_NAME"):
+    # Lets two test runs share one PostgreSQL server without dropping each other's database.
+    DATABASES["default"]["TEST"] = {"NAME": os.environ["TEST_DATABASE_NAME"]}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Take the write lock at BEGIN and wait for it, so two writers queue instead of one
     # failing with "database is locked" when it upgrades a read to a write.

@@ -110,3 +110,35 @@ class ServiceClientAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request):
         return False  # keys are made by `manage.py create_service_client`, shown once
+
+
+@admin.register(models.InboxMessage)
+class InboxMessageAdmin(ReadOnlyAdmin):
+    list_display = ["message_id", "fact_type", "order_id", "sender", "received_at"]
+    list_filter = ["fact_type"]
+    search_fields = ["message_id", "order_id"]
+
+
+@admin.register(models.OrderFact)
+class OrderFactAdmin(ReadOnlyAdmin):
+    list_display = ["order_id", "fact_type", "payment_id", "refund_id", "occurred_at"]
+    list_filter = ["fact_type"]
+    search_fields = ["order_id", "payment_id", "refund_id"]
+
+
+@admin.register(models.ConflictCase)
+class ConflictCaseAdmin(ReadOnlyAdmin):
+    """Resolved through POST /api/v1/cases/{id}/resolve, which runs the service commands."""
+
+    list_display = ["id", "coupon", "order_id", "fact_type", "status", "recommendation",
+                    "opened_at", "resolved_by"]
+    list_filter = ["status", "recommendation"]
+    search_fields = ["order_id", "=coupon__id"]
+
+
+@admin.register(models.PresaleSettlement)
+class PresaleSettlementAdmin(ReadOnlyAdmin):
+    list_display = ["order_id", "coupon", "strategy", "result", "substitute", "discount_amount",
+                    "settled_at"]
+    list_filter = ["strategy", "result"]
+    search_fields = ["order_id"]

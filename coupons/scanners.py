@@ -71,6 +71,8 @@ def scan(*, due, time_field, handle, batch=100, rate=None, shard=0, shards=1, pr
     report, pacer, cursor = ScanReport(), Pacer(rate), None
     started = time.monotonic()
     while limit is None or sum(report.counts.values()) < limit:
+        # Never read (and lock) more rows than the limit leaves: --limit stops mid-batch.
+        size = batch if limit is None else min(batch, limit - sum(report.counts.values()))
         with transaction.atomic():
             rows = due().select_for_update(no_key=True, skip_locked=True, of=("self",))
             if shards > 1:
@@ -78,7 +80,7 @@ def scan(*, due, time_field, handle, batch=100, rate=None, shard=0, shards=1, pr
             if cursor is not None:
                 rows = rows.filter(Q(**{f"{time_field}__gt": cursor[0]})
                                    | Q(**{time_field: cursor[0], "id__gt": cursor[1]}))
-            rows = list(rows.order_by(time_field, "id")[:batch])
+            rows = list(rows.order_by(time_field, "id")[:size])
             if not rows:
                 break
             for row in rows:

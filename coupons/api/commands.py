@@ -52,9 +52,8 @@ def run_command(request, input_serializer, command, *, success_status=200, rende
         try:
             body = command(ctx, serializer.validated_data)
         except CouponError as error:
-            # Coupon commands stored their refusal as the key's answer already (then this is a
-            # no-op); others, such as template validation, did not, and a retry with the same
-            # key must get the same answer, not a 409 for a claim left IN_PROGRESS.
+            # The refusal is the key's answer: a retry with the same key gets the same error,
+            # not a second attempt, nor a 409 for a claim left IN_PROGRESS.
             idempotency_complete(ctx, status=error.http_status, body=error.as_body())
             raise
         except Exception:

@@ -3,6 +3,7 @@
 import logging
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, JsonResponse
 from django.views.defaults import page_not_found
 from rest_framework import exceptions, status
@@ -36,6 +37,12 @@ def api_exception_handler(exc, context):
         exc = exceptions.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):
         exc = exceptions.PermissionDenied()
+    elif isinstance(exc, RequestDataTooBig):
+        exc = exceptions.ParseError("The request body is too large.")
+    elif isinstance(exc, RecursionError) and "JSON" in str(exc):
+        # DRF's JSONParser only turns ValueError into ParseError; deeply nested JSON is bad
+        # input too, not a 500.
+        exc = exceptions.ParseError("JSON parse error - nested too deeply.")
     response = exception_handler(exc, context)
     if response is None:
         return None  # a bug: let Django log it and answer 500

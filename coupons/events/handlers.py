@@ -82,6 +82,11 @@ def on_order_ended(fact: OrderFact) -> dict:
 def on_deposit_paid(fact: OrderFact) -> dict:
     """Presale: lock the coupon at deposit, with a lease past the final-payment deadline."""
     payload = fact.payload
+    if OrderFact.objects.filter(order_id=fact.order_id, fact_type=FactType.ORDER_CLOSED).exists():
+        # A redelivered (or reordered) deposit of a closed order must not lock the coupon
+        # again: nothing would ever pay for it, and it would stay locked until deadline + grace.
+        return {"action": "IGNORED", "coupon_id": payload["coupon_id"],
+                "reason": "the order was closed; its deposit no longer holds a coupon"}
     binding = order_binding(fact.order_id)
     if binding is not None and binding.lock.status == LockStatus.ACTIVE:
         return {"action": "ALREADY_LOCKED", "coupon_id": binding.coupon_id}

@@ -16,9 +16,10 @@ class ScannerCommand(BaseCommand):
         parser.add_argument("--quiet", action="store_true", help="print only the summary")
 
     def handle(self, *args, batch, rate, shard, shards, limit, quiet, **options):
-        if batch < 1 or shards < 1 or not 0 <= shard < shards or (rate is not None and rate <= 0):
+        if (batch < 1 or shards < 1 or not 0 <= shard < shards
+                or (rate is not None and rate <= 0) or (limit is not None and limit < 1)):
             raise CommandError("Need --batch >= 1, --shards >= 1, 0 <= --shard < --shards, "
-                               "--rate > 0.")
+                               "--rate > 0, --limit >= 1.")
         progress = None if quiet else (
             lambda report: self.stdout.write(f"batch {report.batches}: {report.summary()}")
         )

@@ -1,0 +1,99 @@
+"""`manage.py seed_demo` builds its demo through the services: every state, the seed's incident."""
+
+from io import StringIO
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+
+from coupons.models import (
+    CommandRejection,
+    CouponOperation,
+    CouponStatus,
+    CouponTemplate,
+    Redemption,
+    ServiceClient,
+    UserCoupon,
+)
+
+pytestmark = pytest.mark.django_db
+
+INCIDENT_USER = "user_demo_1001"
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    # The demo logins get real passwords; the default hasher would make each seed take seconds.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def seed() -> str:
+    out = StringIO()
+    call_command("seed_demo", stdout=out)
+    return out.getvalue()
+
+
+def test_seed_demo_leaves_a_coupon_in_every_state():
+    seed()
+
+    states = set(UserCoupon.objects.values_list("status", flat=True))
+    assert states == set(CouponStatus.values)
+
+
+def test_seed_demo_expires_both_ways():
+    seed()
+
+    expired = UserCoupon.objects.filter(status=CouponStatus.EXPIRED)
+    last_ops = {coupon.operations.order_by("-to_version").first().op_type for coupon in expired}
+    # One by the expiry scanner's command, one by a release that landed past valid_until.
+    assert {"EXPIRE", "RELEASE"} <= last_ops
+
+
+def test_seed_demo_replays_the_incident_with_the_late_redeem_refused():
+    seed()
+
+    coupon = UserCoupon.objects.get(user_id=INCIDENT_USER)
+    ledger = list(coupon.operations.order_by("to_version"))
+    assert [op.op_type for op in ledger] == ["ISSUE", "LOCK", "RELEASE", "LOCK", "REDEEM"]
+    assert [op.to_version for op in ledger] == [1, 2, 3, 4, 5]
+    assert [op.order_id for op in ledger[1:]] == [
+        "order_demo_A", "order_demo_A", "order_demo_B", "order_demo_B",
+    ]
+    assert coupon.status == CouponStatus.USED
+
+    refusals = CommandRejection.objects.filter(coupon_id_ref=coupon.pk)
+    assert [(r.op_type, r.order_id, r.error_code) for r in refusals] == [
+        ("REDEEM", "order_demo_A", "TOKEN_MISMATCH")
+    ]
+    # The refusal came between B's LOCK and B's REDEEM, as in the seed's timeline.
+    assert ledger[3].created_at < refusals[0].created_at < ledger[4].created_at
+
+    redemption = Redemption.objects.get(coupon=coupon)
+    assert (redemption.order_id, redemption.succeeded) == ("order_demo_B", True)
+
+
+def test_seed_demo_makes_console_users_and_a_service_client():
+    output = seed()
+
+    users = {u.username: u for u in get_user_model().objects.all()}
+    assert users["admin"].is_superuser and users["admin"].check_password("admin-demo")
+    assert users["support"].is_staff and not users["support"].is_superuser
+    assert users["operator"].is_staff and users["operator"].check_password("operator-demo")
+    client = ServiceClient.objects.get(name="demo-order-service")
+    # The key is printed last, once; only its hash is kept.
+    key = output.strip().splitlines()[-1]
+    assert client.key_prefix == key[:8] and client.key_hash != key
+
+
+def test_seed_demo_twice_does_not_duplicate():
+    seed()
+    counts = (UserCoupon.objects.count(), CouponOperation.objects.count(),
+              CouponTemplate.objects.count(), CommandRejection.objects.count(),
+              get_user_model().objects.count(), ServiceClient.objects.count())
+
+    output = seed()
+
+    assert "already there" in output
+    assert counts == (UserCoupon.objects.count(), CouponOperation.objects.count(),
+                      CouponTemplate.objects.count(), CommandRejection.objects.count(),
+                      get_user_model().objects.count(), ServiceClient.objects.count())
