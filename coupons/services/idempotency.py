@@ -37,28 +37,37 @@ def idempotency_claim(*, scope: str, key: str, request_hash: str) -> Claim:
     arrives while the first is running sees IN_PROGRESS and is told 409 instead of racing it.
     """
     now = clock.now()
-    with transaction.atomic():
-        try:
-            with transaction.atomic():
-                record = IdempotencyRecord.objects.create(
-                    scope=scope, key=key, request_hash=request_hash,
-                    status=IdempotencyRecord.Status.IN_PROGRESS, claimed_at=now,
-                )
-            return Claim(record_id=record.pk)
-        except IntegrityError:
-            pass
-        record = IdempotencyRecord.objects.select_for_update().get(scope=scope, key=key)
-        if record.request_hash != request_hash:
-            raise IdempotencyKeyReused()
-        if record.status == IdempotencyRecord.Status.COMPLETED:
-            return Claim(replay_status=record.response_status, replay_body=record.response_body)
-        timeout = timedelta(seconds=settings.COUPONS["IDEMPOTENCY_CLAIM_TIMEOUT_SECONDS"])
-        if now - record.claimed_at < timeout:
-            raise IdempotencyRequestInProgress()
-        # The first worker died mid-command; its transaction rolled back, so run it again.
-        record.claimed_at = now
-        record.save(update_fields=["claimed_at"])
-        return Claim(record_id=record.pk)
+    # Twice at most: the claim we collided with may be abandoned (deleted) before we read it.
+    for _ in range(2):
+        with transaction.atomic():
+            try:
+                with transaction.atomic():
+                    record = IdempotencyRecord.objects.create(
+                        scope=scope, key=key, request_hash=request_hash,
+                        status=IdempotencyRecord.Status.IN_PROGRESS, claimed_at=now,
+                    )
+                return Claim(record_id=record.pk)
+            except IntegrityError:
+                pass
+            record = (IdempotencyRecord.objects.select_for_update()
+                      .filter(scope=scope, key=key).first())
+            if record is not None:
+                return _existing_claim(record, request_hash, now)
+    raise IdempotencyRequestInProgress()
+
+
+def _existing_claim(record, request_hash, now) -> Claim:
+    if record.request_hash != request_hash:
+        raise IdempotencyKeyReused()
+    if record.status == IdempotencyRecord.Status.COMPLETED:
+        return Claim(replay_status=record.response_status, replay_body=record.response_body)
+    timeout = timedelta(seconds=settings.COUPONS["IDEMPOTENCY_CLAIM_TIMEOUT_SECONDS"])
+    if now - record.claimed_at < timeout:
+        raise IdempotencyRequestInProgress()
+    # The first worker died mid-command; its transaction rolled back, so run it again.
+    record.claimed_at = now
+    record.save(update_fields=["claimed_at"])
+    return Claim(record_id=record.pk)
 
 
 def idempotency_complete(ctx, *, status: int, body: dict) -> None:
