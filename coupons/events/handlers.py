@@ -11,7 +11,13 @@ from coupons.errors import CouponError, StateConflict
 from coupons.events.facts import order_binding, order_payment, stored_lease
 from coupons.events.presale import settle_final_payment
 from coupons.models import FactType, LockStatus, OrderFact
-from coupons.services import CommandContext, coupon_lock, coupon_redeem, coupon_release
+from coupons.services import (
+    CommandContext,
+    coupon_lock,
+    coupon_redeem,
+    coupon_release,
+    coupon_renew,
+)
 from coupons.services.cases import case_open
 
 COORDINATOR = CommandContext(actor="system:coordinator")
@@ -65,6 +71,11 @@ def on_order_ended(fact: OrderFact) -> dict:
     if order_payment(fact.order_id) is not None:
         return {"action": "IGNORED", "coupon_id": binding.coupon_id,
                 "reason": "the order has a successful payment; its coupon stays with it"}
+    if fact.fact_type == FactType.PAYMENT_FAILED and has_fact(fact.order_id, FactType.DEPOSIT_PAID):
+        # A declined final-payment card may be retried until the deadline; the deposit keeps
+        # the coupon until the order closes or the lease (deadline + grace) ends.
+        return {"action": "IGNORED", "coupon_id": binding.coupon_id,
+                "reason": "a presale order keeps its coupon until it closes or its lease ends"}
     if binding.lock.status != LockStatus.ACTIVE:
         return {"action": "NOTHING_TO_RELEASE", "coupon_id": binding.coupon_id,
                 "lock_status": binding.lock.status}
@@ -82,26 +93,45 @@ def on_order_ended(fact: OrderFact) -> dict:
 def on_deposit_paid(fact: OrderFact) -> dict:
     """Presale: lock the coupon at deposit, with a lease past the final-payment deadline."""
     payload = fact.payload
-    if OrderFact.objects.filter(order_id=fact.order_id, fact_type=FactType.ORDER_CLOSED).exists():
+    if has_fact(fact.order_id, FactType.ORDER_CLOSED):
         # A redelivered (or reordered) deposit of a closed order must not lock the coupon
         # again: nothing would ever pay for it, and it would stay locked until deadline + grace.
         return {"action": "IGNORED", "coupon_id": payload["coupon_id"],
                 "reason": "the order was closed; its deposit no longer holds a coupon"}
+    grace = timedelta(seconds=settings.COUPONS["PRESALE_GRACE_SECONDS"])
+    lease_until = parse_datetime(payload["final_payment_deadline"]) + grace
     binding = order_binding(fact.order_id)
     if binding is not None and binding.lock.status == LockStatus.ACTIVE:
-        return {"action": "ALREADY_LOCKED", "coupon_id": binding.coupon_id}
-    grace = timedelta(seconds=settings.COUPONS["PRESALE_GRACE_SECONDS"])
+        return extend_to_deadline(binding, lease_until)
     try:
         result = coupon_lock(
             coupon_id=payload["coupon_id"], order_id=fact.order_id, user_id=payload["user_id"],
             order_amount=Decimal(payload["order_amount"]), quote_id=payload.get("quote_id", ""),
-            lease_until=parse_datetime(payload["final_payment_deadline"]) + grace, ctx=COORDINATOR,
+            lease_until=lease_until, ctx=COORDINATOR,
         )
     except CouponError as error:
         return {"action": "LOCK_REFUSED", "coupon_id": payload["coupon_id"], **refused(error)}
     return {"action": "LOCKED", "coupon_id": result.lock.coupon_id,
             "lock_id": str(result.lock.pk), "state_version": result.state_version,
             "expires_at": result.payload()["expires_at"]}
+
+
+def extend_to_deadline(binding, lease_until) -> dict:
+    """The order locked at checkout (a short quote lease): the deposit stretches it."""
+    outcome = {"action": "ALREADY_LOCKED", "coupon_id": binding.coupon_id}
+    if binding.lock.expires_at >= lease_until:
+        return outcome
+    try:
+        renewed = coupon_renew(coupon_id=binding.coupon_id, lease=stored_lease(binding.lock),
+                               lease_until=lease_until, ctx=COORDINATOR)
+    except CouponError as error:
+        return {**outcome, **refused(error)}
+    return {**outcome, "action": "LEASE_EXTENDED", "expires_at": renewed.payload()["expires_at"],
+            "state_version": renewed.state_version}
+
+
+def has_fact(order_id: str, fact_type: str) -> bool:
+    return OrderFact.objects.filter(order_id=order_id, fact_type=fact_type).exists()
 
 
 def on_final_payment(fact: OrderFact) -> dict:

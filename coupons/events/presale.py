@@ -70,14 +70,17 @@ def find_substitutes(binding, now) -> list[UserCoupon]:
 def _substitute_or_compensate(fact, binding, ctx) -> dict:
     for substitute in find_substitutes(binding, clock.now()):
         try:
-            locked = coupon_lock(
-                coupon_id=substitute.pk, order_id=fact.order_id, user_id=substitute.user_id,
-                order_amount=binding.order_amount, quote_id=binding.quote_id, ctx=ctx,
-            )
-            coupon_redeem(
-                coupon_id=substitute.pk, payment_id=fact.payment_id, ctx=ctx,
-                lease=LeaseProof.from_lock(locked.lock, expected_version=locked.state_version),
-            )
+            # One savepoint for the pair, so a redeem that fails takes its lock back with it.
+            with transaction.atomic():
+                locked = coupon_lock(
+                    coupon_id=substitute.pk, order_id=fact.order_id,
+                    user_id=substitute.user_id, order_amount=binding.order_amount,
+                    quote_id=binding.quote_id, ctx=ctx,
+                )
+                coupon_redeem(
+                    coupon_id=substitute.pk, payment_id=fact.payment_id, ctx=ctx,
+                    lease=LeaseProof.from_lock(locked.lock, expected_version=locked.state_version),
+                )
         except CouponError:
             continue  # taken or changed since we looked: try the next one
         return _settle(fact, binding, SettlementResult.SUBSTITUTED,
