@@ -75,7 +75,7 @@ def _substitute_or_compensate(fact, binding, ctx) -> dict:
                 locked = coupon_lock(
                     coupon_id=substitute.pk, order_id=fact.order_id,
                     user_id=substitute.user_id, order_amount=binding.order_amount,
-                    quote_id=binding.quote_id, ctx=ctx,
+                    quote_id=binding.quote_id, discount_cap=binding.discount_amount, ctx=ctx,
                 )
                 coupon_redeem(
                     coupon_id=substitute.pk, payment_id=fact.payment_id, ctx=ctx,

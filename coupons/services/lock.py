@@ -43,8 +43,13 @@ class LockResult:
 def coupon_lock(
     *, coupon_id, order_id: str, user_id: str, order_amount: Decimal, ctx,
     quote_id: str = "", lease_seconds: int | None = None, lease_until=None,
+    discount_cap: Decimal | None = None,
 ) -> LockResult:
-    """Lease an AVAILABLE coupon to one order and freeze the order's discount."""
+    """Lease an AVAILABLE coupon to one order and freeze the order's discount.
+
+    `discount_cap` is for a substitute: it stands in for the discount the order already has,
+    so its evidence must not claim more.
+    """
     with (
         refusals_recorded(OperationType.LOCK, ctx, coupon_id=coupon_id, order_id=order_id),
         transaction.atomic(),
@@ -64,6 +69,8 @@ def coupon_lock(
                 min_order_amount=money(terms.min_order_amount), order_amount=money(order_amount)
             )
         discount = discount_for(terms, order_amount)
+        if discount_cap is not None:
+            discount = min(discount, discount_cap)
         expires_at = lease_end(now, lease_seconds=lease_seconds, lease_until=lease_until)
 
         lock_id = uuid.uuid4()

@@ -371,6 +371,9 @@ def test_substitute_takes_a_bigger_coupon_when_it_is_the_only_one_that_suffices(
 
     assert (outcome["action"], outcome["substitute_coupon_id"]) == ("SUBSTITUTED", bigger.pk)
     assert snapshot(bigger) == ("USED", 3)
+    # It stands in for the order's 50.00; its evidence does not claim its own 80.00.
+    assert Redemption.objects.get(coupon=bigger).discount_amount == Decimal("50.00")
+    assert OrderCoupon.objects.get(coupon=bigger).discount_amount == Decimal("50.00")
 
 
 @pytest.mark.parametrize("pay_at", ["at", "after"])
