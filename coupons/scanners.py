@@ -53,12 +53,14 @@ class Pacer:
         self.interval = 1.0 / rate if rate else 0.0
         self.next_at = time.monotonic()
 
-    def wait(self) -> None:
+    def wait_for(self, commands: int) -> None:
+        """Called between batches, with no row lock held: a holder's REDEEM or RENEW must
+        never queue behind a scanner that is only waiting for its rate."""
         if self.interval:
+            self.next_at = max(self.next_at, time.monotonic()) + commands * self.interval
             pause = self.next_at - time.monotonic()
             if pause > 0:
                 time.sleep(pause)
-            self.next_at = max(self.next_at, time.monotonic()) + self.interval
 
 
 def scan(*, due, time_field, handle, batch=100, rate=None, shard=0, shards=1, progress=None,
@@ -85,8 +87,8 @@ def scan(*, due, time_field, handle, batch=100, rate=None, shard=0, shards=1, pr
                 break
             for row in rows:
                 report.counts[handle(row)] += 1
-                pacer.wait()
             cursor = (getattr(rows[-1], time_field), rows[-1].pk)
+        pacer.wait_for(len(rows))
         report.batches += 1
         report.seconds = time.monotonic() - started
         if progress is not None:

@@ -9,7 +9,8 @@ class ScannerCommand(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--batch", type=int, default=100, help="rows per transaction")
         parser.add_argument("--rate", type=float, default=None,
-                            help="at most this many commands per second (default: no limit)")
+                            help="at most this many commands per second on average, paced between "
+                                 "batches (default: no limit)")
         parser.add_argument("--shard", type=int, default=0, help="this scanner's shard, 0..N-1")
         parser.add_argument("--shards", type=int, default=1, help="number of shards N")
         parser.add_argument("--limit", type=int, default=None, help="stop after this many rows")

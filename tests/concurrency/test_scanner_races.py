@@ -1,0 +1,136 @@
+"""The lease scanner racing itself and the lease holders, on PostgreSQL with real threads.
+
+Each batch is read with FOR NO KEY UPDATE SKIP LOCKED, so a second scanner passes over rows the
+first holds, and a holder's RENEW or REDEEM either takes the row first (the scanner skips it or
+no longer finds it due) or waits and is then refused: never both, never a deadlock.
+"""
+
+import threading
+
+import pytest
+from django.db import connection
+from django.db.models import Count
+
+from coupons import scanners
+from coupons.errors import CouponError
+from coupons.models import CommandRejection, CouponOperation, UserCoupon
+from coupons.replay import coupon_check
+from coupons.services import coupon_issue, coupon_redeem, coupon_renew
+from tests.conftest import lock
+
+pytestmark = [
+    pytest.mark.postgres,
+    pytest.mark.skipif(connection.vendor != "postgresql",
+                       reason="needs PostgreSQL row locks and SKIP LOCKED"),
+    pytest.mark.django_db(transaction=True),
+]
+
+LEASE = 60
+JOIN_TIMEOUT = 120
+
+
+def run_at_once(*calls):
+    """Run each call in its own thread, released together; answers their return values.
+
+    A CouponError is answered as its code; any other exception (a deadlock, a unique
+    violation, a hang) fails the test. Every thread closes its own connection.
+    """
+    barrier = threading.Barrier(len(calls))
+    results, crashes = [None] * len(calls), []
+
+    def run(index, call):
+        try:
+            barrier.wait(timeout=JOIN_TIMEOUT)
+            results[index] = call()
+        except Exception as error:  # noqa: BLE001 - collected and asserted below
+            crashes.append(repr(error))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run, args=item) for item in enumerate(calls)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(JOIN_TIMEOUT)
+    assert not any(thread.is_alive() for thread in threads), "a racing thread hung"
+    assert not crashes, crashes
+    return results
+
+
+def expired_leases(template, ctx, clock, n) -> dict[int, object]:
+    """n coupons, each locked by its own order; answers each holder's LeaseProof by coupon id,
+    after moving the clock past every lease."""
+    proofs = {}
+    for i in range(n):
+        coupon = coupon_issue(template_id=template.pk, user_id=f"u{i}", ctx=ctx).coupon
+        proofs[coupon.pk] = lock(coupon, ctx, order_id=f"order-{coupon.pk}",
+                                 lease_seconds=LEASE)[1]
+    clock.advance(seconds=LEASE + 1)
+    return proofs
+
+
+def assert_every_coupon_replays():
+    failures = {c.pk: r.violations for c in UserCoupon.objects.all()
+                if not (r := coupon_check(c)).ok}
+    assert not failures
+
+
+def test_two_scanners_at_once_release_each_expired_lease_exactly_once(template, ctx, clock):
+    proofs = expired_leases(template, ctx, clock, 200)
+
+    reports = run_at_once(*[lambda: scanners.scan_leases(batch=20)] * 2)
+
+    assert sum(report.counts["released"] for report in reports) == 200
+    assert all(set(report.counts) <= {"released"} for report in reports)
+    releases = (CouponOperation.objects.filter(op_type="RELEASE")
+                .values("coupon_id").annotate(n=Count("id")))
+    assert {row["coupon_id"]: row["n"] for row in releases} == dict.fromkeys(proofs, 1)
+    assert set(CouponOperation.objects.filter(op_type="RELEASE")
+               .values_list("actor", flat=True)) == {"system:lease-scanner"}
+    assert not CommandRejection.objects.exists()  # nobody even tried a coupon twice
+    assert set(UserCoupon.objects.values_list("status", flat=True)) == {"AVAILABLE"}
+    assert_every_coupon_replays()
+
+
+def test_scanner_and_lease_holders_at_once_never_both_end_a_lease(template, ctx, clock):
+    proofs = expired_leases(template, ctx, clock, 120)
+    coupon_ids = sorted(proofs)
+
+    def holders(my_ids):
+        """Holders of even coupons renew, of odd ones pay; newest first, to meet the scanner."""
+        outcomes = {}
+        for coupon_id in reversed(my_ids):
+            try:
+                if coupon_id % 2:
+                    coupon_redeem(coupon_id=coupon_id, lease=proofs[coupon_id],
+                                  payment_id=f"P-{coupon_id}", ctx=ctx)
+                else:
+                    coupon_renew(coupon_id=coupon_id, lease=proofs[coupon_id], ctx=ctx,
+                                 lease_seconds=600)
+                outcomes[coupon_id] = "ok"
+            except CouponError as error:
+                outcomes[coupon_id] = error.code
+        return outcomes
+
+    quarters = [coupon_ids[i::4] for i in range(4)]
+    report, *holder_outcomes = run_at_once(
+        lambda: scanners.scan_leases(batch=10),
+        *[lambda ids=ids: holders(ids) for ids in quarters],
+    )
+
+    holder = {cid: outcome for outcomes in holder_outcomes for cid, outcome in outcomes.items()}
+    assert set(holder) == set(proofs)
+    # A holder loses only to a release that came first; then the coupon is simply not LOCKED.
+    assert set(holder.values()) <= {"ok", "INVALID_STATE"}
+    released = set(CouponOperation.objects.filter(op_type="RELEASE")
+                   .values_list("coupon_id", flat=True))
+    assert released == {cid for cid, outcome in holder.items() if outcome != "ok"}
+    assert report.counts["released"] == len(released)
+    assert set(report.counts) <= {"released", "skipped"}
+    coupons = UserCoupon.objects.in_bulk(coupon_ids)
+    for coupon_id, outcome in holder.items():
+        expected = ("AVAILABLE" if outcome != "ok"
+                    else "USED" if coupon_id % 2 else "LOCKED")
+        assert coupons[coupon_id].status == expected, (coupon_id, outcome)
+        assert CouponOperation.objects.filter(coupon_id=coupon_id).count() == 3
+    assert_every_coupon_replays()
