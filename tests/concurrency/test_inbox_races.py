@@ -6,7 +6,6 @@ retry under a new message id stores no second fact, and the redeem it drives fin
 already USED by the same order.
 """
 
-import threading
 from collections import Counter
 
 import pytest
@@ -15,6 +14,7 @@ from rest_framework.test import APIClient
 
 from coupons.models import CouponOperation, InboxMessage, OrderFact, Redemption, UserCoupon
 from coupons.replay import coupon_check
+from tests.concurrency.threads import all_ok, race
 from tests.conftest import lock
 
 pytestmark = [
@@ -25,35 +25,19 @@ pytestmark = [
 ]
 
 THREADS = 16
-JOIN_TIMEOUT = 120
 
 
 def post_at_once(key, bodies):
-    """POST each body to the inbox from its own thread and client, all released together;
-    answers [(status code, json)]. An exception in the view (a 500) fails the test."""
-    barrier = threading.Barrier(len(bodies))
-    answers, crashes = [None] * len(bodies), []
+    """POST each body to the inbox from its own client, all at once; answers
+    [(status code, json)]."""
 
-    def post(index, body):
-        try:
-            client = APIClient()
-            client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
-            barrier.wait(timeout=JOIN_TIMEOUT)
-            response = client.post("/api/v1/events", body, format="json")
-            answers[index] = (response.status_code, response.json())
-        except Exception as error:  # noqa: BLE001 - collected and asserted below
-            crashes.append(repr(error))
-        finally:
-            connection.close()
+    def post(body):
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+        response = client.post("/api/v1/events", body, format="json")
+        return response.status_code, response.json()
 
-    threads = [threading.Thread(target=post, args=item) for item in enumerate(bodies)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(JOIN_TIMEOUT)
-    assert not any(thread.is_alive() for thread in threads), "a posting thread hung"
-    assert not crashes, crashes
-    return answers
+    return all_ok(race(*[lambda body=body: post(body) for body in bodies]))
 
 
 def payment(clock, message_id, order_id="order-A", payment_id="P-A"):

@@ -5,7 +5,6 @@ PostgreSQL they exercise the coupon row lock (SELECT ... FOR NO KEY UPDATE), the
 behind it and the Idempotency-Key claim's unique index.
 """
 
-import threading
 from collections import Counter
 from decimal import Decimal
 from functools import partial
@@ -14,7 +13,6 @@ import pytest
 from django.db import connection
 from rest_framework.test import APIClient
 
-from coupons.errors import CouponError
 from coupons.models import (
     CouponLock,
     CouponOperation,
@@ -31,6 +29,7 @@ from coupons.services import (
     coupon_redeem,
     coupon_release,
 )
+from tests.concurrency.threads import race
 from tests.conftest import lock
 
 pytestmark = [
@@ -38,40 +37,6 @@ pytestmark = [
     pytest.mark.skipif(connection.vendor != "postgresql", reason="needs PostgreSQL row locks"),
     pytest.mark.django_db(transaction=True),
 ]
-
-JOIN_TIMEOUT = 60
-
-
-def race(*calls):
-    """Run each call in its own thread, all released at once; answers [(kind, value)] in order.
-
-    kind is "ok" (the call's return value), "refused" (a CouponError's code) or "crashed"
-    (any other exception). Every thread closes its own database connection.
-    """
-    barrier = threading.Barrier(len(calls))
-    outcomes = [None] * len(calls)
-
-    def run(index, call):
-        try:
-            barrier.wait(timeout=JOIN_TIMEOUT)
-            outcomes[index] = ("ok", call())
-        except CouponError as error:
-            outcomes[index] = ("refused", error.code)
-        except Exception as error:  # reported, and fails the test below
-            outcomes[index] = ("crashed", repr(error))
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=(i, call)) for i, call in enumerate(calls)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(JOIN_TIMEOUT)
-    assert not any(thread.is_alive() for thread in threads), "a racing thread hung"
-    crashed = [value for kind, value in outcomes if kind == "crashed"]
-    assert not crashed, f"racing calls crashed: {crashed}"
-    return outcomes
-
 
 def api_client(key):
     client = APIClient()

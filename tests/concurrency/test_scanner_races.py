@@ -5,8 +5,6 @@ first holds, and a holder's RENEW or REDEEM either takes the row first (the scan
 no longer finds it due) or waits and is then refused: never both, never a deadlock.
 """
 
-import threading
-
 import pytest
 from django.db import connection
 from django.db.models import Count
@@ -16,6 +14,7 @@ from coupons.errors import CouponError
 from coupons.models import CommandRejection, CouponOperation, UserCoupon
 from coupons.replay import coupon_check
 from coupons.services import coupon_issue, coupon_redeem, coupon_renew
+from tests.concurrency.threads import all_ok, race
 from tests.conftest import lock
 
 pytestmark = [
@@ -26,35 +25,6 @@ pytestmark = [
 ]
 
 LEASE = 60
-JOIN_TIMEOUT = 120
-
-
-def run_at_once(*calls):
-    """Run each call in its own thread, released together; answers their return values.
-
-    A CouponError is answered as its code; any other exception (a deadlock, a unique
-    violation, a hang) fails the test. Every thread closes its own connection.
-    """
-    barrier = threading.Barrier(len(calls))
-    results, crashes = [None] * len(calls), []
-
-    def run(index, call):
-        try:
-            barrier.wait(timeout=JOIN_TIMEOUT)
-            results[index] = call()
-        except Exception as error:  # noqa: BLE001 - collected and asserted below
-            crashes.append(repr(error))
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=item) for item in enumerate(calls)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(JOIN_TIMEOUT)
-    assert not any(thread.is_alive() for thread in threads), "a racing thread hung"
-    assert not crashes, crashes
-    return results
 
 
 def expired_leases(template, ctx, clock, n) -> dict[int, object]:
@@ -78,7 +48,7 @@ def assert_every_coupon_replays():
 def test_two_scanners_at_once_release_each_expired_lease_exactly_once(template, ctx, clock):
     proofs = expired_leases(template, ctx, clock, 200)
 
-    reports = run_at_once(*[lambda: scanners.scan_leases(batch=20)] * 2)
+    reports = all_ok(race(*[lambda: scanners.scan_leases(batch=20)] * 2))
 
     assert sum(report.counts["released"] for report in reports) == 200
     assert all(set(report.counts) <= {"released"} for report in reports)
@@ -113,10 +83,10 @@ def test_scanner_and_lease_holders_at_once_never_both_end_a_lease(template, ctx,
         return outcomes
 
     quarters = [coupon_ids[i::4] for i in range(4)]
-    report, *holder_outcomes = run_at_once(
+    report, *holder_outcomes = all_ok(race(
         lambda: scanners.scan_leases(batch=10),
         *[lambda ids=ids: holders(ids) for ids in quarters],
-    )
+    ))
 
     holder = {cid: outcome for outcomes in holder_outcomes for cid, outcome in outcomes.items()}
     assert set(holder) == set(proofs)
