@@ -107,6 +107,8 @@ class IdempotencyKeyReused(BusinessRuleError):
 
 
 class CaseNotOpen(CouponError):
+    """A 409 whose current_state is the case's status (a case has no version)."""
+
     code = "INVALID_STATE"
     http_status = 409
     message = "The conflict case is no longer open."

@@ -74,7 +74,7 @@ def case_resolve(*, case_id, action: str, note: str, ctx: CommandContext) -> Con
         lock_coupon_row(case.coupon_id)  # lock order: coupon before the case row
         case = ConflictCase.objects.select_for_update().get(pk=case_id)
         if case.status != CaseStatus.OPEN:
-            raise CaseNotOpen(case_status=case.status)
+            raise CaseNotOpen(current_state=case.status)
         if action == "APPLY":
             resolution = _apply(case, ctx)
         elif action in ("RESOLVE", "DISMISS"):

@@ -316,6 +316,8 @@ def test_resolving_a_closed_case_is_a_conflict(operator, compensating_case, firs
 
     assert response.status_code == 409
     assert response.json()["error"]["code"] == "INVALID_STATE"
+    closed_as = "RESOLVED" if first_action == "APPLY" else "DISMISSED"
+    assert response.json()["error"]["details"] == {"current_state": closed_as}
     assert (world(), reloaded(compensating_case).resolution) == before
 
 
