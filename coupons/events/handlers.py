@@ -10,7 +10,7 @@ from django.utils.dateparse import parse_datetime
 from coupons.errors import CouponError, StateConflict
 from coupons.events.facts import order_binding, order_payment, stored_lease
 from coupons.events.presale import settle_final_payment
-from coupons.models import FactType, LockStatus, OrderFact
+from coupons.models import CaseStatus, FactType, LockStatus, OrderFact
 from coupons.services import (
     CommandContext,
     coupon_lock,
@@ -43,7 +43,8 @@ def open_case_for(fact: OrderFact, binding, error: CouponError) -> dict:
             "message_id": fact.first_message.message_id,
         },
     )
-    return {"action": "CASE_OPENED", "coupon_id": coupon.pk, "case_id": case.pk,
+    action = "CASE_OPENED" if case.status == CaseStatus.OPEN else "CASE_ALREADY_CLOSED"
+    return {"action": action, "coupon_id": coupon.pk, "case_id": case.pk,
             "recommendation": case.recommendation, **refused(error)}
 
 

@@ -4,6 +4,7 @@ from dataclasses import replace
 from decimal import Decimal
 
 from django.db import IntegrityError, transaction
+from django.db.models import Case, When
 
 from coupons import clock
 from coupons.errors import CaseNotOpen, NotFound, ValidationFailed
@@ -43,12 +44,18 @@ def recommend(coupon, order_id: str, now) -> tuple[str, str]:
 
 
 def case_open(*, coupon, order_id, fact_type, payment_id="", evidence) -> ConflictCase:
-    """Open a case, or join the open one for the same coupon, order and fact."""
+    """Open a case, or answer the one already opened for the same coupon, order and fact.
+
+    A case a person has resolved or dismissed is not reopened by a redelivery of its fact:
+    that decision stands, and the caller sees the closed case.
+    """
     now = clock.now()
     recommendation, summary = recommend(coupon, order_id, now)
-    existing = ConflictCase.objects.filter(
-        coupon=coupon, order_id=order_id, fact_type=fact_type, status=CaseStatus.OPEN
-    ).first()
+    existing = (
+        ConflictCase.objects.filter(coupon=coupon, order_id=order_id, fact_type=fact_type)
+        .order_by(Case(When(status=CaseStatus.OPEN, then=0), default=1), "-opened_at", "-id")
+        .first()
+    )
     if existing is not None:
         return existing
     try:

@@ -375,3 +375,16 @@ def test_resolve_with_a_reused_key_and_another_body_is_refused(operator, manual_
     assert response.status_code == 422
     assert response.json()["error"]["code"] == "IDEMPOTENCY_KEY_REUSED"
     assert reloaded(manual_case).status == "DISMISSED"
+
+
+def test_a_payment_redelivered_after_its_case_was_settled_does_not_reopen_it(
+    operator, refund_case, send,
+):
+    assert resolve(operator, refund_case, action="APPLY").status_code == 200
+
+    again = send("PaymentSucceeded", order_id=refund_case.order_id,
+                 payment_id=refund_case.payment_id)
+
+    assert (again["action"], again["case_id"]) == ("CASE_ALREADY_CLOSED", refund_case.pk)
+    assert ConflictCase.objects.count() == 1
+    assert Compensation.objects.count() == 1
