@@ -128,6 +128,8 @@ SPECTACULAR_SETTINGS = {
         "CouponStatusEnum": "coupons.models.CouponStatus",
         "CaseStatusEnum": "coupons.models.CaseStatus",
         "InboxStatusEnum": ["PROCESSED", "DUPLICATE"],
+        "CouponKindEnum": "coupons.models.CouponKind",
+        "TimelineKindEnum": "timeline.selectors.KIND_ORDER",
     },
 }
 

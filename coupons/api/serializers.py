@@ -6,6 +6,7 @@ from django.conf import settings
 from rest_framework import serializers
 
 from coupons.models import CouponKind, CouponStatus, CouponTemplate, ExpiryDuringLock
+from timeline.selectors import KIND_ORDER
 
 MAX_DB_ID = 2**63 - 1
 MAX_VERSION = 2**31 - 1
@@ -202,3 +203,11 @@ class CheckOutput(serializers.Serializer):
     replayed_version = serializers.IntegerField()
     invariants = InvariantOutput(many=True)
     diagnosis = DiagnosisOutput()
+
+
+class TimelineEntryOutput(serializers.Serializer):
+    at = serializers.DateTimeField()
+    kind = serializers.ChoiceField(choices=KIND_ORDER)
+    id = serializers.IntegerField(help_text="The row id within its kind.")
+    title = serializers.CharField()
+    details = serializers.DictField()

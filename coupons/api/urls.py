@@ -35,6 +35,8 @@ urlpatterns = [
     path("coupons/<dbid:coupon_id>/rejections", views.CouponRejectionsApi.as_view(),
          name="coupon-rejections"),
     path("coupons/<dbid:coupon_id>/check", views.CouponCheckApi.as_view(), name="coupon-check"),
+    path("coupons/<dbid:coupon_id>/timeline", views.CouponTimelineApi.as_view(),
+         name="coupon-timeline"),
     path("events", event_views.EventReceiveApi.as_view(), name="events"),
     path("cases", event_views.CaseListApi.as_view(), name="cases"),
     path("cases/<dbid:case_id>/resolve", event_views.CaseResolveApi.as_view(),

@@ -21,6 +21,7 @@ from coupons.services import (
     template_create,
 )
 from coupons.services.tokens import lease_token
+from timeline.selectors import coupon_timeline
 
 from . import serializers as s
 from .commands import IDEMPOTENCY_KEY_HEADER, run_command
@@ -200,3 +201,12 @@ class CouponCheckApi(APIView):
         coupon = selectors.coupon_get(coupon_id=coupon_id)
         return Response({**coupon_check(coupon).as_dict(),
                          "diagnosis": coupon_diagnosis(coupon, clock.now())})
+
+
+class CouponTimelineApi(APIView):
+    """Everything that happened to the coupon, from every source, oldest first."""
+
+    @extend_schema(responses=s.TimelineEntryOutput(many=True))
+    def get(self, request, coupon_id):
+        coupon = selectors.coupon_get(coupon_id=coupon_id)
+        return Response(coupon_timeline(coupon=coupon))

@@ -1,0 +1,67 @@
+"""One coupon's history from every source, merged into one time-ordered list for support.
+
+Sources: the ledger, the rejection log, the order facts of every order that held the coupon,
+conflict cases, presale settlements and compensations. Ties at one instant keep a fixed order
+(a fact before the commands it caused, a command before what it led to) and then the row id.
+"""
+
+from coupons.models import (
+    CommandRejection,
+    ConflictCase,
+    CouponOperation,
+    OrderCoupon,
+    OrderFact,
+    PresaleSettlement,
+)
+from coupons.services.payloads import iso, money
+from refunds.models import Compensation
+
+KIND_ORDER = ["fact", "operation", "refusal", "case", "settlement", "compensation"]
+
+
+def entry(at, kind, pk, title, **details) -> dict:
+    return {"at": at, "kind": kind, "id": pk, "title": title,
+            "details": {k: v for k, v in details.items() if v not in ("", None)}}
+
+
+def coupon_timeline(*, coupon) -> list[dict]:
+    order_ids = set(OrderCoupon.objects.filter(coupon=coupon).values_list("order_id", flat=True))
+    entries = [
+        entry(op.created_at, "operation", op.pk,
+              f"{op.op_type} {op.from_state or '∅'}→{op.to_state} (v{op.to_version})",
+              actor=op.actor, order_id=op.order_id, payment_id=op.payment_id,
+              lock_id=str(op.lock_id) if op.lock_id else None, reason=op.reason)
+        for op in CouponOperation.objects.filter(coupon=coupon)
+    ]
+    entries += [
+        entry(r.created_at, "refusal", r.pk, f"{r.op_type} refused: {r.error_code}",
+              actor=r.actor, order_id=r.order_id, message=r.message)
+        for r in CommandRejection.objects.filter(coupon_id_ref=coupon.pk)
+    ]
+    entries += [
+        entry(f.recorded_at, "fact", f.pk, f"{f.fact_type} for order {f.order_id}",
+              order_id=f.order_id, payment_id=f.payment_id, refund_id=f.refund_id,
+              occurred_at=iso(f.occurred_at))
+        for f in OrderFact.objects.filter(order_id__in=order_ids)
+    ]
+    for case in ConflictCase.objects.filter(coupon=coupon):
+        entries.append(entry(case.opened_at, "case", case.pk,
+                             f"Conflict case #{case.pk} opened: {case.recommendation}",
+                             order_id=case.order_id, summary=case.summary))
+        if case.resolved_at:
+            entries.append(entry(case.resolved_at, "case", case.pk,
+                                 f"Conflict case #{case.pk} {case.status.lower()}",
+                                 resolved_by=case.resolved_by, note=case.resolution_note))
+    entries += [
+        entry(s.settled_at, "settlement", s.pk, f"Presale order {s.order_id}: {s.result}",
+              strategy=s.strategy, discount_amount=money(s.discount_amount),
+              substitute_coupon_id=s.substitute_id)
+        for s in PresaleSettlement.objects.filter(coupon=coupon)
+    ]
+    entries += [
+        entry(c.created_at, "compensation", c.pk, f"Compensation {c.kind} ({c.status})",
+              order_id=c.order_id, amount=money(c.amount), reason=c.reason)
+        for c in Compensation.objects.filter(coupon=coupon)
+    ]
+    entries.sort(key=lambda e: (e["at"], KIND_ORDER.index(e["kind"]), e["id"]))
+    return [{**e, "at": iso(e["at"])} for e in entries]
