@@ -51,15 +51,9 @@ def _record_fact(message: InboxMessage) -> tuple[OrderFact, bool]:
         "payment_id": message.payload.get("payment_id", ""),
         "refund_id": message.payload.get("refund_id", ""),
     }
-    existing = OrderFact.objects.filter(**keys).first()
-    if existing is not None:
-        return existing, False
-    try:
-        with transaction.atomic():
-            fact = OrderFact.objects.create(
-                **keys, occurred_at=message.occurred_at, payload=message.payload,
-                first_message=message, recorded_at=message.received_at,
-            )
-            return fact, True
-    except IntegrityError:  # the same fact under another message id, committed just now
-        return OrderFact.objects.get(**keys), False
+    # get_or_create inserts in a savepoint and reads the winner after an IntegrityError, so
+    # the same fact committed just now under another message id is found, not duplicated.
+    return OrderFact.objects.get_or_create(
+        **keys, defaults={"occurred_at": message.occurred_at, "payload": message.payload,
+                          "first_message": message, "recorded_at": message.received_at},
+    )

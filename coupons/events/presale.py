@@ -3,7 +3,7 @@
 from datetime import UTC, datetime
 from decimal import Decimal
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import Q
 
 from coupons import clock
@@ -94,17 +94,15 @@ def _substitute_or_compensate(fact, binding, ctx) -> dict:
 
 
 def _settle(fact, binding, result, *, discount, substitute=None) -> dict:
-    try:
-        with transaction.atomic():
-            settled = PresaleSettlement.objects.create(
-                order_id=fact.order_id, coupon=binding.coupon,
-                strategy=binding.template_version.expiry_during_lock, result=result,
-                substitute=substitute, discount_amount=discount, payment_id=fact.payment_id,
-                settled_at=clock.now(),
-            )
-    except IntegrityError:  # the same final payment, delivered twice at once, settled first
-        return _outcome("ALREADY_SETTLED", PresaleSettlement.objects.get(order_id=fact.order_id))
-    return _outcome(result, settled)
+    # A second delivery of the final payment, racing this one, may have settled first.
+    settled, created = PresaleSettlement.objects.get_or_create(
+        order_id=fact.order_id,
+        defaults={"coupon": binding.coupon, "result": result, "substitute": substitute,
+                  "strategy": binding.template_version.expiry_during_lock,
+                  "discount_amount": discount, "payment_id": fact.payment_id,
+                  "settled_at": clock.now()},
+    )
+    return _outcome(result if created else "ALREADY_SETTLED", settled)
 
 
 def _outcome(action, settled: PresaleSettlement) -> dict:

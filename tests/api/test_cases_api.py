@@ -1,6 +1,5 @@
 """GET /api/v1/cases and POST /api/v1/cases/{id}/resolve: operators only."""
 
-import itertools
 from decimal import Decimal
 
 import pytest
@@ -14,21 +13,6 @@ from tests.command_checks import ledger, world
 from tests.conftest import lock
 
 pytestmark = pytest.mark.django_db
-
-_message_ids = itertools.count(1)
-
-
-@pytest.fixture
-def send(api, clock):
-    def send(fact_type, **payload):
-        body = {"message_id": f"case-m-{next(_message_ids)}", "type": fact_type,
-                "occurred_at": clock.now().isoformat(), "payload": payload}
-        response = api.post("/api/v1/events", body, format="json")
-        assert response.status_code == 202, response.json()
-        return response.json()["outcome"]
-
-    return send
-
 
 def staff_client(username, *, can_resolve) -> APIClient:
     user = User.objects.create_user(username, password="pw", is_staff=True)
@@ -59,7 +43,8 @@ def late_payment(coupon, ctx, send):
         send("OrderClosed", order_id=order_id)
         if before_payment is not None:
             before_payment(coupon)
-        outcome = send("PaymentSucceeded", order_id=order_id, payment_id=f"P-{order_id}")
+        outcome = send("PaymentSucceeded", order_id=order_id,
+                       payment_id=f"P-{order_id}")["outcome"]
         assert outcome["action"] == "CASE_OPENED"
         return ConflictCase.objects.get(pk=outcome["case_id"])
 
@@ -383,7 +368,7 @@ def test_a_payment_redelivered_after_its_case_was_settled_does_not_reopen_it(
     assert resolve(operator, refund_case, action="APPLY").status_code == 200
 
     again = send("PaymentSucceeded", order_id=refund_case.order_id,
-                 payment_id=refund_case.payment_id)
+                 payment_id=refund_case.payment_id)["outcome"]
 
     assert (again["action"], again["case_id"]) == ("CASE_ALREADY_CLOSED", refund_case.pk)
     assert ConflictCase.objects.count() == 1

@@ -1,6 +1,5 @@
 """GET /api/v1/coupons/{id}/check answers "why can't I use my coupon?" under "diagnosis"."""
 
-import itertools
 from datetime import timedelta
 from decimal import Decimal
 
@@ -22,21 +21,6 @@ from tests.conftest import START, lock
 pytestmark = pytest.mark.django_db
 
 VALID_UNTIL = START + timedelta(days=30)  # the `template` fixture's valid_days
-
-
-@pytest.fixture
-def send(api, clock):
-    """POST a fact to the inbox as the order service; answers the response body."""
-    message_ids = itertools.count(1)
-
-    def send(fact_type, **payload):
-        body = {"message_id": f"diag-m-{next(message_ids)}", "type": fact_type,
-                "occurred_at": clock.now().isoformat(), "payload": payload}
-        response = api.post("/api/v1/events", body, format="json")
-        assert response.status_code == 202, response.json()
-        return response.json()
-
-    return send
 
 
 def diagnosis(api, coupon) -> dict:
