@@ -1,0 +1,11 @@
+"""Reserved: filled in by the change that owns it (see the commit that adds its operations)."""
+
+from django.db import migrations
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("coupons", "0004_scoped_clients"),
+    ]
+
+    operations = []
