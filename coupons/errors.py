@@ -29,6 +29,14 @@ class IdempotencyKeyMissing(CouponError):
     message = "Every command needs an Idempotency-Key header."
 
 
+class CapabilityMissing(CouponError):
+    """A 403 that names what the caller lacks in `details.capability` (SPEC §6)."""
+
+    code = "PERMISSION_DENIED"
+    http_status = 403
+    message = "You are not allowed to do this."
+
+
 class NotFound(CouponError):
     code = "NOT_FOUND"
     http_status = 404

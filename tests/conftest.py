@@ -6,8 +6,9 @@ import pytest
 from django.db import connection
 from rest_framework.test import APIClient
 
+from coupons.capabilities import CLIENT_GRANTS
 from coupons.clock import FrozenClock, use_clock
-from coupons.models import UserCoupon
+from coupons.models import FactType, UserCoupon
 from coupons.replay import coupon_check
 from coupons.services import (
     CommandContext,
@@ -20,6 +21,8 @@ from coupons.services import (
 from coupons.services.tokens import lease_token
 
 START = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+# `create_service_client NAME --allow all --facts all`: for tests not about permissions.
+ALL_GRANTS = {"capabilities": CLIENT_GRANTS.values(), "fact_types": FactType.values}
 
 
 @pytest.fixture
@@ -77,7 +80,7 @@ def lock(coupon, ctx, order_id="order-A", amount="300.00", **kwargs):
 
 @pytest.fixture
 def service_client(db, clock):
-    client, key = service_client_create(name="order-service")
+    client, key = service_client_create(name="order-service", **ALL_GRANTS)
     return client, key
 
 

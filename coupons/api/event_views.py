@@ -7,23 +7,34 @@ from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from coupons.capabilities import Capability
+from coupons.errors import CapabilityMissing
 from coupons.events.inbox import inbox_receive
-from coupons.models import CaseStatus, ConflictCase
+from coupons.models import CaseStatus, ConflictCase, ServiceClient
 from coupons.services.cases import case_resolve
 
 from . import event_serializers as s
 from .commands import IDEMPOTENCY_KEY_HEADER, run_command
-from .permissions import IsOperator, actor_of
+from .permissions import actor_of
 
 
 class EventReceiveApi(APIView):
     """Facts from the order, payment and refund services: at least once, in any order."""
+
+    capabilities = {"POST": Capability.POST_FACTS}
 
     @extend_schema(request=s.EventInput, responses={202: s.EventOutput})
     def post(self, request):
         event = s.EventInput(data=request.data)
         event.is_valid(raise_exception=True)
         fact_type = event.validated_data["type"]
+        if isinstance(request.user, ServiceClient) and not request.user.may_send(fact_type):
+            # A client speaks only for the facts it owns: a refund service cannot say an
+            # order was paid.
+            raise CapabilityMissing(
+                f"This client may not send {fact_type} facts.",
+                capability=Capability.POST_FACTS.value, fact_type=fact_type,
+            )
         payload = s.PAYLOADS[fact_type](data=event.validated_data["payload"])
         if not payload.is_valid():
             raise ValidationError({"payload": payload.errors})
@@ -48,7 +59,7 @@ class CaseFilter(django_filters.FilterSet):
 
 
 class CaseListApi(GenericAPIView):
-    permission_classes = [IsOperator]
+    capabilities = {"GET": Capability.RESOLVE_CASES}
     serializer_class = s.CaseOutput
     filterset_class = CaseFilter
 
@@ -62,7 +73,7 @@ class CaseListApi(GenericAPIView):
 
 
 class CaseResolveApi(APIView):
-    permission_classes = [IsOperator]
+    capabilities = {"GET": Capability.RESOLVE_CASES, "POST": Capability.RESOLVE_CASES}
 
     @extend_schema(request=s.CaseResolveInput, responses={200: s.CaseOutput},
                    parameters=[IDEMPOTENCY_KEY_HEADER])

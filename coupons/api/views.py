@@ -8,6 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from coupons import clock, selectors
+from coupons.capabilities import Capability
 from coupons.diagnosis import coupon_diagnosis
 from coupons.replay import coupon_check
 from coupons.services import (
@@ -51,6 +52,7 @@ def with_lease_token(body: dict) -> dict:
 
 
 class TemplateListCreateApi(GenericAPIView):
+    capabilities = {"POST": Capability.MANAGE_TEMPLATES}
     serializer_class = s.TemplateOutput
     filter_backends = []
 
@@ -77,6 +79,7 @@ class TemplateDetailApi(APIView):
 
 
 class CouponListIssueApi(GenericAPIView):
+    capabilities = {"POST": Capability.ISSUE}
     serializer_class = s.CouponOutput
     filterset_class = CouponFilter
 
@@ -103,6 +106,7 @@ class CouponDetailApi(APIView):
 
 
 class CouponLockApi(APIView):
+    capabilities = {"POST": Capability.LOCK}
     @command_schema(s.LockInput, s.LockOutput)
     def post(self, request, coupon_id):
         return run_command(
@@ -116,6 +120,7 @@ class CouponLockApi(APIView):
 
 
 class CouponRenewApi(APIView):
+    capabilities = {"POST": Capability.RENEW}
     @command_schema(s.RenewInput, s.RenewOutput)
     def post(self, request, coupon_id):
         return run_command(
@@ -127,6 +132,7 @@ class CouponRenewApi(APIView):
 
 
 class CouponRedeemApi(APIView):
+    capabilities = {"POST": Capability.REDEEM}
     @command_schema(s.RedeemInput, s.RedeemOutput)
     def post(self, request, coupon_id):
         return run_command(
@@ -139,6 +145,7 @@ class CouponRedeemApi(APIView):
 
 
 class CouponReleaseApi(APIView):
+    capabilities = {"POST": Capability.RELEASE}
     @command_schema(s.ReleaseInput, s.StateOutput)
     def post(self, request, coupon_id):
         return run_command(
@@ -150,6 +157,7 @@ class CouponReleaseApi(APIView):
 
 
 class CouponVoidApi(APIView):
+    capabilities = {"POST": Capability.VOID}
     @command_schema(s.VoidInput, s.StateOutput)
     def post(self, request, coupon_id):
         return run_command(

@@ -42,7 +42,6 @@ class ConflictCase(models.Model):
                 condition=models.Q(status="OPEN"), name="one_open_case_per_fact",
             ),
         ]
-        permissions = [("resolve_conflictcase", "Can resolve conflict cases")]
         ordering = ["-opened_at", "-id"]
 
     def __str__(self):

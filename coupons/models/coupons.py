@@ -1,5 +1,7 @@
 from django.db import models
 
+from coupons.capabilities import Capability
+
 
 class CouponStatus(models.TextChoices):
     AVAILABLE = "AVAILABLE"
@@ -52,6 +54,8 @@ class UserCoupon(models.Model):
                 name="coupon_locked_iff_bound",
             ),
         ]
+        # Every capability of coupons.capabilities, so groups and users hold them as usual.
+        permissions = Capability.choices
 
     def __str__(self):
         return f"coupon {self.pk} ({self.status} v{self.state_version})"

@@ -3,7 +3,7 @@
 from decimal import Decimal
 
 import pytest
-from django.contrib.auth.models import Permission, User
+from django.contrib.auth.models import Group, User
 from rest_framework.test import APIClient
 
 from coupons.models import CommandRejection, ConflictCase, CouponOperation, Redemption
@@ -16,9 +16,7 @@ pytestmark = pytest.mark.django_db
 
 def staff_client(username, *, can_resolve) -> APIClient:
     user = User.objects.create_user(username, password="pw", is_staff=True)
-    if can_resolve:
-        user.user_permissions.add(Permission.objects.get(
-            content_type__app_label="coupons", codename="resolve_conflictcase"))
+    user.groups.add(Group.objects.get(name="operator" if can_resolve else "support"))
     client = APIClient()
     client.force_login(user)
     return client

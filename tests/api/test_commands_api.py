@@ -5,6 +5,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 
 import pytest
+from django.contrib.auth.models import Group
 from rest_framework.test import APIClient
 
 from coupons.api import urls as api_urls
@@ -19,7 +20,7 @@ from coupons.models import (
 )
 from coupons.services import coupon_issue, service_client_create, template_create
 from coupons.services.idempotency import request_fingerprint
-from tests.conftest import START
+from tests.conftest import ALL_GRANTS, START
 
 pytestmark = pytest.mark.django_db
 
@@ -70,7 +71,8 @@ def proof(locked, **overrides) -> dict:
 
 def other_client(name="payment-service"):
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {service_client_create(name=name)[1]}")
+    key = service_client_create(name=name, **ALL_GRANTS)[1]
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
     return client
 
 
@@ -568,7 +570,7 @@ def test_an_inactive_client_gets_401(api, service_client, coupon):
     error(api.get(f"/api/v1/coupons/{coupon.pk}"), 401, "NOT_AUTHENTICATED")
 
 
-def test_a_signed_in_user_who_is_not_staff_gets_403(coupon, django_user_model):
+def test_a_signed_in_user_without_capabilities_gets_403(coupon, django_user_model):
     client = APIClient()
     client.force_login(django_user_model.objects.create_user("shopper", password="pw-123456"))
     before = counts()
@@ -579,9 +581,10 @@ def test_a_signed_in_user_who_is_not_staff_gets_403(coupon, django_user_model):
     assert counts() == before
 
 
-def test_staff_can_run_commands_under_their_own_name_and_key_scope(coupon, django_user_model,
-                                                                   api):
+def test_an_operator_can_void_under_their_own_name_and_key_scope(coupon, django_user_model,
+                                                                  api):
     staff = django_user_model.objects.create_user("sam", password="pw-123456", is_staff=True)
+    staff.groups.add(Group.objects.get(name="operator"))
     client = APIClient()
     client.force_login(staff)
     post(api, f"coupons/{coupon.pk}/void", {"expected_version": 9, "reason": "x"}, key="v1")

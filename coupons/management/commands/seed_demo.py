@@ -11,11 +11,12 @@ from decimal import Decimal
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group, Permission
+from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand
 from django.db.models import Count
 from django.utils import timezone
 
+from coupons.capabilities import CLIENT_GRANTS
 from coupons.clock import FrozenClock, use_clock
 from coupons.errors import CouponError
 from coupons.models import (
@@ -23,6 +24,7 @@ from coupons.models import (
     CouponStatus,
     CouponTemplate,
     ExpiryDuringLock,
+    FactType,
     ServiceClient,
     UserCoupon,
 )
@@ -51,7 +53,8 @@ INCIDENT_ORDER_B = "order_demo_B"
 DEMO_USERS = [
     ("admin", "admin-demo", True, None),
     ("support", "support-demo", False, "support"),
-    ("operator", "operator-demo", False, "operators"),
+    ("operator", "operator-demo", False, "operator"),
+    ("policy", "policy-demo", False, "policy_admin"),
 ]
 
 # Who runs each kind of command: the ledger's actor column, named as the real callers name
@@ -163,7 +166,9 @@ class Command(BaseCommand):
         with use_clock(FrozenClock(start)) as clock:
             story = Story(clock, start)
             story.at(0, "08:30")
-            client, key = service_client_create(name=DEMO_CLIENT)
+            client, key = service_client_create(
+                name=DEMO_CLIENT, capabilities=CLIENT_GRANTS.values(), fact_types=FactType.values
+            )
             templates = self.create_templates(story, real_now)
             incident = self.seed_coupons(story, templates, real_now)
 
@@ -176,9 +181,6 @@ class Command(BaseCommand):
 
     def create_users(self) -> list[str]:
         User = get_user_model()
-        view_coupons = Permission.objects.filter(
-            content_type__app_label="coupons", codename__startswith="view_"
-        )
         made = []
         for username, password, superuser, group_name in DEMO_USERS:
             if User.objects.filter(username=username).exists():
@@ -188,20 +190,12 @@ class Command(BaseCommand):
             if superuser:
                 User.objects.create_superuser(username, f"{username}@demo.invalid", password)
             else:
+                # Staff only to sign in to the console; what they may do comes from the group
+                # (made by a migration), never from being staff.
                 user = User.objects.create_user(
                     username, f"{username}@demo.invalid", password, is_staff=True
                 )
-                group, _ = Group.objects.get_or_create(name=group_name)
-                group.permissions.add(*view_coupons)
-                if group_name == "operators":
-                    # Operators maintain templates (every edit becomes a new version) and
-                    # resolve conflict cases.
-                    group.permissions.add(*Permission.objects.filter(
-                        content_type__app_label="coupons",
-                        codename__in=["add_coupontemplate", "change_coupontemplate",
-                                      "resolve_conflictcase"],
-                    ))
-                user.groups.add(group)
+                user.groups.add(Group.objects.get(name=group_name))
             made.append(username)
         return made
 
