@@ -67,3 +67,12 @@ def test_timeline_of_an_unknown_coupon_is_not_found(api):
     response = api.get("/api/v1/coupons/999999/timeline")
     assert response.status_code == 404
     assert response.json()["error"]["code"] == "NOT_FOUND"
+
+
+def test_the_schema_documents_the_timeline_as_pages(api):
+    schema = api.get("/api/v1/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+
+    get = schema["paths"]["/api/v1/coupons/{coupon_id}/timeline"]["get"]
+    page = get["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
+    assert page == "#/components/schemas/PaginatedTimelineEntryOutputList"
+    assert {"page", "page_size"} <= {p["name"] for p in get["parameters"]}
