@@ -10,7 +10,7 @@ from rest_framework.throttling import SimpleRateThrottle
 from coupons.models import ServiceClient
 
 
-class ScopedRateThrottle(SimpleRateThrottle):
+class PerCallerRateThrottle(SimpleRateThrottle):
     def get_rate(self):
         # Read at each request, not once at import as DRF does, so a changed setting applies.
         return api_settings.DEFAULT_THROTTLE_RATES[self.scope]
@@ -22,14 +22,14 @@ class ScopedRateThrottle(SimpleRateThrottle):
         return self.cache_format % {"scope": self.scope, "ident": ident}
 
 
-class ServiceClientRateThrottle(ScopedRateThrottle):
+class ServiceClientRateThrottle(PerCallerRateThrottle):
     scope = "service_client"
 
     def ident_of(self, user):
         return user.pk if isinstance(user, ServiceClient) else None
 
 
-class UserRateThrottle(ScopedRateThrottle):
+class UserRateThrottle(PerCallerRateThrottle):
     scope = "user"
 
     def ident_of(self, user):

@@ -11,7 +11,7 @@ from django.core.cache import cache
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
-from coupons.api.throttling import ScopedRateThrottle
+from coupons.api.throttling import PerCallerRateThrottle
 from coupons.services import service_client_create
 from tests.command_checks import ledger
 
@@ -38,7 +38,7 @@ def rates(settings):
 def fake_time(monkeypatch):
     """The throttles' own clock, so a test can let the window pass."""
     now = [1_000_000.0]
-    monkeypatch.setattr(ScopedRateThrottle, "timer", lambda self: now[0])
+    monkeypatch.setattr(PerCallerRateThrottle, "timer", lambda self: now[0])
     return now
 
 
