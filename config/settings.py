@@ -4,18 +4,46 @@ SQLite by default so a fresh machine runs with nothing installed; DATABASE_URL
 (postgres://...) switches to PostgreSQL, the real target.
 """
 
+import importlib.util
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from config.env import (
+    env_flag,
+    env_int,
+    env_list,
+    env_rate,
+    lease_token_secrets,
+    required_secret,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
-DEBUG = os.environ.get("DJANGO_DEBUG", "1") == "1"
-SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "dev-only-not-secret-change-me-in-production")
-# Lease tokens are HMACs of the lock id under this key; only their SHA-256 is stored.
-LEASE_TOKEN_SECRET = os.environ.get("LEASE_TOKEN_SECRET", SECRET_KEY)
-ALLOWED_HOSTS = os.environ.get("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",")
+# --- Safe defaults (issue 6): DEBUG only when asked for, no secret in the repository ---------
+# DEBUG pages show settings, the request and its body; they are never the default.
+DEBUG = env_flag("DJANGO_DEBUG", default=False)
+SECRET_KEY = required_secret("DJANGO_SECRET_KEY")
+# Lease tokens are HMACs of the lock id under one of these keys (current first); only their
+# SHA-256 is stored, with the key id on the lock so a rotation keeps old leases valid.
+LEASE_TOKEN_SECRETS = lease_token_secrets(secret_key=SECRET_KEY)
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", default="127.0.0.1,localhost,testserver")
+
+# --- HTTPS (issue 6): on unless DEBUG; README "Production settings" ---------------------------
+HTTPS = env_flag("DJANGO_HTTPS", default=not DEBUG)
+SECURE_SSL_REDIRECT = HTTPS
+SESSION_COOKIE_SECURE = HTTPS
+CSRF_COOKIE_SECURE = HTTPS
+SECURE_HSTS_SECONDS = env_int("DJANGO_HSTS_SECONDS", default=365 * 24 * 3600 if HTTPS else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_flag("DJANGO_HSTS_INCLUDE_SUBDOMAINS", default=HTTPS)
+SECURE_HSTS_PRELOAD = env_flag("DJANGO_HSTS_PRELOAD", default=HTTPS)
+if env_flag("DJANGO_BEHIND_TLS_PROXY", default=False):
+    # Only behind a proxy that sets X-Forwarded-Proto itself: a client could send it too.
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -24,6 +52,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "axes",
     "rest_framework",
     "django_filters",
     "drf_spectacular",
@@ -35,12 +64,16 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Outside everything but the HTTPS redirect: a 404 or 500 under /api/ is JSON, never a page.
+    "coupons.api.middleware.ApiErrorsMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: it answers a locked-out sign-in.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -80,6 +113,22 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# --- Sign-in attempt limits (issue 6): django-axes; README "Production settings" -------------
+# AxesStandaloneBackend first: it refuses a locked-out username + address before any password
+# is checked. It needs the request, so tests sign in with force_login or login(request=...).
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("AXES_COOLOFF_MINUTES", default=15))
+# Per username and address together: a wrong password from elsewhere cannot lock a user out.
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+# Attempts are database rows (AxesDatabaseHandler), so each test starts clean and
+# `manage.py axes_reset` (or axes_reset_username NAME) unlocks.
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
@@ -108,7 +157,29 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "coupons.api.exceptions.api_exception_handler",
     "COERCE_DECIMAL_TO_STRING": True,
     "UNAUTHENTICATED_USER": None,
+    # Throttles (issue 6): per service client and per signed-in user, counted in CACHES.
+    "DEFAULT_THROTTLE_CLASSES": [
+        "coupons.api.throttling.ServiceClientRateThrottle",
+        "coupons.api.throttling.UserRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "service_client": env_rate("API_THROTTLE_SERVICE_CLIENT", default="1200/min"),
+        "user": env_rate("API_THROTTLE_USER", default="300/min"),
+    },
 }
+
+# --- Cache (issue 6: throttle counters) ---------------------------------------------------------
+# Per process by default. With several server processes the counters must be shared: set
+# REDIS_URL (redis://127.0.0.1:6379/0) and install the `redis` extra.
+if os.environ.get("REDIS_URL"):
+    if importlib.util.find_spec("redis") is None:
+        raise ImproperlyConfigured(
+            "REDIS_URL is set but the redis package is not installed: pip install -e '.[redis]'."
+        )
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
+                          "LOCATION": os.environ["REDIS_URL"]}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Coupon Console API",
@@ -147,7 +218,16 @@ COUPONS = {
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # Issue 6: no API key, lease token or Authorization header in any log line.
+    "filters": {"redact_secrets": {"()": "config.log_redaction.RedactSecrets"}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "filters": ["redact_secrets"]},
+    },
     "root": {"handlers": ["console"], "level": "WARNING"},
-    "loggers": {"coupons": {"level": os.environ.get("COUPONS_LOG_LEVEL", "INFO")}},
+    "loggers": {
+        "coupons": {"level": os.environ.get("COUPONS_LOG_LEVEL", "INFO")},
+        # Replace Django's own handlers (which would print unredacted) with the one above.
+        "django": {"handlers": ["console"], "level": "INFO", "propagate": False},
+        "django.server": {"handlers": ["console"], "level": "INFO", "propagate": False},
+    },
 }

@@ -2,12 +2,8 @@ from django.contrib import admin
 from django.urls import include, path
 from django.views.generic import TemplateView
 
-from coupons.api.exceptions import not_found
-
 urlpatterns = [
     path("", TemplateView.as_view(template_name="home.html"), name="home"),
     path("admin/", admin.site.urls),
     path("api/v1/", include(("coupons.api.urls", "api"), namespace="api")),
 ]
-
-handler404 = not_found

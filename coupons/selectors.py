@@ -2,9 +2,16 @@
 
 from django.db.models import QuerySet
 
-from coupons.errors import NotFound
-from coupons.models import CommandRejection, CouponOperation, CouponTemplate, UserCoupon
+from coupons.errors import NotFound, TokenMismatch
+from coupons.models import (
+    CommandRejection,
+    CouponLock,
+    CouponOperation,
+    CouponTemplate,
+    UserCoupon,
+)
 from coupons.services.payloads import iso
+from coupons.services.tokens import RetiredLeaseKey, lease_token
 
 
 def coupon_get(*, coupon_id) -> UserCoupon:
@@ -51,3 +58,19 @@ def coupon_payload(coupon: UserCoupon) -> dict:
 
 def template_list() -> QuerySet[CouponTemplate]:
     return CouponTemplate.objects.order_by("code")
+
+
+def lock_token_get(*, lock_id) -> str:
+    """A lock's lease token, derived again under the key the lock was made with.
+
+    A LOCK's answer (first or replayed) carries it; once its key is retired the token is gone
+    for good, and the lease it proved is refused the same way (TOKEN_MISMATCH).
+    """
+    lock = CouponLock.objects.select_related("coupon").get(pk=lock_id)
+    try:
+        return lease_token(lock.pk, lock.token_key_id)
+    except RetiredLeaseKey:
+        raise TokenMismatch(
+            "This lock's token was made under a lease-token key that has been retired.",
+            coupon=lock.coupon,
+        ) from None

@@ -82,6 +82,10 @@ def setup_django(database_url: str) -> None:
     os.environ["DATABASE_URL"] = database_url
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ["DJANGO_DEBUG"] = "0"  # DEBUG keeps every query in memory: not what we measure
+    # The settings have no default secrets; a throwaway database needs no real ones.
+    os.environ.setdefault("DJANGO_SECRET_KEY", "benchmark-only-secret-key")
+    if not os.environ.get("LEASE_TOKEN_SECRETS"):
+        os.environ.setdefault("LEASE_TOKEN_SECRET", "benchmark-only-lease-token-secret")
     sys.path.insert(0, str(ROOT))
     import django
 

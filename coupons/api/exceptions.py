@@ -4,15 +4,19 @@ import logging
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
-from django.http import Http404, JsonResponse
-from django.views.defaults import page_not_found
+from django.core.signals import got_request_exception
+from django.db import InterfaceError, OperationalError
+from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
-from rest_framework.views import exception_handler
+from rest_framework.views import exception_handler, set_rollback
 
 from coupons.errors import CouponError, error_body
 
 logger = logging.getLogger(__name__)
+
+# A database restart or failover takes seconds; callers retry with the same Idempotency-Key.
+DATABASE_RETRY_AFTER_SECONDS = 5
 
 DRF_CODES = {
     exceptions.ValidationError: "VALIDATION_ERROR",
@@ -45,11 +49,14 @@ def api_exception_handler(exc, context):
         exc = exceptions.ParseError("JSON parse error - nested too deeply.")
     response = exception_handler(exc, context)
     if response is None:
-        return None  # a bug: let Django log it and answer 500
+        return unexpected_error_response(exc, context["request"])
     code = next((c for cls, c in DRF_CODES.items() if isinstance(exc, cls)), "ERROR")
     if isinstance(exc, exceptions.ValidationError):
         details = exc.detail if isinstance(exc.detail, dict) else {"non_field_errors": exc.detail}
         message = "The request is not valid."
+    elif isinstance(exc, exceptions.Throttled):
+        # DRF has set the Retry-After header from the same wait.
+        details, message = {"retry_after": response.get("Retry-After")}, str(exc.detail)
     else:
         details, message = {}, str(exc.detail)
     if response.status_code == status.HTTP_401_UNAUTHORIZED:
@@ -58,9 +65,22 @@ def api_exception_handler(exc, context):
     return response
 
 
-def not_found(request, exception=None):
-    """handler404: API callers get SPEC §6 JSON for URLs no route matches, people get a page."""
-    if request.path.startswith("/api/"):
-        body = error_body("NOT_FOUND", "No such resource.", {"path": request.path})
-        return JsonResponse(body, status=404)
-    return page_not_found(request, exception)
+def unexpected_error_response(exc, request) -> Response:
+    """SPEC §6 for what no handler expected: 503 when the database is out of reach, else 500.
+
+    Answered here rather than by Django so that DEBUG never turns it into a technical page
+    (settings, the request, its body with a lock_token). The traceback goes to the log, which
+    config.log_redaction keeps free of keys and tokens, and the signal Django sends for an
+    unhandled exception still goes out (error trackers and the test client listen to it).
+    """
+    set_rollback()
+    got_request_exception.send(sender=None, request=request._request)
+    if isinstance(exc, OperationalError | InterfaceError):
+        logger.error("database unavailable on %s %s", request.method, request.path, exc_info=exc)
+        body = error_body("SERVICE_UNAVAILABLE",
+                          "The database is not reachable right now; retry later.")
+        return Response(body, status=status.HTTP_503_SERVICE_UNAVAILABLE,
+                        headers={"Retry-After": str(DATABASE_RETRY_AFTER_SECONDS)})
+    logger.error("internal error on %s %s", request.method, request.path, exc_info=exc)
+    body = error_body("INTERNAL_ERROR", "Something went wrong on our side; it has been logged.")
+    return Response(body, status=status.HTTP_500_INTERNAL_SERVER_ERROR)

@@ -1,7 +1,5 @@
 """Thin API views: validate with an input serializer, call one service, answer its payload."""
 
-from uuid import UUID
-
 from drf_spectacular.utils import extend_schema
 from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
@@ -21,7 +19,6 @@ from coupons.services import (
     coupon_void,
     template_create,
 )
-from coupons.services.tokens import lease_token
 from timeline.selectors import coupon_timeline
 
 from . import serializers as s
@@ -48,7 +45,7 @@ def lease_window(data) -> dict:
 
 def with_lease_token(body: dict) -> dict:
     # Derived again on every answer, replays included, so no copy of it is ever stored.
-    return {**body, "lock_token": lease_token(UUID(body["lock_id"]))}
+    return {**body, "lock_token": selectors.lock_token_get(lock_id=body["lock_id"])}
 
 
 class TemplateListCreateApi(GenericAPIView):
@@ -211,10 +208,15 @@ class CouponCheckApi(APIView):
                          "diagnosis": coupon_diagnosis(coupon, clock.now())})
 
 
-class CouponTimelineApi(APIView):
-    """Everything that happened to the coupon, from every source, oldest first."""
+class CouponTimelineApi(GenericAPIView):
+    """Everything that happened to the coupon, from every source, oldest first, by pages."""
+
+    serializer_class = s.TimelineEntryOutput
+    filter_backends = []
 
     @extend_schema(responses=s.TimelineEntryOutput(many=True))
     def get(self, request, coupon_id):
         coupon = selectors.coupon_get(coupon_id=coupon_id)
-        return Response(coupon_timeline(coupon=coupon))
+        # Paged like every list: a busy coupon's whole history was a megabyte in one answer.
+        page = self.paginate_queryset(coupon_timeline(coupon=coupon))
+        return self.get_paginated_response(page)

@@ -1,6 +1,10 @@
-"""Reserved: filled in by the change that owns it (see the commit that adds its operations)."""
+"""Lease-token key ids on locks: which LEASE_TOKEN_SECRETS key each lock's token was made with.
 
-from django.db import migrations
+Existing locks were made with the single LEASE_TOKEN_SECRET, whose key id is k1
+(config.env.SINGLE_LEASE_KEY_ID).
+"""
+
+from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
@@ -8,4 +12,11 @@ class Migration(migrations.Migration):
         ("coupons", "0004_scoped_clients"),
     ]
 
-    operations = []
+    operations = [
+        migrations.AddField(
+            model_name="couponlock",
+            name="token_key_id",
+            field=models.CharField(default="k1", max_length=32),
+            preserve_default=False,
+        ),
+    ]

@@ -17,6 +17,9 @@ class CouponLock(models.Model):
     coupon = models.ForeignKey("coupons.UserCoupon", on_delete=models.PROTECT, related_name="locks")
     order_id = models.CharField(max_length=64, db_index=True)
     token_hash = models.CharField(max_length=64)
+    # Which LEASE_TOKEN_SECRETS key the token was derived under: a replayed LOCK derives it again
+    # under that key, and removing the key from settings retires every token made with it.
+    token_key_id = models.CharField(max_length=32)
     status = models.CharField(max_length=16, choices=LockStatus.choices, default=LockStatus.ACTIVE)
     locked_at = models.DateTimeField()
     expires_at = models.DateTimeField()

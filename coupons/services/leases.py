@@ -3,7 +3,7 @@ from datetime import timedelta
 from django.conf import settings
 
 from coupons.errors import OrderMismatch, TokenMismatch, ValidationFailed, VersionConflict
-from coupons.services.tokens import tokens_match
+from coupons.services.tokens import lease_key_active, tokens_match
 
 
 def check_lease(coupon, lease) -> None:
@@ -11,10 +11,13 @@ def check_lease(coupon, lease) -> None:
 
     The token comes first: a late command from an earlier lease (the seed incident: order A's
     redeem after order B re-locked) is refused as TOKEN_MISMATCH, whichever order it names.
+    A token made under a key since removed from LEASE_TOKEN_SECRETS is refused too: removing a
+    leaked key must stop every token derived with it. Internal callers (lock id + stored hash)
+    never held a token, so they still end such a lease.
     """
     if not tokens_match(lease.token_hash, coupon.lock_token_hash) or (
         lease.lock_id is not None and str(lease.lock_id) != str(coupon.current_lock_id)
-    ):
+    ) or (lease.lock_id is None and not lease_key_active(coupon.current_lock.token_key_id)):
         raise TokenMismatch(coupon=coupon)
     if lease.order_id != coupon.locked_order_id:
         raise OrderMismatch(coupon=coupon)

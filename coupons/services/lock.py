@@ -13,7 +13,7 @@ from coupons.services.leases import lease_end
 from coupons.services.payloads import iso, money
 from coupons.services.refusals import refusals_recorded
 from coupons.services.rows import lock_coupon_row
-from coupons.services.tokens import hash_token, lease_token
+from coupons.services.tokens import current_lease_key_id, hash_token, lease_token
 from coupons.services.transitions import apply_transition, guard, is_past_validity
 
 
@@ -25,7 +25,7 @@ class LockResult:
 
     @property
     def lock_token(self) -> str:
-        return lease_token(self.lock.pk)
+        return lease_token(self.lock.pk, self.lock.token_key_id)
 
     def payload(self) -> dict:
         """The answer without the token: this is what an Idempotency-Key stores."""
@@ -73,11 +73,12 @@ def coupon_lock(
             discount = min(discount, discount_cap)
         expires_at = lease_end(now, lease_seconds=lease_seconds, lease_until=lease_until)
 
-        lock_id = uuid.uuid4()
-        token_hash = hash_token(lease_token(lock_id))
+        lock_id, key_id = uuid.uuid4(), current_lease_key_id()
+        token_hash = hash_token(lease_token(lock_id, key_id))
         version = coupon.state_version
         lock = CouponLock.objects.create(
             id=lock_id, coupon=coupon, order_id=order_id, token_hash=token_hash,
+            token_key_id=key_id,
             locked_at=now, expires_at=expires_at, acquired_version=version + 1,
         )
         OrderCoupon.objects.create(

@@ -8,14 +8,32 @@ import secrets
 from django.conf import settings
 
 
-def lease_token(lock_id) -> str:
-    """The lease token of a lock: an HMAC of its id under a server secret.
+class RetiredLeaseKey(LookupError):
+    """The lock's token was made under a key no longer in LEASE_TOKEN_SECRETS."""
+
+
+def current_lease_key_id() -> str:
+    """New locks take the first key of LEASE_TOKEN_SECRETS."""
+    return next(iter(settings.LEASE_TOKEN_SECRETS))
+
+
+def lease_key_active(key_id: str) -> bool:
+    return key_id in settings.LEASE_TOKEN_SECRETS
+
+
+def lease_token(lock_id, key_id: str | None = None) -> str:
+    """The lease token of a lock: an HMAC of its id under the lock's key (default: the current).
 
     Deriving it (instead of drawing it at random) lets an idempotent replay of a LOCK answer the
-    same token without ever storing it in clear.
+    same token without ever storing it in clear; the lock keeps the key id, so a replay after a
+    rotation derives it under the key it was first made with.
     """
+    key_id = key_id or current_lease_key_id()
+    if not lease_key_active(key_id):
+        raise RetiredLeaseKey(key_id)
     digest = hmac.new(
-        settings.LEASE_TOKEN_SECRET.encode(), b"coupon-lease:" + lock_id.bytes, hashlib.sha256
+        settings.LEASE_TOKEN_SECRETS[key_id].encode(), b"coupon-lease:" + lock_id.bytes,
+        hashlib.sha256,
     ).digest()
     return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 

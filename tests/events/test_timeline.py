@@ -1,7 +1,7 @@
 import pytest
 
 from coupons.errors import TokenMismatch
-from coupons.services import coupon_redeem
+from coupons.services import coupon_redeem, coupon_release
 from tests.conftest import lock
 
 pytestmark = pytest.mark.django_db
@@ -24,7 +24,8 @@ def test_timeline_merges_ledger_refusals_facts_and_cases_in_time_order(
     response = api.get(f"/api/v1/coupons/{coupon.pk}/timeline")
 
     assert response.status_code == 200
-    entries = response.json()
+    assert response.json()["count"] == 9
+    entries = response.json()["results"]
     case_id = entries[-1]["id"]
     titles = [(e["kind"], e["title"]) for e in entries]
     assert titles == [
@@ -43,7 +44,35 @@ def test_timeline_merges_ledger_refusals_facts_and_cases_in_time_order(
     assert "lock_token" not in response.content.decode()
 
 
+def test_timeline_comes_in_pages_that_join_up_in_time_order(api, coupon, ctx, clock):
+    for n in range(30):
+        result, proof = lock(coupon, ctx, order_id=f"order-{n}")
+        coupon_release(coupon_id=coupon.pk, lease=proof, ctx=ctx)
+        clock.advance(seconds=1)
+
+    first = api.get(f"/api/v1/coupons/{coupon.pk}/timeline?page_size=25").json()
+    second = api.get(first["next"]).json()
+    third = api.get(second["next"]).json()
+
+    assert first["count"] == 61  # ISSUE, then 30 LOCK + RELEASE pairs
+    assert [len(p["results"]) for p in (first, second, third)] == [25, 25, 11]
+    assert third["next"] is None
+    versions = [e["title"] for p in (first, second, third) for e in p["results"]]
+    assert versions[0] == "ISSUE ∅→AVAILABLE (v1)"
+    assert versions[-1] == "RELEASE LOCKED→AVAILABLE (v61)"
+    assert [int(t.rsplit("(v", 1)[1][:-1]) for t in versions] == list(range(1, 62))
+
+
 def test_timeline_of_an_unknown_coupon_is_not_found(api):
     response = api.get("/api/v1/coupons/999999/timeline")
     assert response.status_code == 404
     assert response.json()["error"]["code"] == "NOT_FOUND"
+
+
+def test_the_schema_documents_the_timeline_as_pages(api):
+    schema = api.get("/api/v1/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+
+    get = schema["paths"]["/api/v1/coupons/{coupon_id}/timeline"]["get"]
+    page = get["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
+    assert page == "#/components/schemas/PaginatedTimelineEntryOutputList"
+    assert {"page", "page_size"} <= {p["name"] for p in get["parameters"]}

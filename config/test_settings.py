@@ -1,0 +1,22 @@
+"""Settings for the test suite: config.settings with explicit test-only secrets.
+
+The secrets are set in the environment before config.settings reads it, so the suite runs the
+same start-up checks as a server. Throttle rates are high because the suite sends many requests
+per client; tests/api/test_throttling.py lowers them to see a 429.
+"""
+
+import os
+
+os.environ.setdefault("DJANGO_SECRET_KEY", "test-only-secret-key-never-used-outside-the-test-suite")
+if not os.environ.get("LEASE_TOKEN_SECRETS"):
+    os.environ.setdefault("LEASE_TOKEN_SECRET", "test-only-lease-token-secret")
+# The test client speaks plain HTTP; HTTPS redirects are tested with the production values.
+os.environ.setdefault("DJANGO_HTTPS", "0")
+
+from config.settings import *  # noqa: E402, F403
+from config.settings import REST_FRAMEWORK  # noqa: E402
+
+REST_FRAMEWORK = {
+    **REST_FRAMEWORK,
+    "DEFAULT_THROTTLE_RATES": {"service_client": "100000/min", "user": "100000/min"},
+}

@@ -1,0 +1,34 @@
+"""Under /api/ every answer is SPEC §6 JSON, whatever DEBUG is."""
+
+from django.http import JsonResponse
+from rest_framework.response import Response
+
+from coupons.errors import error_body
+
+API_PREFIX = "/api/"
+
+
+class ApiErrorsMiddleware:
+    """Turns Django's own 404 and 500 pages under /api/ into SPEC §6 bodies.
+
+    DRF's handler (coupons.api.exceptions) answers for everything raised inside an API view.
+    What is left is Django's: a URL no route matches (with DEBUG on, a page listing every URL
+    pattern) and an exception outside a view (with DEBUG on, the technical page with settings
+    and the request body). Those are plain HttpResponses; DRF's own answers pass untouched.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if not request.path.startswith(API_PREFIX) or isinstance(response, Response):
+            return response
+        if response.status_code == 404:
+            body = error_body("NOT_FOUND", "No such resource.", {"path": request.path})
+            return JsonResponse(body, status=404)
+        if response.status_code >= 500:
+            body = error_body("INTERNAL_ERROR",
+                              "Something went wrong on our side; it has been logged.")
+            return JsonResponse(body, status=500)
+        return response
