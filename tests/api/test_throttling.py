@@ -6,7 +6,7 @@ The suite runs with high rates (config/test_settings.py); these tests lower them
 import uuid
 
 import pytest
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Group, User
 from django.core.cache import cache
 from django.core.management import call_command
 from rest_framework.test import APIClient
@@ -14,6 +14,7 @@ from rest_framework.test import APIClient
 from coupons.api.throttling import PerCallerRateThrottle
 from coupons.services import service_client_create
 from tests.command_checks import ledger
+from tests.conftest import ALL_GRANTS
 
 pytestmark = pytest.mark.django_db
 
@@ -74,7 +75,7 @@ def test_a_service_client_over_its_rate_gets_429_until_the_window_passes(
 
 def test_each_service_client_has_its_own_budget(api, rates, clock):
     rates(service_client="2/min")
-    _, other_key = service_client_create(name="payment-service")
+    _, other_key = service_client_create(name="payment-service", **ALL_GRANTS)
     other = client_with_key(other_key)
 
     for _ in range(2):
@@ -99,6 +100,7 @@ def test_a_throttled_command_has_no_effect(api, rates, coupon):
 def test_a_signed_in_user_has_a_rate_of_their_own(rates, api):
     rates(user="2/min", service_client="1000/min")
     staff = User.objects.create_user("sam", is_staff=True)
+    staff.groups.add(Group.objects.get(name="support"))
     browser = APIClient()
     browser.force_login(staff)
 
