@@ -60,7 +60,7 @@ class Migration(migrations.Migration):
         ),
         pgtrigger.migrations.AddTrigger(
             model_name='inboxmessage',
-            trigger=pgtrigger.compiler.Trigger(name='frozen_columns', sql=pgtrigger.compiler.UpsertTriggerSql(condition='WHEN (OLD."id" IS DISTINCT FROM (NEW."id") OR OLD."message_id" IS DISTINCT FROM (NEW."message_id") OR OLD."fact_type" IS DISTINCT FROM (NEW."fact_type") OR OLD."order_id" IS DISTINCT FROM (NEW."order_id") OR OLD."occurred_at" IS DISTINCT FROM (NEW."occurred_at") OR OLD."payload" IS DISTINCT FROM (NEW."payload") OR OLD."sender" IS DISTINCT FROM (NEW."sender") OR OLD."received_at" IS DISTINCT FROM (NEW."received_at"))', func="RAISE EXCEPTION 'pgtrigger: Cannot update rows from % table', TG_TABLE_NAME;", hash='bc1f308b148b9b2fece189bf49064afbc978c186', operation='UPDATE', pgid='pgtrigger_frozen_columns_f4d44', table='coupons_inboxmessage', when='BEFORE')),
+            trigger=pgtrigger.compiler.Trigger(name='frozen_columns', sql=pgtrigger.compiler.UpsertTriggerSql(condition="WHEN (to_jsonb(OLD) - '{outcome}'::text[] IS DISTINCT FROM to_jsonb(NEW) - '{outcome}'::text[])", func="RAISE EXCEPTION 'pgtrigger: Cannot update rows from % table', TG_TABLE_NAME;", hash='3fba1bb2403c99e333282074d059ee62a9c642b1', operation='UPDATE', pgid='pgtrigger_frozen_columns_f4d44', table='coupons_inboxmessage', when='BEFORE')),
         ),
         pgtrigger.migrations.AddTrigger(
             model_name='inboxmessage',
@@ -72,7 +72,7 @@ class Migration(migrations.Migration):
         ),
         pgtrigger.migrations.AddTrigger(
             model_name='outboxevent',
-            trigger=pgtrigger.compiler.Trigger(name='frozen_columns', sql=pgtrigger.compiler.UpsertTriggerSql(condition='WHEN (OLD."id" IS DISTINCT FROM (NEW."id") OR OLD."event_type" IS DISTINCT FROM (NEW."event_type") OR OLD."coupon_id" IS DISTINCT FROM (NEW."coupon_id") OR OLD."operation_id" IS DISTINCT FROM (NEW."operation_id") OR OLD."payload" IS DISTINCT FROM (NEW."payload") OR OLD."created_at" IS DISTINCT FROM (NEW."created_at"))', func="RAISE EXCEPTION 'pgtrigger: Cannot update rows from % table', TG_TABLE_NAME;", hash='d3cc8d18d558af3ec09aa41fe43747763972334e', operation='UPDATE', pgid='pgtrigger_frozen_columns_2bfc5', table='coupons_outboxevent', when='BEFORE')),
+            trigger=pgtrigger.compiler.Trigger(name='frozen_columns', sql=pgtrigger.compiler.UpsertTriggerSql(condition="WHEN (to_jsonb(OLD) - '{published_at}'::text[] IS DISTINCT FROM to_jsonb(NEW) - '{published_at}'::text[])", func="RAISE EXCEPTION 'pgtrigger: Cannot update rows from % table', TG_TABLE_NAME;", hash='a69544ef694289d814f76918868535097470ce76', operation='UPDATE', pgid='pgtrigger_frozen_columns_2bfc5', table='coupons_outboxevent', when='BEFORE')),
         ),
         pgtrigger.migrations.AddTrigger(
             model_name='outboxevent',
@@ -84,6 +84,6 @@ class Migration(migrations.Migration):
         ),
         pgtrigger.migrations.AddTrigger(
             model_name='redemption',
-            trigger=pgtrigger.compiler.Trigger(name='frozen_columns', sql=pgtrigger.compiler.UpsertTriggerSql(condition='WHEN (OLD."id" IS DISTINCT FROM (NEW."id") OR OLD."coupon_id" IS DISTINCT FROM (NEW."coupon_id") OR OLD."lock_id" IS DISTINCT FROM (NEW."lock_id") OR OLD."order_id" IS DISTINCT FROM (NEW."order_id") OR OLD."payment_id" IS DISTINCT FROM (NEW."payment_id") OR OLD."discount_amount" IS DISTINCT FROM (NEW."discount_amount") OR OLD."created_at" IS DISTINCT FROM (NEW."created_at"))', func="RAISE EXCEPTION 'pgtrigger: Cannot update rows from % table', TG_TABLE_NAME;", hash='9190406df99a737f569a3ada870eebe6f4c15207', operation='UPDATE', pgid='pgtrigger_frozen_columns_b310a', table='coupons_redemption', when='BEFORE')),
+            trigger=pgtrigger.compiler.Trigger(name='frozen_columns', sql=pgtrigger.compiler.UpsertTriggerSql(condition="WHEN (to_jsonb(OLD) - '{succeeded}'::text[] IS DISTINCT FROM to_jsonb(NEW) - '{succeeded}'::text[])", func="RAISE EXCEPTION 'pgtrigger: Cannot update rows from % table', TG_TABLE_NAME;", hash='ba78ee1b4d42110bda07fb41b1d730145965bb4e', operation='UPDATE', pgid='pgtrigger_frozen_columns_b310a', table='coupons_redemption', when='BEFORE')),
         ),
     ]

@@ -37,8 +37,20 @@ def delete_refused() -> list:
 
 
 def frozen_except(*movable: str) -> list:
-    """Every column but `movable` is frozen, columns added later included."""
-    return [pgtrigger.ReadOnly(name="frozen_columns", exclude=list(movable))]
+    """Every column but `movable` (column names) is frozen, columns added later included.
+
+    The whole row compared as JSON, not a column list: a column another change adds is frozen
+    too, and the trigger's SQL (so its migration) stays the same.
+    """
+    columns = "'{" + ",".join(movable) + "}'::text[]"
+    return [
+        pgtrigger.Protect(
+            name="frozen_columns", operation=pgtrigger.Update,
+            condition=pgtrigger.Condition(
+                f"to_jsonb(OLD) - {columns} IS DISTINCT FROM to_jsonb(NEW) - {columns}"
+            ),
+        ),
+    ]
 
 
 class AppendOnlyModel(models.Model):
