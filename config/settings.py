@@ -57,6 +57,7 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "pgtrigger",  # database triggers that keep history rows append-only (PostgreSQL)
     "coupons",
     "refunds",
     "timeline",

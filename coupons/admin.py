@@ -1,7 +1,10 @@
+from django import forms
 from django.contrib import admin
 
 from coupons import models
+from coupons.errors import ValidationFailed
 from coupons.services import template_create, template_update
+from coupons.services.templates import validate_terms
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -17,8 +20,24 @@ class ReadOnlyAdmin(admin.ModelAdmin):
         return False
 
 
+class CouponTemplateForm(forms.ModelForm):
+    """Shows the service's term problems beside their fields, before anything is saved."""
+
+    def clean(self):
+        cleaned = super().clean()
+        try:
+            validate_terms({field: cleaned.get(field)
+                            for field in models.CouponTemplate.TERM_FIELDS})
+        except ValidationFailed as error:
+            for field, problem in error.details.items():
+                if field not in self.errors:  # a field's own error says it already
+                    self.add_error(field, problem)
+        return cleaned
+
+
 @admin.register(models.CouponTemplate)
 class CouponTemplateAdmin(admin.ModelAdmin):
+    form = CouponTemplateForm
     list_display = ["code", "name", "kind", "version", "expiry_during_lock", "updated_at"]
     search_fields = ["code", "name"]
     readonly_fields = ["version", "created_at", "updated_at"]

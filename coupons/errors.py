@@ -78,6 +78,14 @@ class VersionConflict(StateConflict):
     message = "The coupon changed since the expected version."
 
 
+class AlreadyExists(CouponError):
+    """A 409: the unique name is taken; details name the existing object and its version."""
+
+    code = "ALREADY_EXISTS"
+    http_status = 409
+    message = "An object with this identifier already exists."
+
+
 class IdempotencyRequestInProgress(CouponError):
     code = "IDEMPOTENCY_REQUEST_IN_PROGRESS"
     http_status = 409

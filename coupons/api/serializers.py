@@ -49,6 +49,20 @@ class TemplateInput(serializers.Serializer):
     )
 
 
+class TemplateEditInput(TemplateInput):
+    """A partial edit: only the terms sent change (no defaults fill the rest); never the code."""
+
+    code = None
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, partial=True, **kwargs)
+
+    def validate(self, attrs):
+        if "code" in self.initial_data:
+            raise serializers.ValidationError({"code": "A template's code never changes."})
+        return attrs
+
+
 class TemplateOutput(serializers.ModelSerializer):
     class Meta:
         model = CouponTemplate

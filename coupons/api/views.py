@@ -18,6 +18,7 @@ from coupons.services import (
     coupon_renew,
     coupon_void,
     template_create,
+    template_update,
 )
 from timeline.selectors import coupon_timeline
 
@@ -73,6 +74,16 @@ class TemplateDetailApi(APIView):
     @extend_schema(responses=s.TemplateOutput)
     def get(self, request, template_id):
         return Response(s.TemplateOutput(selectors.template_get(template_id=template_id)).data)
+
+    @command_schema(s.TemplateEditInput, s.TemplateOutput)
+    def patch(self, request, template_id):
+        """Edit some terms: a new template version; coupons already issued keep theirs."""
+        return run_command(
+            request, s.TemplateEditInput,
+            command=lambda ctx, data: s.TemplateOutput(
+                template_update(template_id=template_id, **data)
+            ).data,
+        )
 
 
 class CouponListIssueApi(GenericAPIView):

@@ -1,4 +1,7 @@
+import pgtrigger
 from django.db import models
+
+from coupons.models.append_only import delete_refused, frozen_except
 
 
 class FactType(models.TextChoices):
@@ -21,6 +24,20 @@ class InboxMessage(models.Model):
     sender = models.CharField(max_length=128)
     received_at = models.DateTimeField()
     outcome = models.JSONField(default=dict)
+
+    class Meta:
+        # The inbox inserts the message, runs its effects, then writes their outcome once;
+        # the outcome is what a redelivery answers, so it never changes after that.
+        triggers = [
+            *delete_refused(),
+            *frozen_except("outcome"),
+            pgtrigger.Protect(
+                name="outcome_set_once", operation=pgtrigger.Update,
+                condition=pgtrigger.Condition(
+                    "OLD.outcome <> '{}'::jsonb AND OLD.outcome IS DISTINCT FROM NEW.outcome"
+                ),
+            ),
+        ]
 
     def __str__(self):
         return f"{self.fact_type} {self.message_id} ({self.order_id})"

@@ -1,6 +1,6 @@
 from django.db import models
 
-from coupons.models.append_only import AppendOnlyModel
+from coupons.models.append_only import AppendOnlyModel, append_only_triggers
 
 
 class OperationType(models.TextChoices):
@@ -41,6 +41,11 @@ class CouponOperation(AppendOnlyModel):
     )
     reason = models.CharField(max_length=500, blank=True)
     created_at = models.DateTimeField()
+    # The coupon's hash chain (coupons/ledger_chain.py): an edit past the database's triggers
+    # shows in the per-coupon check. A column added later must be nullable or blank by
+    # default, or it changes the canonical content of every existing row.
+    prev_hash = models.CharField(max_length=64, blank=True)
+    content_hash = models.CharField(max_length=64)
 
     class Meta:
         constraints = [
@@ -49,6 +54,7 @@ class CouponOperation(AppendOnlyModel):
         ]
         indexes = [models.Index(fields=["coupon", "created_at"], name="ledger_coupon_time")]
         ordering = ["coupon", "to_version"]
+        triggers = append_only_triggers()
 
     def __str__(self):
         return (

@@ -1,4 +1,7 @@
+import pgtrigger
 from django.db import models
+
+from coupons.models.append_only import delete_refused, frozen_except
 
 
 class OutboxEvent(models.Model):
@@ -18,6 +21,18 @@ class OutboxEvent(models.Model):
             models.Index(
                 fields=["id"], condition=models.Q(published_at__isnull=True),
                 name="outbox_unpublished",
+            ),
+        ]
+        # The relay marks an event published once; the event itself never changes.
+        triggers = [
+            *delete_refused(),
+            *frozen_except("published_at"),
+            pgtrigger.Protect(
+                name="published_once", operation=pgtrigger.Update,
+                condition=pgtrigger.Q(
+                    old__published_at__isnull=False,
+                    old__published_at__df=pgtrigger.F("new__published_at"),
+                ),
             ),
         ]
 

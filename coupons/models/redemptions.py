@@ -1,5 +1,7 @@
 from django.db import models
 
+from coupons.models.append_only import delete_refused, frozen_except
+
 
 class Redemption(models.Model):
     """The fact that a payment consumed a coupon."""
@@ -25,6 +27,9 @@ class Redemption(models.Model):
                 name="one_successful_redemption",
             ),
         ]
+        # Only `succeeded` moves: a RETURN or REVERSE of the redemption turns it off (and a
+        # reversal of that RETURN back on); the one-successful constraint still holds.
+        triggers = [*delete_refused(), *frozen_except("succeeded")]
 
     def __str__(self):
         return f"redemption {self.pk}: coupon {self.coupon_id} by {self.order_id}/{self.payment_id}"

@@ -1,6 +1,6 @@
 from django.db import models
 
-from coupons.models.append_only import AppendOnlyModel
+from coupons.models.append_only import AppendOnlyModel, append_only_triggers
 
 
 class CommandRejection(AppendOnlyModel):
@@ -24,6 +24,7 @@ class CommandRejection(AppendOnlyModel):
             models.Index(fields=["coupon_id_ref", "created_at"], name="rejection_coupon_time"),
         ]
         ordering = ["created_at", "id"]
+        triggers = append_only_triggers()
 
     def __str__(self):
         return f"{self.op_type} refused {self.error_code} (coupon {self.coupon_id_ref})"

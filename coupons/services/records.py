@@ -1,5 +1,6 @@
 """The ledger row and the outbox row every command writes, one function each."""
 
+from coupons.ledger_chain import GENESIS, seal
 from coupons.models import CouponOperation, OutboxEvent
 from coupons.services.payloads import iso
 
@@ -17,7 +18,14 @@ EVENT_TYPES = {
 
 
 def append_operation(*, coupon, op_type, from_state, from_version, ctx, now, **fields):
-    return CouponOperation.objects.create(
+    """The one writer of ledger rows; it links the row into the coupon's hash chain.
+
+    The previous row's hash costs one read by the (coupon, to_version) unique index; ISSUE
+    starts the chain and reads nothing. The caller holds the coupon row lock, so no other
+    row can be appended meanwhile. A missing previous row (a ledger gap) does not stop the
+    command: the per-coupon check reports the gap and the broken chain.
+    """
+    operation = CouponOperation(
         coupon=coupon,
         op_type=op_type,
         from_state=from_state,
@@ -30,6 +38,13 @@ def append_operation(*, coupon, op_type, from_state, from_version, ctx, now, **f
         created_at=now,
         **fields,
     )
+    prev_hash = GENESIS if from_version == 0 else (
+        CouponOperation.objects.filter(coupon=coupon, to_version=from_version)
+        .values_list("content_hash", flat=True).first() or GENESIS
+    )
+    seal(operation, prev_hash)
+    operation.save(force_insert=True)
+    return operation
 
 
 def append_outbox(operation: CouponOperation) -> OutboxEvent:

@@ -1,7 +1,7 @@
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from coupons import clock
-from coupons.errors import NotFound, ValidationFailed
+from coupons.errors import AlreadyExists, NotFound, ValidationFailed
 from coupons.models import CouponKind, CouponTemplate, CouponTemplateVersion
 
 
@@ -30,22 +30,34 @@ def _freeze(template: CouponTemplate, now) -> CouponTemplateVersion:
     )
 
 
+def _code_taken(code: str) -> AlreadyExists:
+    existing = CouponTemplate.objects.get(code=code)
+    return AlreadyExists("A template with this code exists.", code=code,
+                         template_id=existing.pk, current_version=existing.version)
+
+
+# Not durable: the admin's add and change views already hold a transaction around save_model.
 def template_create(*, code: str, **terms) -> CouponTemplate:
     validate_terms(terms)
-    with transaction.atomic(durable=True):
-        if CouponTemplate.objects.filter(code=code).exists():
-            raise ValidationFailed("A template with this code exists.", code=code)
+    with transaction.atomic():
         now = clock.now()
-        template = CouponTemplate.objects.create(
-            code=code, version=1, created_at=now, updated_at=now, **terms
-        )
+        try:
+            # The unique index decides between concurrent creates of one code: the loser's
+            # insert waits for the winner's commit, then fails here (a savepoint, so the
+            # transaction can still read the winner).
+            with transaction.atomic():
+                template = CouponTemplate.objects.create(
+                    code=code, version=1, created_at=now, updated_at=now, **terms
+                )
+        except IntegrityError:
+            raise _code_taken(code) from None
         _freeze(template, now)
         return template
 
 
 def template_update(*, template_id, **terms) -> CouponTemplate:
     """Edit a template: the edit becomes a new version; issued coupons keep theirs."""
-    with transaction.atomic(durable=True):
+    with transaction.atomic():
         template = CouponTemplate.objects.select_for_update().filter(pk=template_id).first()
         if template is None:
             raise NotFound("No such template.", template_id=template_id)

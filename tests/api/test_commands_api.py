@@ -106,10 +106,12 @@ def test_invalid_template_is_a_400_and_a_retry_gets_the_same_answer(api):
     assert again["Idempotent-Replayed"] == "true"
 
 
-def test_duplicate_template_code_is_a_validation_error(api):
-    post(api, "templates", TEMPLATE)
+def test_duplicate_template_code_is_a_409_naming_the_existing_template(api):
+    first = ok(post(api, "templates", TEMPLATE), 201)
 
-    assert error(post(api, "templates", TEMPLATE), 400, "VALIDATION_ERROR") == {"code": "off30"}
+    assert error(post(api, "templates", TEMPLATE), 409, "ALREADY_EXISTS") == {
+        "code": "off30", "template_id": first["id"], "current_version": 1,
+    }
 
 
 def test_template_list_is_paginated(api, template):

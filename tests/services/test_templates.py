@@ -3,7 +3,7 @@ from decimal import Decimal
 
 import pytest
 
-from coupons.errors import NotFound, ValidationFailed
+from coupons.errors import AlreadyExists, NotFound, ValidationFailed
 from coupons.models import CouponTemplate, CouponTemplateVersion, OrderCoupon, UserCoupon
 from coupons.services import (
     coupon_issue,
@@ -99,12 +99,13 @@ def test_invalid_terms_are_refused_with_every_problem_named(clock, terms, proble
 
 
 def test_duplicate_code_is_refused(clock):
-    template_create(**AMOUNT_OFF)
+    first = template_create(**AMOUNT_OFF)
 
-    with pytest.raises(ValidationFailed) as caught:
+    with pytest.raises(AlreadyExists) as caught:
         template_create(**{**AMOUNT_OFF, "name": "another"})
 
-    assert caught.value.details == {"code": "off10"}
+    assert caught.value.details == {"code": "off10", "template_id": first.pk,
+                                    "current_version": 1}
     assert CouponTemplate.objects.get().name == "10 off"
     assert CouponTemplateVersion.objects.count() == 1
 
