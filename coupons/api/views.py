@@ -71,6 +71,8 @@ class TemplateListCreateApi(GenericAPIView):
 
 
 class TemplateDetailApi(APIView):
+    capabilities = {"PATCH": Capability.MANAGE_TEMPLATES}
+
     @extend_schema(responses=s.TemplateOutput)
     def get(self, request, template_id):
         return Response(s.TemplateOutput(selectors.template_get(template_id=template_id)).data)
