@@ -85,6 +85,7 @@ class World:
         result = inbox_receive(
             message_id=message_id, fact_type=FACT_TYPES[fact], order_id=order_id,
             occurred_at=self.clock.now(), payload=payload, sender="test",
+            sender_scope="test",
         )
         repeated = any(message_id == seen for *_, seen in story.delivered)
         assert result.status == ("DUPLICATE" if repeated else "PROCESSED"), message_id
