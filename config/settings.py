@@ -214,6 +214,8 @@ COUPONS = {
     "PRESALE_GRACE_SECONDS": 24 * 3600,
     # An Idempotency-Key claim left IN_PROGRESS this long (a crashed worker) may be taken over.
     "IDEMPOTENCY_CLAIM_TIMEOUT_SECONDS": 60,
+    # A fact's times (occurred_at, a presale deadline) must lie this close to now, either way.
+    "FACT_TIME_WINDOW_DAYS": 5 * 366,
 }
 
 LOGGING = {

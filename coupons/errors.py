@@ -37,6 +37,21 @@ class CapabilityMissing(CouponError):
     message = "You are not allowed to do this."
 
 
+class LeaseOfAnotherClient(CouponError):
+    """A 403: the coupon's lease answers only to the service client that took it (SPEC §6a).
+
+    Checked before the token, so a client learns nothing about another client's lease; a
+    lease taken by no client (a console user, the coordinator) answers to no client either.
+    """
+
+    code = "PERMISSION_DENIED"
+    http_status = 403
+    message = "This coupon's lease was taken by another client."
+
+    def __init__(self, message: str | None = None, **details):
+        super().__init__(message, reason="LEASE_OF_ANOTHER_CLIENT", **details)
+
+
 class NotFound(CouponError):
     code = "NOT_FOUND"
     http_status = 404
@@ -120,6 +135,10 @@ class IdempotencyKeyReused(BusinessRuleError):
     code = "IDEMPOTENCY_KEY_REUSED"
     message = "This Idempotency-Key was used for a different request."
 
+
+class MessageIdReused(BusinessRuleError):
+    code = "MESSAGE_ID_REUSED"
+    message = "This sender already sent another fact under this message_id."
 
 
 class CaseNotOpen(CouponError):

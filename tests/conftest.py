@@ -96,13 +96,14 @@ _message_ids = itertools.count(1)
 
 @pytest.fixture
 def send(api, clock):
-    """POST a fact to the inbox; answers the response. A message id is made unless given."""
+    """POST a fact to the inbox; answers the response. A message id is made unless given;
+    occurred_at is now unless given (a redelivery must repeat the first one's)."""
 
-    def send(fact_type, message_id=None, expect=202, **payload):
+    def send(fact_type, message_id=None, expect=202, occurred_at=None, **payload):
         body = {
             "message_id": message_id or f"m-{next(_message_ids)}",
             "type": fact_type,
-            "occurred_at": clock.now().isoformat(),
+            "occurred_at": (occurred_at or clock.now()).isoformat(),
             "payload": payload,
         }
         response = api.post("/api/v1/events", body, format="json")

@@ -4,6 +4,7 @@ from drf_spectacular.utils import OpenApiParameter
 from rest_framework.response import Response
 
 from coupons.errors import CouponError, IdempotencyKeyMissing, ValidationFailed
+from coupons.models import ServiceClient
 from coupons.services import CommandContext
 from coupons.services.idempotency import (
     idempotency_abandon,
@@ -19,6 +20,11 @@ IDEMPOTENCY_KEY_HEADER = OpenApiParameter(
     description="The business key of this command: same key + same body answers the stored "
                 "result without a second effect; same key + another body is refused (422).",
 )
+
+
+def client_id_of(user) -> int | None:
+    """The service client behind a request, so the leases it takes answer only to it."""
+    return user.pk if isinstance(user, ServiceClient) else None
 
 
 def run_command(request, input_serializer, command, *, success_status=200, render=None):
@@ -46,7 +52,8 @@ def run_command(request, input_serializer, command, *, success_status=200, rende
         headers = {"Idempotent-Replayed": "true"}
     else:
         ctx = CommandContext(
-            actor=actor_of(request.user), idempotency_key=key, request_hash=request_hash,
+            actor=actor_of(request.user), client_id=client_id_of(request.user),
+            idempotency_key=key, request_hash=request_hash,
             idempotency_record_id=claim.record_id, success_status=success_status,
         )
         try:

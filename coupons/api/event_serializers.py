@@ -1,16 +1,39 @@
 """Inbox and conflict-case request and answer shapes."""
 
+from datetime import timedelta
+
+from django.conf import settings
 from rest_framework import serializers
 
+from coupons import clock
 from coupons.models import ConflictCase, FactType
 
 from .serializers import MAX_DB_ID, external_id, money_field
 
 
+class FactTime(serializers.DateTimeField):
+    """A time a fact names, within COUPONS["FACT_TIME_WINDOW_DAYS"] of now either way.
+
+    No order is paid or due centuries away; such a time is a sender's bug, and one that fails
+    downstream (a 9999-12-31 deadline plus the presale grace overflows) would fail on every
+    redelivery. Refused here, it is a 400 and nothing is recorded.
+    """
+
+    def to_internal_value(self, value):
+        moment = super().to_internal_value(value)
+        days = settings.COUPONS["FACT_TIME_WINDOW_DAYS"]
+        now = clock.now()
+        if not now - timedelta(days=days) <= moment <= now + timedelta(days=days):
+            raise serializers.ValidationError(
+                f"Must be within {days} days of now.", code="out_of_range"
+            )
+        return moment
+
+
 class EventInput(serializers.Serializer):
     message_id = serializers.CharField(max_length=128)
     type = serializers.ChoiceField(choices=FactType.choices)
-    occurred_at = serializers.DateTimeField()
+    occurred_at = FactTime()
     payload = serializers.DictField()
 
 
@@ -26,7 +49,7 @@ class DepositPaidPayload(OrderPayload):
     coupon_id = serializers.IntegerField(min_value=1, max_value=MAX_DB_ID)
     user_id = external_id()
     order_amount = money_field()
-    final_payment_deadline = serializers.DateTimeField()
+    final_payment_deadline = FactTime()
     quote_id = external_id(required=False, default="", allow_blank=True)
     deposit_payment_id = external_id(required=False, default="", allow_blank=True)
 

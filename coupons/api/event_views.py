@@ -15,7 +15,7 @@ from coupons.services.cases import case_resolve
 
 from . import event_serializers as s
 from .commands import IDEMPOTENCY_KEY_HEADER, run_command
-from .permissions import actor_of
+from .permissions import actor_of, idempotency_scope_of
 
 
 class EventReceiveApi(APIView):
@@ -43,6 +43,7 @@ class EventReceiveApi(APIView):
             order_id=payload.validated_data["order_id"],
             occurred_at=event.validated_data["occurred_at"],
             payload=dict(payload.data), sender=actor_of(request.user),
+            sender_scope=idempotency_scope_of(request.user),
         )
         return Response(result.payload(), status=202)
 

@@ -1,10 +1,14 @@
 """The inbox: each message takes effect once, in the transaction that records it."""
 
+import hashlib
+import json
 from dataclasses import dataclass
+from datetime import UTC
 
 from django.db import IntegrityError, transaction
 
 from coupons import clock
+from coupons.errors import MessageIdReused
 from coupons.events.handlers import HANDLERS
 from coupons.models import InboxMessage, OrderFact
 
@@ -19,23 +23,42 @@ class InboxResult:
                 "outcome": self.message.outcome}
 
 
-def inbox_receive(*, message_id, fact_type, order_id, occurred_at, payload, sender) -> InboxResult:
+def fact_hash(fact_type: str, occurred_at, payload: dict) -> str:
+    """What the message says, canonically: a redelivery under its id must say the same."""
+    canonical = json.dumps(
+        {"type": fact_type, "occurred_at": occurred_at.astimezone(UTC).isoformat(),
+         "payload": payload},
+        sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+    )
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def inbox_receive(
+    *, message_id, fact_type, order_id, occurred_at, payload, sender, sender_scope,
+) -> InboxResult:
     """Record the message and everything it causes in one transaction (a savepoint when the
     caller has one open, as the permutation tests do to roll each story back).
 
-    A second delivery of the message id (even concurrently: its insert waits on the first's
-    unique-index entry, then fails) is acknowledged as DUPLICATE with the first's outcome.
+    Messages are keyed by (sender_scope, message_id): one sender's id never shadows another's
+    fact. A second delivery from the same sender (even concurrently: its insert waits on the
+    first's unique-index entry, then fails) is acknowledged as DUPLICATE with the first's
+    outcome if it says the same thing, and refused MESSAGE_ID_REUSED if it does not.
     """
+    content_hash = fact_hash(fact_type, occurred_at, payload)
     with transaction.atomic():
         try:
             with transaction.atomic():
                 message = InboxMessage.objects.create(
                     message_id=message_id, fact_type=fact_type, order_id=order_id,
                     occurred_at=occurred_at, payload=payload, sender=sender,
+                    sender_scope=sender_scope, content_hash=content_hash,
                     received_at=clock.now(),
                 )
         except IntegrityError:
-            return InboxResult("DUPLICATE", InboxMessage.objects.get(message_id=message_id))
+            first = InboxMessage.objects.get(sender_scope=sender_scope, message_id=message_id)
+            if first.content_hash != content_hash:
+                raise MessageIdReused(message_id=message_id) from None
+            return InboxResult("DUPLICATE", first)
         fact, is_new_fact = _record_fact(message)
         outcome = HANDLERS[fact_type](fact)
         message.outcome = {**outcome, "repeated_fact": not is_new_fact}

@@ -14,18 +14,35 @@ class FactType(models.TextChoices):
 
 
 class InboxMessage(models.Model):
-    """One delivered fact, de-duplicated by message_id in the transaction of its effects."""
+    """One delivered fact, de-duplicated per sender by message_id in the transaction of its
+    effects.
 
-    message_id = models.CharField(max_length=128, unique=True)
+    Message ids are the sender's own: another client's message under the same id is another
+    message, so no client can shadow a fact it did not send.
+    """
+
+    message_id = models.CharField(max_length=128)
     fact_type = models.CharField(max_length=32, choices=FactType.choices)
     order_id = models.CharField(max_length=64, db_index=True)
     occurred_at = models.DateTimeField()
     payload = models.JSONField()
-    sender = models.CharField(max_length=128)
+    sender = models.CharField(max_length=128, help_text="Who sent it, by name (for people).")
+    sender_scope = models.CharField(
+        max_length=64, help_text="Who sent it, by id: client:<pk> or user:<pk>; a rename keeps it."
+    )
+    content_hash = models.CharField(
+        max_length=64,
+        help_text="SHA-256 of type, occurred_at and payload: a redelivery says the same.",
+    )
     received_at = models.DateTimeField()
     outcome = models.JSONField(default=dict)
 
     class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["sender_scope", "message_id"], name="inbox_message_per_sender"
+            ),
+        ]
         # The inbox inserts the message, runs its effects, then writes their outcome once;
         # the outcome is what a redelivery answers, so it never changes after that.
         triggers = [

@@ -27,6 +27,12 @@ class CouponLock(models.Model):
         help_text="The coupon's state_version right after this LOCK."
     )
     ended_at = models.DateTimeField(null=True, blank=True)
+    client = models.ForeignKey(
+        "coupons.ServiceClient", on_delete=models.PROTECT, null=True, blank=True,
+        related_name="+",
+        help_text="The service client that took the lease: only it may renew, redeem or "
+                  "release it. Empty when a console user or the coordinator took it.",
+    )
 
     class Meta:
         constraints = [

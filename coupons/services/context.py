@@ -5,9 +5,14 @@ from coupons.services.tokens import hash_token
 
 @dataclass(frozen=True)
 class CommandContext:
-    """Who runs a command and under which Idempotency-Key; goes into the ledger row."""
+    """Who runs a command and under which Idempotency-Key; goes into the ledger row.
+
+    `client_id` is the service client running it (the API sets it): a lease it takes answers
+    only to it. None for console users and internal callers (event handlers, scanners).
+    """
 
     actor: str
+    client_id: int | None = None
     idempotency_key: str = ""
     request_hash: str = ""
     # Set when the API claimed the key; the command completes the record in its own transaction.

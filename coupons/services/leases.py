@@ -2,19 +2,37 @@ from datetime import timedelta
 
 from django.conf import settings
 
-from coupons.errors import OrderMismatch, TokenMismatch, ValidationFailed, VersionConflict
+from coupons.errors import (
+    LeaseOfAnotherClient,
+    OrderMismatch,
+    TokenMismatch,
+    ValidationFailed,
+    VersionConflict,
+)
 from coupons.services.tokens import lease_key_active, tokens_match
 
 
-def check_lease(coupon, lease) -> None:
-    """Prove the caller holds the coupon's current lease: token, then order, then version.
+def check_lease_client(lock, ctx) -> None:
+    """A lease answers only to the service client that took it, whatever token it shows.
 
-    The token comes first: a late command from an earlier lease (the seed incident: order A's
-    redeem after order B re-locked) is refused as TOKEN_MISMATCH, whichever order it names.
-    A token made under a key since removed from LEASE_TOKEN_SECRETS is refused too: removing a
-    leaked key must stop every token derived with it. Internal callers (lock id + stored hash)
-    never held a token, so they still end such a lease.
+    A token is a bearer secret: forged under a leaked or default LEASE_TOKEN_SECRET, or read
+    from another service's logs, it must still not let one client consume another's lease.
+    Console users and internal callers (ctx.client_id None) are not clients and pass here.
     """
+    if ctx.client_id is not None and lock.client_id != ctx.client_id:
+        raise LeaseOfAnotherClient()
+
+
+def check_lease(coupon, lease, ctx) -> None:
+    """Prove the caller holds the coupon's current lease: client, token, order, version.
+
+    The token comes before the order: a late command from an earlier lease (the seed incident:
+    order A's redeem after order B re-locked) is refused as TOKEN_MISMATCH, whichever order it
+    names. A token made under a key since removed from LEASE_TOKEN_SECRETS is refused too:
+    removing a leaked key must stop every token derived with it. Internal callers (lock id +
+    stored hash) never held a token, so they still end such a lease.
+    """
+    check_lease_client(coupon.current_lock, ctx)
     if not tokens_match(lease.token_hash, coupon.lock_token_hash) or (
         lease.lock_id is not None and str(lease.lock_id) != str(coupon.current_lock_id)
     ) or (lease.lock_id is None and not lease_key_active(coupon.current_lock.token_key_id)):

@@ -80,6 +80,7 @@ def coupon_lock(
             id=lock_id, coupon=coupon, order_id=order_id, token_hash=token_hash,
             token_key_id=key_id,
             locked_at=now, expires_at=expires_at, acquired_version=version + 1,
+            client_id=ctx.client_id,
         )
         OrderCoupon.objects.create(
             lock=lock, coupon=coupon, order_id=order_id, quote_id=quote_id,

@@ -3,9 +3,10 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from coupons import clock
-from coupons.errors import CouponExpired
+from coupons.errors import CouponExpired, InvalidState, TokenMismatch, VersionConflict
 from coupons.models import (
     CouponLock,
+    CouponOperation,
     CouponStatus,
     ExpiryDuringLock,
     LockStatus,
@@ -13,11 +14,12 @@ from coupons.models import (
     Redemption,
 )
 from coupons.services.idempotency import idempotency_complete
-from coupons.services.leases import check_lease
+from coupons.services.leases import check_lease, check_lease_client
 from coupons.services.payloads import iso, money
 from coupons.services.refusals import refusals_recorded
 from coupons.services.release import end_lease
 from coupons.services.rows import lock_coupon_row
+from coupons.services.tokens import tokens_match
 from coupons.services.transitions import UNBOUND, apply_transition, guard, is_past_validity
 
 
@@ -44,7 +46,8 @@ def coupon_redeem(*, coupon_id, lease, payment_id: str, ctx) -> RedeemResult:
     """Consume the coupon for the payment of the order that holds its current lease.
 
     Check order (SPEC §3): an order that already redeemed gets its redemption back with no new
-    effect; then status LOCKED, then token, order and version. A lease past its end that was
+    effect, if it proves the lease that redemption consumed; then status LOCKED, then client,
+    token, order and version. A lease past its end that was
     not yet released still redeems: the lease end is a release backstop, not a pay deadline.
     Under STRICT and SUBSTITUTE templates a redeem past valid_until releases the coupon to
     EXPIRED and answers COUPON_EXPIRED (SPEC §4).
@@ -55,15 +58,16 @@ def coupon_redeem(*, coupon_id, lease, payment_id: str, ctx) -> RedeemResult:
             now = clock.now()
             coupon = lock_coupon_row(coupon_id)
             if coupon.status == CouponStatus.USED:
-                existing = coupon.redemptions.filter(
+                existing = coupon.redemptions.select_related("lock").filter(
                     succeeded=True, order_id=lease.order_id
                 ).first()
                 if existing is not None:
+                    check_consumed_lease(coupon, existing, lease, payment_id=payment_id, ctx=ctx)
                     result = RedeemResult(existing, coupon.state_version, already_redeemed=True)
                     idempotency_complete(ctx, status=ctx.success_status, body=result.payload())
                     return result
             guard(OperationType.REDEEM, coupon)
-            check_lease(coupon, lease)
+            check_lease(coupon, lease, ctx)
             if not expired_for_redeem(coupon, now):
                 result = _redeem(coupon, lease, payment_id=payment_id, ctx=ctx, now=now)
                 idempotency_complete(ctx, status=ctx.success_status, body=result.payload())
@@ -75,6 +79,29 @@ def coupon_redeem(*, coupon_id, lease, payment_id: str, ctx) -> RedeemResult:
         # redeem itself is refused.
         raise CouponExpired(valid_until=iso(coupon.valid_until),
                             current_state=coupon.status, current_version=coupon.state_version)
+
+
+def check_consumed_lease(coupon, redemption, lease, *, payment_id, ctx) -> None:
+    """A repeated redeem answers the existing redemption only to the caller that made it.
+
+    The same proof as the first time: the lease's client, its token (and lock id when an
+    internal caller gives one), the version it redeemed at, and the same payment. Anyone else
+    is a stale caller, refused like one, so the answer never leaks the stored payment id.
+    """
+    consumed = redemption.lock
+    check_lease_client(consumed, ctx)
+    if not tokens_match(lease.token_hash, consumed.token_hash) or (
+        lease.lock_id is not None and str(lease.lock_id) != str(consumed.pk)
+    ):
+        raise TokenMismatch(coupon=coupon)
+    redeemed_at = CouponOperation.objects.filter(
+        coupon=coupon, op_type=OperationType.REDEEM, lock=consumed
+    ).values_list("from_version", flat=True).first()
+    if lease.expected_version != redeemed_at:
+        raise VersionConflict(coupon=coupon, expected_version=lease.expected_version)
+    if payment_id != redemption.payment_id:
+        raise InvalidState("The coupon was already redeemed for another payment of this order.",
+                           coupon=coupon, operation=OperationType.REDEEM)
 
 
 def expired_for_redeem(coupon, now) -> bool:

@@ -32,7 +32,7 @@ def coupon_release(*, coupon_id, lease, ctx, reason: str = "") -> StateResult:
         now = clock.now()
         coupon = lock_coupon_row(coupon_id)
         guard(OperationType.RELEASE, coupon)
-        check_lease(coupon, lease)
+        check_lease(coupon, lease, ctx)
         end_lease(coupon, lease, ctx=ctx, now=now, reason=reason)
         result = StateResult(coupon.pk, coupon.state_version, coupon.status)
         idempotency_complete(ctx, status=ctx.success_status, body=result.payload())

@@ -36,7 +36,7 @@ def coupon_renew(*, coupon_id, lease, ctx, lease_seconds=None, lease_until=None)
         now = clock.now()
         coupon = lock_coupon_row(coupon_id)
         guard(OperationType.RENEW, coupon)
-        check_lease(coupon, lease)
+        check_lease(coupon, lease, ctx)
         expires_at = lease_end(now, lease_seconds=lease_seconds, lease_until=lease_until)
         lock = coupon.current_lock
         apply_transition(

@@ -66,6 +66,10 @@ class Story:
 class World:
     def __init__(self, coupon, clock, ctx):
         self.coupon, self.clock, self.ctx = coupon, clock, ctx
+        # Every fact says it happened at the start, whenever it is delivered: a redelivery
+        # must repeat what its message said (or be MESSAGE_ID_REUSED), and the coordinator
+        # never reads the time.
+        self.occurred_at = clock.now()
         self.sequences = 0
         self.failures = []
 
@@ -84,7 +88,8 @@ class World:
             payload["payment_id"] = f"pay-{order_id}"
         result = inbox_receive(
             message_id=message_id, fact_type=FACT_TYPES[fact], order_id=order_id,
-            occurred_at=self.clock.now(), payload=payload, sender="test",
+            occurred_at=self.occurred_at, payload=payload, sender="test",
+            sender_scope="test",
         )
         repeated = any(message_id == seen for *_, seen in story.delivered)
         assert result.status == ("DUPLICATE" if repeated else "PROCESSED"), message_id

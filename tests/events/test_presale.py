@@ -59,9 +59,9 @@ def deposit(send, coupon, order_id=ORDER, amount="1000.00", deadline=DEADLINE, *
                 quote_id=f"Q-{order_id}", **extra)
 
 
-def final_payment(send, order_id=ORDER, payment_id="FP-1", message_id=None):
+def final_payment(send, order_id=ORDER, payment_id="FP-1", message_id=None, occurred_at=None):
     return send("FinalPaymentSucceeded", message_id=message_id, order_id=order_id,
-                payment_id=payment_id)
+                payment_id=payment_id, occurred_at=occurred_at)
 
 
 def snapshot(coupon) -> tuple:
@@ -461,12 +461,15 @@ def test_duplicate_final_payment_settles_once(
         issue(presale_template("sub", valid_until=VALID_UNTIL + timedelta(days=30)))
     presale_coupon(strategy)
     clock.set(PAY_TIMES["after"])
-    first = final_payment(send, message_id="fp-1")
+    paid_at = clock.now()
+    first = final_payment(send, message_id="fp-1", occurred_at=paid_at)
     world = (list(CouponOperation.objects.values_list("pk", flat=True)),
              list(UserCoupon.objects.order_by("pk").values_list("status", "state_version")))
     clock.advance(minutes=5)
 
-    second = final_payment(send, message_id="fp-1" if redelivery == "same_message_id" else "fp-2")
+    # The broker redelivers the same message; a retry under a new id is a new message.
+    second = final_payment(send, message_id="fp-1" if redelivery == "same_message_id" else "fp-2",
+                           occurred_at=paid_at)
 
     if redelivery == "same_message_id":
         assert second["status"] == "DUPLICATE"

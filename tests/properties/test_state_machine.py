@@ -201,6 +201,7 @@ class Model:
     current: Lease | None = None
     past: list[Lease] = field(default_factory=list)
     redeemed_by: str | None = None
+    redeemed_with: LeaseProof | None = None  # the proof the successful redeem showed
     successes: int = 0
     steps_in_final_state: int = 0
 
@@ -344,13 +345,15 @@ class CouponLifecycle(RuleBasedStateMachine):
     def redeem(self, proof, holder):
         model = self.model
         if model.status == "USED" and proof.order_id == model.redeemed_by:
-            # SPEC §3: the order that redeemed gets its redemption back, with no new effect.
-            result = self.run("REDEEM", None, lambda: coupon_redeem(
+            # SPEC §3: the order that redeemed gets its redemption back, with no new effect,
+            # if it proves the lease that redemption consumed.
+            result = self.run("REDEEM", self.expected_repeat_refusal(proof), lambda: coupon_redeem(
                 coupon_id=self.coupon_id, lease=proof, payment_id=f"pay-{proof.order_id}",
                 ctx=self.ctx,
             ), to_state="USED", no_effect=True)
-            assert result.already_redeemed
-            assert result.redemption.order_id == model.redeemed_by
+            if result is not None:
+                assert result.already_redeemed
+                assert result.redemption.order_id == model.redeemed_by
             return
         expected = self.expected_lease_refusal(proof)
         if expected is None and model.strict and self.past_validity():
@@ -367,8 +370,8 @@ class CouponLifecycle(RuleBasedStateMachine):
         ), to_state="USED")
         if result is not None:
             assert not result.already_redeemed
-            model.redeemed_by = proof.order_id
-            holder.known_version = result.state_version
+            # The holder keeps the version it sent: a retry repeats the request it made.
+            model.redeemed_by, model.redeemed_with = proof.order_id, proof
             self.end_lease()
 
     def release(self, proof, holder):
@@ -462,6 +465,15 @@ class CouponLifecycle(RuleBasedStateMachine):
         if proof.order_id != model.current.order_id:
             return "ORDER_MISMATCH"
         if proof.expected_version != model.version:
+            return "VERSION_CONFLICT"
+        return None
+
+    def expected_repeat_refusal(self, proof: LeaseProof) -> str | None:
+        """A repeated redeem shows the consumed lease's token, then the version it redeemed at."""
+        redeemed = self.model.redeemed_with
+        if proof.token_hash != redeemed.token_hash:
+            return "TOKEN_MISMATCH"
+        if proof.expected_version != redeemed.expected_version:
             return "VERSION_CONFLICT"
         return None
 

@@ -16,6 +16,7 @@ from coupons.services import (
     coupon_void,
     template_create,
 )
+from coupons.services.tokens import lease_token
 from tests.command_checks import events, lease_taken_over, ledger, refused, world
 from tests.conftest import START, lock
 
@@ -145,17 +146,48 @@ def test_repeated_redeem_by_the_same_order_answers_the_existing_redemption(coupo
     assert world() == before
 
 
-def test_repeated_redeem_by_the_same_order_does_not_need_a_current_proof(coupon, ctx):
+@pytest.mark.parametrize(("wrong", "code"), [
+    ({"token": "whatever"}, "TOKEN_MISMATCH"),
+    ({"expected_version": 1}, "VERSION_CONFLICT"),
+    ({"expected_version": 3}, "VERSION_CONFLICT"),
+    ({"payment_id": "P2"}, "INVALID_STATE"),
+    ({"token": "whatever", "expected_version": 1, "payment_id": "P2"}, "TOKEN_MISMATCH"),
+], ids=["token", "old_version", "current_version", "payment", "everything"])
+def test_repeated_redeem_must_prove_the_lease_it_consumed(coupon, ctx, wrong, code):
+    """The issue's reproduction: the order that redeemed asked again with a wrong token,
+    version and payment id and got the stored redemption back. Now it is a stale caller."""
     _, proof = lock(coupon, ctx)
-    first = redeem(coupon, proof, ctx, payment_id="P1")
-    proof = LeaseProof.from_token(order_id="order-A", lock_token="whatever", expected_version=1)
+    redeem(coupon, proof, ctx, payment_id="P1")
+    asked = LeaseProof.from_token(
+        order_id="order-A", lock_token=wrong.get("token", lease_token_of(coupon)),
+        expected_version=wrong.get("expected_version", proof.expected_version),
+    )
 
-    again = redeem(coupon, proof, ctx, payment_id="P2")
+    with refused(code, op_type="REDEEM", coupon_id=coupon.pk) as error:
+        redeem(coupon, asked, ctx, payment_id=wrong.get("payment_id", "P1"))
 
-    assert again.already_redeemed
-    assert again.redemption.payment_id == "P1"
+    assert (error.value.details["current_state"], error.value.details["current_version"]) == (
+        "USED", 3,
+    )
+    assert "P1" not in str(error.value.as_body())
     assert Redemption.objects.count() == 1
-    assert first.redemption.pk == again.redemption.pk
+
+
+def test_repeated_redeem_by_an_internal_caller_proves_the_consumed_lock(coupon, ctx):
+    result, proof = lock(coupon, ctx)
+    first = redeem(coupon, proof, ctx)
+    other, _ = lock(coupon_issue(template_id=coupon.template_id, user_id="u1", ctx=ctx).coupon,
+                    ctx)
+
+    again = redeem(coupon, LeaseProof.from_lock(result.lock, expected_version=2), ctx)
+    assert (again.already_redeemed, again.redemption.pk) == (True, first.redemption.pk)
+    with refused("TOKEN_MISMATCH", op_type="REDEEM", coupon_id=coupon.pk):
+        redeem(coupon, replace(LeaseProof.from_lock(result.lock, expected_version=2),
+                               lock_id=other.lock.pk), ctx)
+
+
+def lease_token_of(coupon) -> str:
+    return lease_token(CouponLock.objects.get(coupon=coupon).pk)
 
 
 # --- refusals -----------------------------------------------------------------------------
