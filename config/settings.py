@@ -28,6 +28,7 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "pgtrigger",
     "coupons",
     "refunds",
     "timeline",
