@@ -53,8 +53,10 @@ def policy_create(*, code: str, name: str, actor: str, rules: list | None = None
     return policy
 
 
-def policy_draft_create(policy, actor: str) -> ReturnPolicyVersion:
-    """The next version as a draft, copying the latest version's rules (one draft at a time)."""
+def policy_draft_create(policy, actor: str, *, rules: list | None = None) -> ReturnPolicyVersion:
+    """The next version as a draft, copying the latest version's rules (one draft at a time);
+    `rules` replaces the copy at once."""
+    cleaned = None if rules is None else clean_rules(rules)
     with transaction.atomic():
         # Locking the policy row makes two concurrent "new draft" requests queue.
         locked = (ReturnPolicy.objects.select_for_update(no_key=True)
@@ -66,7 +68,8 @@ def policy_draft_create(policy, actor: str) -> ReturnPolicyVersion:
             raise PolicyDraftExists(version=latest, draft_number=latest.number)
         return ReturnPolicyVersion.objects.create(
             policy=locked, number=(latest.number + 1) if latest else 1, status=Status.DRAFT,
-            rules=latest.rules if latest else [], based_on=latest,
+            rules=cleaned if cleaned is not None else (latest.rules if latest else []),
+            based_on=latest,
             created_by=actor, created_at=clock.now(),
         )
 
