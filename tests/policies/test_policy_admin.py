@@ -126,3 +126,13 @@ def test_operator_can_neither_add_nor_publish(draft):
     draft.refresh_from_db()
     assert draft.status == "DRAFT"
     assert operator.post("/admin/refunds/returnpolicyversion/1/delete/").status_code == 403
+
+
+def test_template_admin_offers_only_published_policies(draft):
+    admin = User.objects.create_superuser("root", password="pw")
+    client = Client()
+    client.force_login(admin)
+
+    form = client.get("/admin/coupons/coupontemplate/add/").context["adminform"].form
+
+    assert [p.code for p in form.fields["return_policy"].queryset] == ["default"]
