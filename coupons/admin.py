@@ -4,7 +4,7 @@ from django.contrib import admin
 from coupons import models
 from coupons.errors import ValidationFailed
 from coupons.services import template_create, template_update
-from coupons.services.templates import validate_terms
+from coupons.services.templates import template_set_issuable, validate_terms
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -41,7 +41,7 @@ class CouponTemplateAdmin(admin.ModelAdmin):
     list_display = ["code", "name", "kind", "version", "expiry_during_lock", "updated_at"]
     search_fields = ["code", "name"]
     readonly_fields = ["version", "created_at", "updated_at"]
-    fields = ["code", *models.CouponTemplate.TERM_FIELDS, *readonly_fields]
+    fields = ["code", *models.CouponTemplate.TERM_FIELDS, "issuable", *readonly_fields]
 
     def has_delete_permission(self, request, obj=None):
         return False  # coupons were issued from it
@@ -54,7 +54,19 @@ class CouponTemplateAdmin(admin.ModelAdmin):
         # The service freezes every edit as a new version; issued coupons keep theirs.
         saved = (template_update(template_id=obj.pk, **terms) if change
                  else template_create(code=form.cleaned_data["code"], **terms))
+        if form.cleaned_data["issuable"] != saved.issuable:
+            saved = template_set_issuable(template_id=saved.pk,
+                                          issuable=form.cleaned_data["issuable"])
         obj.pk, obj.version = saved.pk, saved.version
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "return_policy":
+            # Only a policy with a published version can be named (the service checks it too).
+            from refunds.models import ReturnPolicy
+
+            kwargs["queryset"] = ReturnPolicy.objects.filter(
+                versions__status="PUBLISHED").distinct()
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
 
 @admin.register(models.CouponTemplateVersion)

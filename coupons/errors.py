@@ -147,3 +147,25 @@ class CaseNotOpen(CouponError):
     code = "INVALID_STATE"
     http_status = 409
     message = "The conflict case is no longer open."
+
+
+class PolicyVersionConflict(CouponError):
+    """A 409 about a return policy version: current_state is its status, current_version its
+    number (a policy version has no state_version of its own)."""
+
+    code = "INVALID_STATE"
+    http_status = 409
+
+    def __init__(self, message: str | None = None, *, version=None, **details):
+        if version is not None:
+            details = {"current_state": version.status, "current_version": version.number,
+                       "policy": version.policy.code, **details}
+        super().__init__(message, **details)
+
+
+class PolicyVersionFrozen(PolicyVersionConflict):
+    message = "A published policy version never changes; make a new draft from it."
+
+
+class PolicyDraftExists(PolicyVersionConflict):
+    message = "This policy already has a draft; edit or publish that one."

@@ -3,6 +3,7 @@
 from decimal import Decimal
 
 from django.conf import settings
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from coupons.models import CouponKind, CouponStatus, CouponTemplate, ExpiryDuringLock
@@ -27,6 +28,22 @@ def lease_seconds_field():
     )
 
 
+@extend_schema_field({"oneOf": [{"type": "integer"}, {"type": "string"}],
+                      "description": "A return policy's id or code; null is the default policy."})
+class PolicyRefField(serializers.Field):
+    """A policy id or code; coupons.services.templates says whether such a policy exists."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, int) and not isinstance(data, bool) and 1 <= data <= MAX_DB_ID:
+            return data
+        if isinstance(data, str) and 0 < len(data) <= 64 and data.isprintable():
+            return data
+        raise serializers.ValidationError("Give a return policy's id or code.")
+
+    def to_representation(self, value):
+        return value
+
+
 class TemplateInput(serializers.Serializer):
     code = serializers.SlugField(max_length=64)
     name = serializers.CharField(max_length=200)
@@ -47,6 +64,7 @@ class TemplateInput(serializers.Serializer):
     expiry_during_lock = serializers.ChoiceField(
         choices=ExpiryDuringLock.choices, required=False, default=ExpiryDuringLock.LOCK_HONORS
     )
+    return_policy = PolicyRefField(required=False, allow_null=True)
 
 
 class TemplateEditInput(TemplateInput):
@@ -66,7 +84,8 @@ class TemplateEditInput(TemplateInput):
 class TemplateOutput(serializers.ModelSerializer):
     class Meta:
         model = CouponTemplate
-        fields = ["id", "code", "version", *CouponTemplate.TERM_FIELDS, "created_at", "updated_at"]
+        fields = ["id", "code", "version", *CouponTemplate.TERM_FIELDS, "issuable", "created_at",
+                  "updated_at"]
 
 
 class IssueInput(serializers.Serializer):

@@ -1,7 +1,7 @@
 from django.urls import path, register_converter
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from . import event_views, views
+from . import event_views, policy_views, views
 
 
 class DatabaseIdConverter:
@@ -41,6 +41,15 @@ urlpatterns = [
     path("cases", event_views.CaseListApi.as_view(), name="cases"),
     path("cases/<dbid:case_id>/resolve", event_views.CaseResolveApi.as_view(),
          name="case-resolve"),
+    path("return-policies", policy_views.PolicyListCreateApi.as_view(), name="return-policies"),
+    path("return-policies/<dbid:policy_id>", policy_views.PolicyDetailApi.as_view(),
+         name="return-policy"),
+    path("return-policies/<dbid:policy_id>/versions",
+         policy_views.PolicyVersionListCreateApi.as_view(), name="return-policy-versions"),
+    path("return-policies/<dbid:policy_id>/versions/<dbid:number>",
+         policy_views.PolicyVersionDetailApi.as_view(), name="return-policy-version"),
+    path("return-policies/<dbid:policy_id>/versions/<dbid:number>/publish",
+         policy_views.PolicyVersionPublishApi.as_view(), name="return-policy-version-publish"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
     path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),

@@ -1,6 +1,7 @@
-"""Reserved: filled in by the change that owns it (see the commit that adds its operations)."""
+"""Templates name their return policy (null: the default); a closed campaign stops issuing."""
 
-from django.db import migrations
+import django.db.models.deletion
+from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
@@ -9,4 +10,20 @@ class Migration(migrations.Migration):
         ("refunds", "0002_return_policies"),
     ]
 
-    operations = []
+    operations = [
+        migrations.AddField(
+            model_name='coupontemplate',
+            name='issuable',
+            field=models.BooleanField(default=True),
+        ),
+        migrations.AddField(
+            model_name='coupontemplate',
+            name='return_policy',
+            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='refunds.returnpolicy'),
+        ),
+        migrations.AddField(
+            model_name='coupontemplateversion',
+            name='return_policy',
+            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='refunds.returnpolicy'),
+        ),
+    ]

@@ -38,9 +38,16 @@ class TemplateTerms(models.Model):
         max_length=16, choices=ExpiryDuringLock.choices, default=ExpiryDuringLock.LOCK_HONORS
     )
 
+    # Null: the default return policy (code `default`). A version keeps the policy it was
+    # frozen with; which of that policy's versions applies is decided at refund time.
+    return_policy = models.ForeignKey(
+        "refunds.ReturnPolicy", null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+    )
+
     TERM_FIELDS = (
         "name", "kind", "face_value", "percent_off", "max_discount", "min_order_amount",
         "valid_from", "valid_until", "valid_days", "returnable", "expiry_during_lock",
+        "return_policy",
     )
 
     class Meta:
@@ -55,6 +62,9 @@ class CouponTemplate(TemplateTerms):
 
     code = models.CharField(max_length=64, unique=True)
     version = models.PositiveIntegerField(default=1)
+    # False once the campaign is closed: no new coupons; a return policy may treat refunds of
+    # its coupons differently. Not a term: closing a campaign does not make a new version.
+    issuable = models.BooleanField(default=True)
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
 

@@ -4,7 +4,7 @@ from datetime import timedelta
 from django.db import transaction
 
 from coupons import clock
-from coupons.errors import NotFound
+from coupons.errors import InvalidState, NotFound
 from coupons.models import CouponStatus, CouponTemplate, OperationType, UserCoupon
 from coupons.services.idempotency import idempotency_complete
 from coupons.services.records import append_operation, append_outbox
@@ -28,6 +28,10 @@ def coupon_issue(*, template_id, user_id: str, ctx) -> IssueResult:
         template = CouponTemplate.objects.filter(pk=template_id).first()
         if template is None:
             raise NotFound("No such template.", template_id=template_id)
+        if not template.issuable:
+            raise InvalidState("The campaign is closed: this template issues no more coupons.",
+                               template_id=template.pk, current_state="CLOSED",
+                               current_version=template.version)
         terms = template.versions.get(version=template.version)
         if terms.valid_days is not None:
             valid_from, valid_until = now, now + timedelta(days=terms.valid_days)

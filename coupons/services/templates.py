@@ -3,6 +3,7 @@ from django.db import IntegrityError, transaction
 from coupons import clock
 from coupons.errors import AlreadyExists, NotFound, ValidationFailed
 from coupons.models import CouponKind, CouponTemplate, CouponTemplateVersion
+from refunds.models import ReturnPolicy, ReturnPolicyVersion
 
 
 def validate_terms(terms: dict) -> None:
@@ -24,6 +25,32 @@ def validate_terms(terms: dict) -> None:
         raise ValidationFailed("The template terms are not valid.", **problems)
 
 
+def resolve_return_policy(terms: dict) -> dict:
+    """`return_policy` may be given as a policy, its id or its code; None is the default policy.
+
+    Only a policy with a published version can be named, so a coupon issued under it has rules.
+    """
+    value = terms.get("return_policy")
+    if value is None or isinstance(value, ReturnPolicy):
+        return terms
+    if isinstance(value, int) and not isinstance(value, bool):
+        policy = ReturnPolicy.objects.filter(pk=value).first()
+    else:
+        text = str(value)
+        policy = ReturnPolicy.objects.filter(code=text).first()
+        if policy is None and text.isdigit() and len(text) < 19:
+            policy = ReturnPolicy.objects.filter(pk=int(text)).first()
+    if policy is None:
+        raise ValidationFailed("The template terms are not valid.",
+                               return_policy="No such return policy (give its code or id).")
+    if not ReturnPolicyVersion.objects.filter(
+        policy=policy, status=ReturnPolicyVersion.Status.PUBLISHED
+    ).exists():
+        raise ValidationFailed("The template terms are not valid.",
+                               return_policy="This policy has no published version yet.")
+    return {**terms, "return_policy": policy}
+
+
 def _freeze(template: CouponTemplate, now) -> CouponTemplateVersion:
     return CouponTemplateVersion.objects.create(
         template=template, version=template.version, created_at=now, **template.terms()
@@ -38,6 +65,7 @@ def _code_taken(code: str) -> AlreadyExists:
 
 # Not durable: the admin's add and change views already hold a transaction around save_model.
 def template_create(*, code: str, **terms) -> CouponTemplate:
+    terms = resolve_return_policy(terms)
     validate_terms(terms)
     with transaction.atomic():
         now = clock.now()
@@ -61,7 +89,7 @@ def template_update(*, template_id, **terms) -> CouponTemplate:
         template = CouponTemplate.objects.select_for_update().filter(pk=template_id).first()
         if template is None:
             raise NotFound("No such template.", template_id=template_id)
-        merged = {**template.terms(), **terms}
+        merged = {**template.terms(), **resolve_return_policy(terms)}
         validate_terms(merged)
         if merged == template.terms():
             return template
@@ -72,4 +100,18 @@ def template_update(*, template_id, **terms) -> CouponTemplate:
         template.updated_at = now
         template.save()
         _freeze(template, now)
+        return template
+
+
+def template_set_issuable(*, template_id, issuable: bool) -> CouponTemplate:
+    """Close (or reopen) a campaign: a closed template issues no coupons. Not a new version:
+    issued coupons' terms are unchanged."""
+    with transaction.atomic():
+        template = CouponTemplate.objects.select_for_update().filter(pk=template_id).first()
+        if template is None:
+            raise NotFound("No such template.", template_id=template_id)
+        if template.issuable != issuable:
+            template.issuable = issuable
+            template.updated_at = clock.now()
+            template.save(update_fields=["issuable", "updated_at"])
         return template

@@ -1,0 +1,373 @@
+"""Return policy rules (SPEC §10): what they may say, and the first-match decision.
+
+A policy version is an ordered list of rules; the first rule whose conditions all hold decides,
+and the last rule has no conditions, so every set of facts gets exactly one decision. `decide`
+is pure (no queries) so a decision can be replayed from the facts stored with it, and a draft
+can be tried against past refunds before it is published.
+"""
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from decimal import Decimal, InvalidOperation
+
+from coupons.errors import NotFound, ValidationFailed
+from coupons.models import CouponKind, CouponTemplate
+from refunds.models import ReturnPolicy, ReturnPolicyVersion
+
+
+class RefundType:
+    FULL = "FULL"
+    PARTIAL = "PARTIAL"
+    ALL = (FULL, PARTIAL)
+
+
+class Action:
+    RETURN = "RETURN"  # the coupon comes back (EXPIRED instead when past valid_until)
+    KEEP_USED = "KEEP_USED"  # the coupon stays USED
+    VOID = "VOID"  # the coupon is voided
+    COMPENSATE = "COMPENSATE"  # the coupon stays USED; a new coupon or a credit is given
+    MANUAL_REVIEW = "MANUAL_REVIEW"  # an operator decides
+    ALL = (RETURN, KEEP_USED, VOID, COMPENSATE, MANUAL_REVIEW)
+
+
+@dataclass(frozen=True)
+class RefundFacts:
+    """What a decision looks at; stored as JSON with each decision so it can be replayed."""
+
+    refund_type: str
+    refunded_share: Decimal
+    coupon_expired: bool
+    template_kind: str
+    template_returnable: bool
+    campaign_closed: bool
+    risk_flag: bool
+    days_since_redemption: int
+    face_value: Decimal | None
+
+    def as_json(self) -> dict:
+        data = asdict(self)
+        data["refunded_share"] = str(self.refunded_share)
+        data["face_value"] = None if self.face_value is None else str(self.face_value)
+        return data
+
+    @classmethod
+    def from_json(cls, data) -> "RefundFacts":
+        face_value = data.get("face_value")
+        return cls(
+            refund_type=data["refund_type"],
+            refunded_share=Decimal(str(data["refunded_share"])),
+            coupon_expired=bool(data["coupon_expired"]),
+            template_kind=data["template_kind"],
+            template_returnable=bool(data["template_returnable"]),
+            campaign_closed=bool(data["campaign_closed"]),
+            risk_flag=bool(data["risk_flag"]),
+            days_since_redemption=int(data["days_since_redemption"]),
+            face_value=None if face_value is None else Decimal(str(face_value)),
+        )
+
+
+@dataclass(frozen=True)
+class PolicyDecision:
+    action: str
+    rule_index: int  # 0-based position of the rule that matched
+    rule_label: str
+    requires_approval: bool
+    # COMPENSATE only: {"template_id": int} or {"amount": "12.00"}; otherwise {}.
+    compensation: dict = field(default_factory=dict)
+
+    def as_json(self) -> dict:
+        return asdict(self)
+
+
+# --- conditions ---------------------------------------------------------------------------
+
+class Invalid(Exception):
+    """One field's problem, as the message shown beside it."""
+
+
+def _decimal(value) -> Decimal:
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise Invalid("must be a number")
+    try:
+        number = Decimal(str(value).strip())
+    except InvalidOperation:
+        raise Invalid("must be a number") from None
+    if not number.is_finite():
+        raise Invalid("must be a number")
+    return number
+
+
+def _flag(value) -> bool:
+    if not isinstance(value, bool):
+        raise Invalid("must be true or false")
+    return value
+
+
+def _share(value) -> str:
+    share = _decimal(value)
+    if not 0 <= share <= 1:
+        raise Invalid("must be between 0 and 1")
+    return str(share)
+
+
+def _money_bound(value) -> str:
+    amount = _decimal(value)
+    if amount < 0:
+        raise Invalid("must be zero or more")
+    return str(amount)
+
+
+def _days(value) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 36500:
+        raise Invalid("must be a whole number of days between 0 and 36500")
+    return value
+
+
+def _refund_type(value) -> str:
+    if value not in RefundType.ALL:
+        raise Invalid(f"must be one of {', '.join(RefundType.ALL)}")
+    return value
+
+
+def _kinds(value) -> list:
+    if not isinstance(value, list) or not value:
+        raise Invalid("must be a non-empty list of coupon kinds")
+    unknown = [kind for kind in value if kind not in CouponKind.values]
+    if unknown:
+        raise Invalid(f"unknown kinds {unknown}; use {', '.join(CouponKind.values)}")
+    return sorted(set(value))
+
+
+@dataclass(frozen=True)
+class Condition:
+    parse: Callable  # raw JSON value -> stored value, or raises Invalid
+    holds: Callable  # (facts, stored value) -> bool
+    help: str
+
+
+def _at_least(attribute):
+    def holds(facts, bound):
+        value = getattr(facts, attribute)
+        return value is not None and value >= Decimal(str(bound))
+
+    return holds
+
+
+def _at_most(attribute):
+    def holds(facts, bound):
+        value = getattr(facts, attribute)
+        return value is not None and value <= Decimal(str(bound))
+
+    return holds
+
+
+def _equals(attribute):
+    return lambda facts, expected: getattr(facts, attribute) == expected
+
+
+CONDITIONS: dict[str, Condition] = {
+    "refund_type": Condition(
+        _refund_type, _equals("refund_type"),
+        "FULL or PARTIAL: whether the order's refunds so far add up to its paid amount"),
+    "refunded_share_min": Condition(
+        _share, _at_least("refunded_share"), "refunded / paid amount is at least this (0..1)"),
+    "refunded_share_max": Condition(
+        _share, _at_most("refunded_share"), "refunded / paid amount is at most this (0..1)"),
+    "coupon_expired": Condition(
+        _flag, _equals("coupon_expired"), "the coupon is past valid_until at decision time"),
+    "template_kind": Condition(
+        _kinds, lambda facts, kinds: facts.template_kind in kinds,
+        "the coupon's kind is one of these (AMOUNT_OFF, PERCENT_OFF, EXCHANGE)"),
+    "template_returnable": Condition(
+        _flag, _equals("template_returnable"), "the template's returnable flag"),
+    "campaign_closed": Condition(
+        _flag, _equals("campaign_closed"), "the template no longer issues coupons"),
+    "risk_flag": Condition(
+        _flag, _equals("risk_flag"), "the refund fact carries a risk flag"),
+    "days_since_redemption_min": Condition(
+        _days, lambda facts, days: facts.days_since_redemption >= days,
+        "whole days from redemption to the refund are at least this"),
+    "days_since_redemption_max": Condition(
+        _days, lambda facts, days: facts.days_since_redemption <= days,
+        "whole days from redemption to the refund are at most this"),
+    "face_value_min": Condition(
+        _money_bound, _at_least("face_value"),
+        "the coupon's face value is at least this (never holds without a face value)"),
+    "face_value_max": Condition(
+        _money_bound, _at_most("face_value"),
+        "the coupon's face value is at most this (never holds without a face value)"),
+}
+
+RANGES = [
+    ("refunded_share_min", "refunded_share_max"),
+    ("days_since_redemption_min", "days_since_redemption_max"),
+    ("face_value_min", "face_value_max"),
+]
+
+RULE_KEYS = {"label", "when", "action", "requires_approval", "compensation"}
+MAX_RULES = 100
+MAX_LABEL = 200
+
+
+def rule_matches(rule: dict, facts: RefundFacts) -> bool:
+    return all(CONDITIONS[name].holds(facts, value)
+               for name, value in rule.get("when", {}).items())
+
+
+def decide(version: ReturnPolicyVersion, facts: RefundFacts) -> PolicyDecision:
+    """The first rule whose conditions all hold decides. Pure: reads only `version.rules`."""
+    for index, rule in enumerate(version.rules):
+        if rule_matches(rule, facts):
+            action = rule["action"]
+            return PolicyDecision(
+                action=action, rule_index=index, rule_label=rule["label"],
+                # A manual review is a person's decision by definition.
+                requires_approval=bool(rule.get("requires_approval"))
+                or action == Action.MANUAL_REVIEW,
+                compensation=dict(rule.get("compensation") or {}),
+            )
+    # validate_rules makes the last rule match everything; reaching here is a bug.
+    raise LookupError(f"policy version {version.pk} has no rule for {facts}")
+
+
+# --- validation ---------------------------------------------------------------------------
+
+def _clean_when(when) -> tuple[dict, dict]:
+    if not isinstance(when, dict):
+        return {}, ["must be an object of conditions"]
+    cleaned, problems = {}, {}
+    for name, value in when.items():
+        condition = CONDITIONS.get(name)
+        if condition is None:
+            problems[name] = [f"unknown condition; use {', '.join(CONDITIONS)}"]
+            continue
+        try:
+            cleaned[name] = condition.parse(value)
+        except Invalid as invalid:
+            problems[name] = [str(invalid)]
+    for low, high in RANGES:
+        if low in cleaned and high in cleaned and Decimal(str(cleaned[low])) > Decimal(
+            str(cleaned[high])
+        ):
+            problems[low] = [f"must not exceed {high}"]
+    return cleaned, problems
+
+
+def _clean_compensation(compensation, action) -> tuple[dict, object]:
+    if action != Action.COMPENSATE:
+        if compensation not in (None, {}):
+            return {}, ["only a COMPENSATE rule gives a compensation"]
+        return {}, None
+    if not isinstance(compensation, dict) or len(compensation) != 1 or not (
+        compensation.keys() <= {"template_id", "amount"}
+    ):
+        return {}, ['give exactly one of {"template_id": id} or {"amount": "12.00"}']
+    if "template_id" in compensation:
+        template_id = compensation["template_id"]
+        if (isinstance(template_id, bool) or not isinstance(template_id, int)
+                or not CouponTemplate.objects.filter(pk=template_id).exists()):
+            return {}, {"template_id": ["no such coupon template"]}
+        return {"template_id": template_id}, None
+    amount = compensation["amount"]
+    try:
+        if not isinstance(amount, str):
+            raise Invalid
+        value = _decimal(amount)
+    except Invalid:
+        return {}, {"amount": ['must be a decimal string such as "12.00"']}
+    if value <= 0 or value != value.quantize(Decimal("0.01")) or value >= Decimal("1e10"):
+        return {}, {"amount": ["must be above zero, with at most two decimal places"]}
+    return {"amount": str(value.quantize(Decimal("0.01")))}, None
+
+
+def _clean_rule(rule) -> tuple[dict, dict]:
+    if not isinstance(rule, dict):
+        return {}, {"non_field_errors": ["must be an object"]}
+    problems = {key: ["unknown key"] for key in rule if key not in RULE_KEYS}
+    label = rule.get("label")
+    if not isinstance(label, str) or not label.strip() or len(label) > MAX_LABEL:
+        problems["label"] = [f"required, 1 to {MAX_LABEL} characters"]
+    action = rule.get("action")
+    if action not in Action.ALL:
+        problems["action"] = [f"must be one of {', '.join(Action.ALL)}"]
+    requires_approval = rule.get("requires_approval", False)
+    if not isinstance(requires_approval, bool):
+        problems["requires_approval"] = ["must be true or false"]
+    when, when_problems = _clean_when(rule.get("when", {}))
+    if when_problems:
+        problems["when"] = when_problems
+    compensation, compensation_problems = _clean_compensation(rule.get("compensation"), action)
+    if compensation_problems:
+        problems["compensation"] = compensation_problems
+    cleaned = {
+        "label": label.strip() if isinstance(label, str) else label,
+        "when": when,
+        "action": action,
+        "requires_approval": requires_approval,
+        "compensation": compensation,
+    }
+    return cleaned, problems
+
+
+def clean_rules(rules) -> list[dict]:
+    """The rules in their stored form (every key present, numbers as decimal strings).
+
+    Raises ValidationFailed with `details.rules` keyed by rule position, then field, e.g.
+    `{"rules": {"2": {"when": {"refunded_share_min": ["must be between 0 and 1"]}}}}`.
+    """
+    if not isinstance(rules, list) or not rules:
+        raise ValidationFailed(
+            "The policy rules are not valid.",
+            rules=["must be a non-empty list of rules, the last one the default"],
+        )
+    if len(rules) > MAX_RULES:
+        raise ValidationFailed("The policy rules are not valid.",
+                               rules=[f"at most {MAX_RULES} rules"])
+    cleaned, problems = [], {}
+    for index, rule in enumerate(rules):
+        rule_cleaned, rule_problems = _clean_rule(rule)
+        cleaned.append(rule_cleaned)
+        is_last = index == len(rules) - 1
+        if rule_cleaned.get("when") and is_last:
+            rule_problems.setdefault("when", ["the last rule is the default: no conditions"])
+        elif isinstance(rule, dict) and not rule_cleaned.get("when") and not is_last \
+                and "when" not in rule_problems:
+            rule_problems["when"] = ["only the last rule may have no conditions: "
+                                     "the rules after this one could never match"]
+        if rule_problems:
+            problems[str(index)] = rule_problems
+    if problems:
+        raise ValidationFailed("The policy rules are not valid.", rules=problems)
+    return cleaned
+
+
+def validate_rules(rules: list) -> None:
+    clean_rules(rules)
+
+
+# --- which version applies ----------------------------------------------------------------
+
+def _published_by(policy_id, at: datetime) -> ReturnPolicyVersion | None:
+    return (ReturnPolicyVersion.objects.select_related("policy")
+            .filter(policy_id=policy_id, status=ReturnPolicyVersion.Status.PUBLISHED,
+                    published_at__lte=at)
+            .order_by("-number").first())
+
+
+def policy_version_for(template_version, at: datetime) -> ReturnPolicyVersion:
+    """The version of the coupon's policy that was in force at `at` (the refund's time).
+
+    The policy is the one the coupon's frozen template version names, or the default. A policy
+    with nothing published by then falls back to the default policy, whose first version is
+    dated before any coupon existed.
+    """
+    version = None
+    if template_version.return_policy_id is not None:
+        version = _published_by(template_version.return_policy_id, at)
+    if version is None:
+        default = ReturnPolicy.objects.filter(code=ReturnPolicy.DEFAULT_CODE).first()
+        version = _published_by(default.pk, at) if default is not None else None
+    if version is None:
+        raise NotFound("No return policy version was published by then.", at=at.isoformat())
+    return version
