@@ -114,6 +114,14 @@ class IdempotencyKeyReused(BusinessRuleError):
 
 
 
+class DecisionNotPending(CouponError):
+    """A 409 whose current_state is the refund decision's status (it has no version)."""
+
+    code = "INVALID_STATE"
+    http_status = 409
+    message = "The refund decision is not waiting for this."
+
+
 class CaseNotOpen(CouponError):
     """A 409 whose current_state is the case's status (a case has no version)."""
 

@@ -15,6 +15,7 @@ from coupons.models import (
 from coupons.services.idempotency import idempotency_complete
 from coupons.services.leases import check_lease
 from coupons.services.payloads import iso, money
+from coupons.services.refund_receive import refunds_awaiting_redemption
 from coupons.services.refusals import refusals_recorded
 from coupons.services.release import end_lease
 from coupons.services.rows import lock_coupon_row
@@ -66,6 +67,8 @@ def coupon_redeem(*, coupon_id, lease, payment_id: str, ctx) -> RedeemResult:
             check_lease(coupon, lease)
             if not expired_for_redeem(coupon, now):
                 result = _redeem(coupon, lease, payment_id=payment_id, ctx=ctx, now=now)
+                # A refund that came before this redemption is decided now, in this transaction.
+                refunds_awaiting_redemption(coupon=coupon, redemption=result.redemption, ctx=ctx)
                 idempotency_complete(ctx, status=ctx.success_status, body=result.payload())
                 return result
             strategy = coupon.template_version.expiry_during_lock
