@@ -83,7 +83,8 @@ def refund_entries(coupon) -> list[dict]:
             version = d.policy_version
             entries.append(entry(
                 d.decided_at, "refund", d.pk,
-                f"Refund decision: {d.action} ({d.status})",
+                f"Refund decision: {d.action}"
+                + (", for an operator" if d.requires_approval else ""),
                 refund_id=d.refund_id, coupon_share=money(d.coupon_share),
                 policy=f"{version.policy.code} v{version.number}" if version else None,
                 rule=d.rule_label, reason=d.reason,
