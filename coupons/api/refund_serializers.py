@@ -7,6 +7,22 @@ from refunds.models import RefundCoupon
 from .serializers import external_id, money_field
 
 
+class ErrorDetail(serializers.Serializer):
+    code = serializers.CharField(help_text="A stable code of SPEC §6, e.g. INVALID_STATE.")
+    message = serializers.CharField()
+    details = serializers.DictField(
+        help_text="Field problems for 400; `capability` for 403; `current_state` for 409.")
+
+
+class ErrorOutput(serializers.Serializer):
+    error = ErrorDetail()
+
+
+def error_responses(*statuses) -> dict:
+    """The SPEC §6 error body under each status an endpoint can answer."""
+    return {status: ErrorOutput for status in statuses}
+
+
 class RefundInput(serializers.Serializer):
     refund_id = external_id()
     order_id = external_id()
@@ -117,7 +133,7 @@ class PreviewInput(serializers.Serializer):
 
 
 class PreviewChangeOutput(serializers.Serializer):
-    from_ = serializers.CharField(source="from", help_text="The decision taken then.")
+    from_ = serializers.CharField(help_text="The decision taken then.")
     to = serializers.CharField(help_text="What this version decides from the same facts.")
     rule_index = serializers.IntegerField()
     rule_label = serializers.CharField()
@@ -125,9 +141,7 @@ class PreviewChangeOutput(serializers.Serializer):
     example_refund_ids = serializers.ListField(child=serializers.CharField())
 
     def get_fields(self):
-        fields = super().get_fields()
-        fields["from"] = fields.pop("from_")
-        return fields
+        return renamed_from(super().get_fields())
 
 
 class PreviewRuleOutput(serializers.Serializer):
@@ -149,6 +163,9 @@ class PreviewOutput(serializers.Serializer):
     by_rule = PreviewRuleOutput(many=True)
 
     def get_fields(self):
-        fields = super().get_fields()
-        fields["from"] = fields.pop("from_")
-        return fields
+        return renamed_from(super().get_fields())
+
+
+def renamed_from(fields: dict) -> dict:
+    """`from` is a Python keyword: declared as `from_`, answered as `from`."""
+    return {("from" if name == "from_" else name): field for name, field in fields.items()}

@@ -46,7 +46,8 @@ class RefundListReceiveApi(GenericAPIView):
 
     @extend_schema(
         request=s.RefundInput, parameters=[IDEMPOTENCY_KEY_HEADER],
-        responses={201: s.RefundReceiptOutput, 200: s.RefundReceiptOutput},
+        responses={201: s.RefundReceiptOutput, 200: s.RefundReceiptOutput,
+                   **s.error_responses(400, 401, 403, 409, 422)},
         description="One decision per coupon the order used (201); an order that used no "
                     "coupon answers 200 with no decision. The same refund again (here or as a "
                     "RefundSucceeded fact) answers the decisions already taken.",
@@ -61,7 +62,7 @@ class RefundListReceiveApi(GenericAPIView):
 
 
 class RefundDetailApi(APIView):
-    @extend_schema(responses=s.RefundDecisionOutput)
+    @extend_schema(responses={200: s.RefundDecisionOutput, **s.error_responses(401, 403, 404)})
     def get(self, request, decision_id):
         decision = selectors.decision_get(decision_id=decision_id)
         return Response(selectors.decision_payload(decision))
@@ -77,7 +78,9 @@ def people_only(request) -> None:
 class RefundApproveApi(APIView):
     capabilities = {"POST": Capability.APPROVE_REFUNDS}
 
-    @extend_schema(request=s.ApproveInput, responses={200: s.RefundDecisionOutput},
+    @extend_schema(request=s.ApproveInput,
+                   responses={200: s.RefundDecisionOutput,
+                              **s.error_responses(400, 401, 403, 404, 409, 422)},
                    parameters=[IDEMPOTENCY_KEY_HEADER])
     def post(self, request, decision_id):
         people_only(request)
@@ -92,7 +95,9 @@ class RefundApproveApi(APIView):
 class RefundRejectApi(APIView):
     capabilities = {"POST": Capability.APPROVE_REFUNDS}
 
-    @extend_schema(request=s.RejectInput, responses={200: s.RefundDecisionOutput},
+    @extend_schema(request=s.RejectInput,
+                   responses={200: s.RefundDecisionOutput,
+                              **s.error_responses(400, 401, 403, 404, 409, 422)},
                    parameters=[IDEMPOTENCY_KEY_HEADER])
     def post(self, request, decision_id):
         people_only(request)
@@ -109,7 +114,8 @@ class PolicyVersionPreviewApi(APIView):
 
     capabilities = {"POST": Capability.EDIT_POLICIES}
 
-    @extend_schema(request=s.PreviewInput, responses={200: s.PreviewOutput})
+    @extend_schema(request=s.PreviewInput,
+                   responses={200: s.PreviewOutput, **s.error_responses(400, 401, 403, 404)})
     def post(self, request, policy_id, number):
         version = (ReturnPolicyVersion.objects.select_related("policy")
                    .filter(policy_id=policy_id, number=number).first())

@@ -212,12 +212,13 @@ def refund_decide(decision: RefundCoupon, *, ctx) -> RefundCoupon:
 def money_decision(decision: RefundCoupon, redemption: Redemption) -> dict:
     """The money decision and its evidence (see the module docstring for the pro-rating)."""
     binding = redemption.lock.order_coupon
-    order_discounts = sum(
-        Redemption.objects.filter(order_id=decision.order_id).values_list(
-            "discount_amount", flat=True),
-        Decimal(0),
+    # The discount each coupon gave the order at payment (its latest redemption for the order:
+    # a coupon returned and redeemed again by the same order counts once).
+    per_coupon = dict(
+        Redemption.objects.filter(order_id=decision.order_id)
+        .order_by("coupon_id", "created_at", "id").values_list("coupon_id", "discount_amount")
     )
-    paid = max(binding.order_amount - order_discounts, Decimal(0))
+    paid = max(binding.order_amount - sum(per_coupon.values(), Decimal(0)), Decimal(0))
     earlier = RefundCoupon.objects.filter(order_id=decision.order_id, pk__lt=decision.pk)
     earlier_refunds = dict(
         earlier.exclude(refund_id=decision.refund_id).values_list("refund_id", "refund_amount")

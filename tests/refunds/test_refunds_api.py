@@ -273,3 +273,14 @@ def test_the_timeline_shows_the_refund_its_approval_and_the_return_in_order(
         "Refund decision approved: RETURN",
         "RETURN USED→AVAILABLE (v4)",
     ]
+
+
+def test_the_schema_documents_the_refund_endpoints_and_their_errors(api):
+    paths = api.get("/api/v1/schema/?format=json").json()["paths"]
+
+    approve = paths["/api/v1/refunds/{decision_id}/approve"]["post"]
+    assert {"200", "400", "403", "404", "409"} <= set(approve["responses"])
+    assert "Idempotency-Key" in {p["name"] for p in approve["parameters"]}
+    assert {"200", "201", "400", "403"} <= set(paths["/api/v1/refunds"]["post"]["responses"])
+    preview = "/api/v1/return-policies/{policy_id}/versions/{number}/preview"
+    assert "404" in paths[preview]["post"]["responses"]
