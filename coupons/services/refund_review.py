@@ -20,8 +20,9 @@ def _pending(decision_id) -> RefundCoupon:
     if decision is None:
         raise NotFound("No such refund decision.", decision_id=decision_id)
     lock_coupon_row(decision.coupon_id)
-    decision = RefundCoupon.objects.select_for_update().select_related("redemption").get(
-        pk=decision_id)
+    # of=self: the joined redemption is nullable (PostgreSQL cannot lock through an outer join).
+    decision = (RefundCoupon.objects.select_for_update(of=("self",))
+                .select_related("redemption").get(pk=decision_id))
     if decision.status != Status.PENDING_APPROVAL:
         raise DecisionNotPending(current_state=decision.status, decision_id=decision.pk)
     return decision

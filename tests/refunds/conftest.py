@@ -62,3 +62,24 @@ def support(db):
 @pytest.fixture
 def policy_admin(db):
     return person("policy_admin", "policy")
+
+
+@pytest.fixture
+def default_policy(db):
+    """The default policy as its migration makes it: a transactional test's flush removes
+    migration data, so the PostgreSQL race tests put it back."""
+    import importlib
+
+    from refunds.models import ReturnPolicy, ReturnPolicyVersion
+
+    shipped = importlib.import_module("refunds.migrations.0002_return_policies")
+    policy, _ = ReturnPolicy.objects.get_or_create(
+        code="default", defaults={"name": "Default return policy",
+                                  "created_at": shipped.DEFAULT_SINCE})
+    ReturnPolicyVersion.objects.get_or_create(
+        policy=policy, number=1,
+        defaults={"status": "PUBLISHED", "rules": shipped.DEFAULT_RULES,
+                  "created_by": "migration", "created_at": shipped.DEFAULT_SINCE,
+                  "published_by": "migration", "published_at": shipped.DEFAULT_SINCE},
+    )
+    return policy
