@@ -141,6 +141,14 @@ class MessageIdReused(BusinessRuleError):
     message = "This sender already sent another fact under this message_id."
 
 
+class DecisionNotPending(CouponError):
+    """A 409 whose current_state is the refund decision's status (it has no version)."""
+
+    code = "INVALID_STATE"
+    http_status = 409
+    message = "The refund decision is not waiting for this."
+
+
 class CaseNotOpen(CouponError):
     """A 409 whose current_state is the case's status (a case has no version)."""
 

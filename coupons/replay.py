@@ -12,7 +12,7 @@ INVARIANTS = {
     3: "an old lock token never changes a newer lease",
     4: "every state change raises state_version by exactly one",
     5: "every successful command has exactly one ledger row",
-    6: "a return references the original redemption",
+    6: "a return references the original redemption and a refund decision with a policy version",
     7: "replaying the ledger gives the coupon's current state and version",
 }
 LEASE_BOUND = {OperationType.RENEW, OperationType.REDEEM, OperationType.RELEASE}
@@ -56,6 +56,7 @@ def coupon_check(coupon) -> CheckReport:
         report.fail(7, problem)
     _check_row(report, coupon)
     _check_evidence(report, coupon, operations)
+    _check_returns(report, coupon, operations)
     return report
 
 
@@ -127,3 +128,32 @@ def _check_evidence(report: CheckReport, coupon, operations) -> None:
     for redemption in coupon.redemptions.all():
         if redemption.lock_id not in redeemed_by_op:
             report.fail(5, f"redemption {redemption.pk} has no REDEEM ledger row")
+
+
+def _check_returns(report: CheckReport, coupon, operations) -> None:
+    """Invariant 6 beyond the ledger: each RETURN was executed for a refund decision that
+    names its policy version, and the redemption it returned is no longer successful."""
+    from refunds.models import RefundCoupon
+
+    returns = [op for op in operations if op.op_type == OperationType.RETURN]
+    if not returns:
+        return
+    decided = dict(
+        RefundCoupon.objects.filter(operation__in=returns, policy_version__isnull=False)
+        .values_list("operation_id", "refund_id")
+    )
+    # A RETURN later reversed (an approved compensation) may make its redemption count again.
+    reversed_ops = {op.original_operation_id for op in operations
+                    if op.op_type == OperationType.REVERSE}
+    returned_locks = {op.original_operation.lock_id for op in returns
+                      if op.original_operation and op.pk not in reversed_ops}
+    still_successful = coupon.redemptions.filter(lock_id__in=returned_locks, succeeded=True)
+    for op in returns:
+        step = f"RETURN v{op.from_version}→v{op.to_version}"
+        if op.pk not in decided:
+            report.fail(6, f"{step} has no refund decision with a policy version")
+        elif decided[op.pk] != op.refund_id:
+            report.fail(6, f"{step} names refund {op.refund_id!r}, its decision "
+                           f"{decided[op.pk]!r}")
+    for redemption in still_successful:
+        report.fail(6, f"redemption {redemption.pk} was returned but still counts as successful")

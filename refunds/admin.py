@@ -15,7 +15,7 @@ from coupons.services.policies import (
     policy_draft_update,
     policy_publish,
 )
-from refunds.models import Compensation, ReturnPolicy, ReturnPolicyVersion
+from refunds.models import Compensation, RefundCoupon, ReturnPolicy, ReturnPolicyVersion
 from refunds.policy_engine import clean_rules
 
 
@@ -194,3 +194,13 @@ class ReturnPolicyVersionAdmin(PolicyAdminMixin, admin.ModelAdmin):
                 self.message_user(request, f"{version}: {error.message}", messages.WARNING)
             else:
                 self.message_user(request, f"{version.policy} v{version.number} published.")
+
+
+@admin.register(RefundCoupon)
+class RefundCouponAdmin(ReadOnlyAdmin):
+    """Read only: decisions change through the refund services (approve / reject)."""
+
+    list_display = ["id", "refund_id", "order_id", "coupon", "action", "status", "coupon_share",
+                    "policy_version", "received_at"]
+    list_filter = ["status", "action"]
+    search_fields = ["refund_id", "order_id"]

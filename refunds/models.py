@@ -12,6 +12,7 @@ class Compensation(models.Model):
     class Kind(models.TextChoices):
         PRESALE_EXPIRED_COUPON = "PRESALE_EXPIRED_COUPON"
         ORDER_DISCOUNT_REFUND = "ORDER_DISCOUNT_REFUND"
+        REFUND_CREDIT = "REFUND_CREDIT"  # a return policy's COMPENSATE with an amount
 
     class Status(models.TextChoices):
         PROPOSED = "PROPOSED"
@@ -119,3 +120,105 @@ class ReturnPolicyVersion(models.Model):
     @property
     def is_published(self) -> bool:
         return self.status == self.Status.PUBLISHED
+class RefundCoupon(models.Model):
+    """One refund's two decisions about one coupon the order redeemed (SPEC §10, seed §9).
+
+    The money decision: the coupon's share of this refund, pro-rated from the order's discount
+    snapshot (OrderCoupon), never the template's face value. The coupon decision: what the
+    order's return policy version says happens to the coupon, with the facts it looked at.
+    Only coupons.services changes `status`, each move a compare-and-set in one transaction.
+    """
+
+    class Status(models.TextChoices):
+        AWAITING_REDEMPTION = "AWAITING_REDEMPTION"  # the order's redemption is not known yet
+        DECIDED = "DECIDED"  # decided, nothing to execute (KEEP_USED)
+        PENDING_APPROVAL = "PENDING_APPROVAL"  # an operator approves or rejects
+        EXECUTED = "EXECUTED"
+        REJECTED = "REJECTED"
+
+    class Action(models.TextChoices):
+        RETURN = "RETURN"
+        KEEP_USED = "KEEP_USED"
+        VOID = "VOID"
+        COMPENSATE = "COMPENSATE"
+        MANUAL_REVIEW = "MANUAL_REVIEW"
+        # Not a policy action: a refunded presale deposit whose coupon was still leased to the
+        # order; the lease ends at once (seed 004 §4.1) instead of waiting for its end.
+        RELEASE_LOCK = "RELEASE_LOCK"
+
+    refund_id = models.CharField(max_length=64)
+    order_id = models.CharField(max_length=64, db_index=True)
+    payment_id = models.CharField(max_length=64, blank=True)
+    coupon = models.ForeignKey(
+        "coupons.UserCoupon", on_delete=models.PROTECT, related_name="refund_decisions"
+    )
+    redemption = models.ForeignKey(
+        "coupons.Redemption", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    refund_type = models.CharField(max_length=16, help_text="As the refund service sent it.")
+    risk_flag = models.BooleanField(default=False)
+    refund_amount = models.DecimalField(max_digits=12, decimal_places=2)
+    # The money decision and its evidence (filled when decided).
+    order_amount = models.DecimalField(max_digits=12, decimal_places=2, null=True, blank=True)
+    order_discount = models.DecimalField(
+        max_digits=12, decimal_places=2, null=True, blank=True,
+        help_text="This coupon's discount in the order's snapshot.",
+    )
+    paid_amount = models.DecimalField(
+        max_digits=12, decimal_places=2, null=True, blank=True,
+        help_text="What the order paid: order amount minus all its coupons' discounts.",
+    )
+    refunded_total = models.DecimalField(
+        max_digits=12, decimal_places=2, null=True, blank=True,
+        help_text="All refunds of the order so far, this one included.",
+    )
+    coupon_share = models.DecimalField(
+        max_digits=12, decimal_places=2, null=True, blank=True,
+        help_text="The part of this coupon's discount this refund gives back (money decision).",
+    )
+    # The coupon decision and its evidence.
+    action = models.CharField(max_length=16, choices=Action.choices, blank=True)
+    facts = models.JSONField(null=True, blank=True, help_text="RefundFacts it was decided on.")
+    policy_version = models.ForeignKey(
+        "refunds.ReturnPolicyVersion", null=True, blank=True, on_delete=models.PROTECT,
+        related_name="decisions",
+    )
+    rule_index = models.PositiveIntegerField(null=True, blank=True)
+    rule_label = models.CharField(max_length=200, blank=True)
+    requires_approval = models.BooleanField(default=False)
+    compensation = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=24, choices=Status.choices)
+    reason = models.CharField(max_length=500, blank=True)
+    created_by = models.CharField(max_length=128)
+    received_at = models.DateTimeField(help_text="When the refund reached us.")
+    decided_at = models.DateTimeField(null=True, blank=True)
+    # An operator's review.
+    reviewed_by = models.CharField(max_length=128, blank=True)
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+    review_note = models.CharField(max_length=1000, blank=True)
+    executed_action = models.CharField(max_length=16, choices=Action.choices, blank=True)
+    # What executing it did.
+    operation = models.OneToOneField(
+        "coupons.CouponOperation", null=True, blank=True, on_delete=models.PROTECT,
+        related_name="refund_decision",
+    )
+    compensation_coupon = models.ForeignKey(
+        "coupons.UserCoupon", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    compensation_record = models.ForeignKey(
+        Compensation, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+
+    class Meta:
+        constraints = [
+            # The same refund by API and by fact, or delivered twice, decides once.
+            models.UniqueConstraint(fields=["refund_id", "coupon"], name="one_decision_per_refund"),
+        ]
+        indexes = [
+            models.Index(fields=["coupon", "status"], name="refund_coupon_status"),
+        ]
+        ordering = ["-received_at", "-id"]
+
+    def __str__(self):
+        action = self.action or "undecided"
+        return f"refund {self.refund_id} coupon {self.coupon_id}: {action} ({self.status})"

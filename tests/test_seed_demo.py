@@ -1,5 +1,6 @@
 """`manage.py seed_demo` builds its demo through the services: every state, the seed's incident."""
 
+from decimal import Decimal
 from io import StringIO
 
 import pytest
@@ -97,3 +98,32 @@ def test_seed_demo_twice_does_not_duplicate():
     assert counts == (UserCoupon.objects.count(), CouponOperation.objects.count(),
                       CouponTemplate.objects.count(), CommandRejection.objects.count(),
                       get_user_model().objects.count(), ServiceClient.objects.count())
+
+
+def test_seed_demo_shows_refund_decisions_under_the_default_policy():
+    from refunds.models import RefundCoupon
+
+    seed()
+
+    decisions = {d.order_id: d for d in RefundCoupon.objects.select_related("coupon")}
+    full, partial = decisions["order_demo_1701"], decisions["order_demo_1702"]
+    exchange, deposit = decisions["order_demo_1801"], decisions["order_demo_1802"]
+    waiting = decisions["order_demo_1901"]
+    # A full refund returns the coupon; the RETURN names the REDEEM and the refund.
+    assert (full.action, full.status, full.coupon.status) == ("RETURN", "EXECUTED", "AVAILABLE")
+    assert full.operation.original_operation.op_type == "REDEEM"
+    assert full.operation.refund_id == "refund_order_demo_1701"
+    # A partial refund keeps it USED; its share of the 50.00 discount is pro-rated (100/350).
+    assert (partial.action, partial.coupon.status) == ("KEEP_USED", "USED")
+    assert partial.coupon_share == Decimal("14.29")
+    # An exchange coupon is one-time.
+    assert (exchange.action, exchange.coupon.status) == ("KEEP_USED", "USED")
+    assert exchange.rule_label == "Exchange coupons are one-time: they stay used"
+    # The refunded presale deposit freed its coupon at once.
+    assert (deposit.action, deposit.status, deposit.coupon.status) == (
+        "RELEASE_LOCK", "EXECUTED", "AVAILABLE")
+    assert deposit.operation.op_type == "RELEASE"
+    # A risk-flagged refund waits for an operator.
+    assert (waiting.action, waiting.status, waiting.coupon.status) == (
+        "MANUAL_REVIEW", "PENDING_APPROVAL", "USED")
+    assert {d.policy_version.number for d in decisions.values() if d.policy_version} == {1}

@@ -1,8 +1,10 @@
 """One coupon's history from every source, merged into one time-ordered list for support.
 
 Sources: the ledger, the rejection log, the order facts of every order that held the coupon,
-conflict cases, presale settlements and compensations. Ties at one instant keep a fixed order
-(a fact before the commands it caused, a command before what it led to) and then the row id.
+conflict cases, presale settlements, compensations and refund decisions (received, decided,
+approved or rejected; the RETURN they executed is a ledger entry). Ties at one instant keep a
+fixed order (a fact before the commands it caused, a command before what it led to) and then
+the row id.
 """
 
 from coupons.models import (
@@ -14,9 +16,12 @@ from coupons.models import (
     PresaleSettlement,
 )
 from coupons.services.payloads import iso, money
-from refunds.models import Compensation
+from refunds.models import Compensation, RefundCoupon
 
-KIND_ORDER = ["fact", "operation", "refusal", "case", "settlement", "compensation"]
+# A refund is received, decided and (when it waits for one) reviewed before the RETURN it
+# executes at the same instant.
+KIND_ORDER = ["fact", "refund", "review", "operation", "refusal", "case", "settlement",
+              "compensation"]
 
 
 def entry(at, kind, pk, title, **details) -> dict:
@@ -63,5 +68,31 @@ def coupon_timeline(*, coupon) -> list[dict]:
               order_id=c.order_id, amount=money(c.amount), reason=c.reason)
         for c in Compensation.objects.filter(coupon=coupon)
     ]
+    entries += refund_entries(coupon)
     entries.sort(key=lambda e: (e["at"], KIND_ORDER.index(e["kind"]), e["id"]))
     return [{**e, "at": iso(e["at"])} for e in entries]
+
+
+def refund_entries(coupon) -> list[dict]:
+    entries = []
+    for d in RefundCoupon.objects.filter(coupon=coupon).select_related("policy_version__policy"):
+        entries.append(entry(d.received_at, "refund", d.pk,
+                             f"Refund {d.refund_id} received ({d.refund_type}, {d.refund_amount})",
+                             order_id=d.order_id, refund_id=d.refund_id, actor=d.created_by))
+        if d.decided_at:
+            version = d.policy_version
+            entries.append(entry(
+                d.decided_at, "refund", d.pk,
+                f"Refund decision: {d.action}"
+                + (", for an operator" if d.requires_approval else ""),
+                refund_id=d.refund_id, coupon_share=money(d.coupon_share),
+                policy=f"{version.policy.code} v{version.number}" if version else None,
+                rule=d.rule_label, reason=d.reason,
+            ))
+        if d.reviewed_at:
+            verdict = "rejected" if d.status == RefundCoupon.Status.REJECTED else "approved"
+            entries.append(entry(d.reviewed_at, "review", d.pk,
+                                 f"Refund decision {verdict}: {d.executed_action or d.action}",
+                                 refund_id=d.refund_id, reviewed_by=d.reviewed_by,
+                                 note=d.review_note))
+    return entries

@@ -58,6 +58,7 @@ class RefundPayload(PaymentPayload):
     refund_id = external_id()
     refund_amount = money_field()
     refund_type = serializers.ChoiceField(choices=["FULL", "PARTIAL"])
+    risk_flag = serializers.BooleanField(required=False, default=False)
 
 
 PAYLOADS = {

@@ -116,17 +116,3 @@ class PolicyOutput(serializers.ModelSerializer):
     class Meta:
         model = ReturnPolicy
         fields = ["id", "code", "name", "created_at", "current_version", "draft_version"]
-
-
-class ErrorDetailOutput(serializers.Serializer):
-    code = serializers.CharField()
-    message = serializers.CharField()
-    details = serializers.DictField(help_text=(
-        "VALIDATION_ERROR: the fields at fault, e.g. "
-        '{"rules": {"2": {"when": {"refunded_share_min": ["must be between 0 and 1"]}}}}; '
-        "403: the missing capability; 409: current_state and current_version of the "
-        "policy version."))
-
-
-class ErrorOutput(serializers.Serializer):
-    error = ErrorDetailOutput()

@@ -16,6 +16,7 @@ from refunds import policy_selectors as selectors
 
 from . import policy_serializers as s
 from .commands import IDEMPOTENCY_KEY_HEADER, run_command
+from .error_serializers import ErrorOutput
 
 WRITES = {"POST": Capability.EDIT_POLICIES, "PATCH": Capability.EDIT_POLICIES}
 
@@ -31,7 +32,7 @@ def errors(*statuses) -> dict:
              "draft; details carry current_state and current_version",
         422: "IDEMPOTENCY_KEY_REUSED",
     }
-    return {status: OpenApiResponse(s.ErrorOutput, description=meaning[status])
+    return {status: OpenApiResponse(ErrorOutput, description=meaning[status])
             for status in statuses}
 
 

@@ -1,7 +1,7 @@
 from django.urls import path, register_converter
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from . import event_views, policy_views, views
+from . import event_views, policy_views, refund_views, views
 
 
 class DatabaseIdConverter:
@@ -50,6 +50,14 @@ urlpatterns = [
          policy_views.PolicyVersionDetailApi.as_view(), name="return-policy-version"),
     path("return-policies/<dbid:policy_id>/versions/<dbid:number>/publish",
          policy_views.PolicyVersionPublishApi.as_view(), name="return-policy-version-publish"),
+    path("refunds", refund_views.RefundListReceiveApi.as_view(), name="refunds"),
+    path("refunds/<dbid:decision_id>", refund_views.RefundDetailApi.as_view(), name="refund"),
+    path("refunds/<dbid:decision_id>/approve", refund_views.RefundApproveApi.as_view(),
+         name="refund-approve"),
+    path("refunds/<dbid:decision_id>/reject", refund_views.RefundRejectApi.as_view(),
+         name="refund-reject"),
+    path("return-policies/<dbid:policy_id>/versions/<dbid:number>/preview",
+         refund_views.PolicyVersionPreviewApi.as_view(), name="policy-version-preview"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
     path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),

@@ -17,6 +17,7 @@ from coupons.services import (
     coupon_redeem,
     coupon_release,
     coupon_renew,
+    refund_receive,
 )
 from coupons.services.cases import case_open
 
@@ -146,8 +147,22 @@ def on_final_payment(fact: OrderFact) -> dict:
 
 
 def on_refund_succeeded(fact: OrderFact) -> dict:
-    # Stored for the timeline and reconciliation; the return decision is the refunds module's.
-    return {"action": "STORED"}
+    """The same service as POST refunds: a refund sent both ways decides once."""
+    payload = fact.payload
+    try:
+        receipt = refund_receive(
+            refund_id=payload["refund_id"], order_id=fact.order_id,
+            payment_id=payload["payment_id"], refund_amount=Decimal(payload["refund_amount"]),
+            refund_type=payload["refund_type"], risk_flag=bool(payload.get("risk_flag", False)),
+            ctx=COORDINATOR,
+        )
+    except CouponError as error:  # the refund id was already received for another order
+        return {"action": "REFUND_REFUSED", **refused(error)}
+    if not receipt.decisions:
+        return {"action": "NO_COUPON_DECISION", "notes": receipt.notes}
+    return {"action": "REFUND_DECIDED",
+            "decisions": [{"id": d.pk, "coupon_id": d.coupon_id, "action": d.action,
+                           "status": d.status} for d in receipt.decisions]}
 
 
 HANDLERS = {

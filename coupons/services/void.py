@@ -10,10 +10,13 @@ from coupons.services.rows import lock_coupon_row
 from coupons.services.transitions import UNBOUND, apply_transition, guard
 
 
-def coupon_void(*, coupon_id, expected_version: int, reason: str, ctx) -> StateResult:
+def coupon_void(
+    *, coupon_id, expected_version: int, reason: str, ctx, refund_id: str = ""
+) -> StateResult:
     """Take a coupon out of use for good (campaign closed, risk, refund decision).
 
     A lease it had ends as RELEASED; a redemption it had stays: voiding is not a refund.
+    `refund_id` names the refund whose decision voids it, in the ledger row.
     """
     with (
         refusals_recorded(OperationType.VOID, ctx, coupon_id=coupon_id),
@@ -31,6 +34,7 @@ def coupon_void(*, coupon_id, expected_version: int, reason: str, ctx) -> StateR
             coupon=coupon, op_type=OperationType.VOID, to_state=CouponStatus.VOID,
             expected_version=expected_version, ctx=ctx, now=now, changes=UNBOUND,
             order_id=coupon.locked_order_id or "", lock=lock, reason=reason[:500],
+            refund_id=refund_id,
         )
         result = StateResult(coupon.pk, coupon.state_version, coupon.status)
         idempotency_complete(ctx, status=ctx.success_status, body=result.payload())

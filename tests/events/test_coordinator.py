@@ -187,16 +187,18 @@ def test_deposit_of_an_order_closed_earlier_is_ignored(coupon, send):
     assert status_of(coupon) == ("AVAILABLE", 1)
 
 
-def test_refund_succeeded_is_stored_without_touching_the_coupon(coupon, ctx, send):
+def test_refund_succeeded_is_stored_and_decided_by_the_refund_service(coupon, ctx, send):
     lock(coupon, ctx, order_id="A")
     send("PaymentSucceeded", order_id="A", payment_id="P-A")
-    before = world()
 
     answer = send("RefundSucceeded", order_id="A", payment_id="P-A", refund_id="R-1",
                   refund_amount="270.00", refund_type="FULL")
 
-    assert answer["outcome"] == {"action": "STORED", "repeated_fact": False}
-    assert world() == before
+    # tests/refunds/ covers the decisions; here: the fact reaches the same service.
+    [decision] = answer["outcome"]["decisions"]
+    assert (answer["outcome"]["action"], decision["action"]) == ("REFUND_DECIDED", "RETURN")
+    coupon.refresh_from_db()
+    assert coupon.status == "AVAILABLE"
     fact = OrderFact.objects.get(fact_type="RefundSucceeded")
     assert (fact.order_id, fact.payment_id, fact.refund_id) == ("A", "P-A", "R-1")
     assert fact.payload["refund_amount"] == "270.00"

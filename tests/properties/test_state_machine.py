@@ -1,7 +1,8 @@
 """Random command sequences against coupons, checked against a model after every step.
 
 The seed's verification (§16, "State Property"): random LOCK / RENEW / REDEEM / RELEASE /
-EXPIRE / VOID sequences from several orders with fresh, stale and wrong proofs while time
+EXPIRE / VOID sequences, and refunds through the refund service (RETURN when the order that
+redeemed is refunded in full), from several orders with fresh, stale and wrong proofs while time
 moves; after every step the SPEC §8 invariants hold (coupons.replay.coupon_check), a refused
 command changed nothing, a successful one moved the coupon exactly one version with one ledger
 row and one outbox row, the ledger's versions are contiguous and there is at most one
@@ -60,9 +61,11 @@ from coupons.services import (
     coupon_release,
     coupon_renew,
     coupon_void,
+    refund_receive,
     template_create,
 )
 from coupons.services.tokens import hash_token, lease_token
+from refunds.models import RefundCoupon
 
 SETTINGS = settings(
     max_examples=40,
@@ -83,6 +86,10 @@ FINAL_STATES = {"USED", "EXPIRED", "VOID"}
 STEPS_IN_A_FINAL_STATE = 3
 NEVER_ISSUED_TOKEN = "not-a-lease-token-at-all"
 TEMPLATE_CODES = (f"short-window-{n}" for n in itertools.count())
+REFUND_IDS = (f"refund-{n}" for n in itertools.count())
+# A 300.00 order with the 30.00 coupon paid 270.00; a partial refund gives back a third.
+PAID = Decimal("270.00")
+PARTIAL = Decimal("90.00")
 
 PROOFS = (
     "fresh",  # the current holder's order, token and version
@@ -126,6 +133,13 @@ class Void:
     version_offset: int
 
 
+@dataclass(frozen=True)
+class Refund:
+    whose: str  # "redeemer" (the order that redeemed, if any) or "other" (an order not holding it)
+    full: bool
+    pick: int
+
+
 def weighted(*pairs):
     """sampled_from over repeated choices: weights that still shrink towards the first."""
     return st.sampled_from([choice for choice, weight in pairs for _ in range(weight)])
@@ -157,6 +171,10 @@ STEP_KINDS = {
     "expire": st.builds(Expire, version_offset=VERSION_OFFSETS),
     # VOID is final: rare, so most coupons live long enough to race leases.
     "void": st.builds(Void, version_offset=VERSION_OFFSETS),
+    # A refund under the default policy: the redeeming order's full refund returns the coupon,
+    # a partial one keeps it USED until the refunds add up to what the order paid.
+    "refund": st.builds(Refund, whose=weighted(("redeemer", 5), ("other", 1)),
+                        full=weighted((True, 2), (False, 1)), pick=st.integers(0, 7)),
 }
 # Step weights by the coupon's state: mostly commands that can do something there, some that
 # cannot (the refusals), and time moving in every state.
@@ -165,7 +183,8 @@ STEP_WEIGHTS = {
     "AVAILABLE, past its window": (("expire", 4), ("lock", 1), ("lease", 1), ("void", 1)),
     "LOCKED": (("lease", 6), ("time", 5), ("lock", 1), ("expire", 1), ("void", 1)),
     "LOCKED, past its window": (("late lease", 8), ("lock", 1), ("expire", 1), ("void", 1)),
-    "FINAL": (("lease", 2), ("lock", 1), ("time", 1), ("expire", 1), ("void", 1)),
+    "USED": (("refund", 5), ("lease", 2), ("lock", 1), ("time", 1), ("expire", 1), ("void", 1)),
+    "FINAL": (("lease", 2), ("lock", 1), ("time", 1), ("expire", 1), ("void", 1), ("refund", 1)),
 }
 STEPS = {
     state: weighted(*weights).flatmap(STEP_KINDS.__getitem__)
@@ -202,6 +221,7 @@ class Model:
     past: list[Lease] = field(default_factory=list)
     redeemed_by: str | None = None
     redeemed_with: LeaseProof | None = None  # the proof the successful redeem showed
+    refunded: Counter = field(default_factory=Counter)  # order → refunded so far
     successes: int = 0
     steps_in_final_state: int = 0
 
@@ -297,6 +317,8 @@ class CouponLifecycle(RuleBasedStateMachine):
                 self.release(proof, holder)
         elif isinstance(step, Expire):
             self.expire(step.version_offset)
+        elif isinstance(step, Refund):
+            self.refund(step)
         else:
             self.void(step.version_offset)
         self.move_on_from_a_finished_coupon()
@@ -324,14 +346,15 @@ class CouponLifecycle(RuleBasedStateMachine):
             expected = "THRESHOLD_NOT_MET"
         else:
             expected = None
+        order_id = self.order_id(step.order)
         result = self.run("LOCK", expected, lambda: coupon_lock(
-            coupon_id=self.coupon_id, order_id=step.order,
+            coupon_id=self.coupon_id, order_id=order_id,
             user_id=OWNER if step.who == "owner" else "someone-else",
             order_amount=Decimal(step.amount), lease_seconds=step.lease_seconds, ctx=self.ctx,
         ), to_state="LOCKED")
         if result is not None:
             assert result.state_version == model.version
-            model.current = Lease(result.lock.pk, step.order, lease_token(result.lock.pk),
+            model.current = Lease(result.lock.pk, order_id, lease_token(result.lock.pk),
                                   result.state_version)
 
     def renew(self, proof, holder, lease_seconds):
@@ -415,7 +438,53 @@ class CouponLifecycle(RuleBasedStateMachine):
         if result is not None and model.current is not None:
             self.end_lease()
 
+    def refund(self, step: Refund):
+        """RETURN through the refund service (a decision with a policy version, invariant 6)."""
+        model = self.model
+        holder = model.current.order_id if model.current else None
+        if step.whose == "redeemer" and model.redeemed_by:
+            order_id = model.redeemed_by
+        else:
+            others = [self.order_id(o) for o in ORDERS if self.order_id(o) != holder]
+            order_id = others[step.pick % len(others)]
+        amount = PAID if step.full else PARTIAL
+        decided = model.status in ("USED", "VOID") and order_id == model.redeemed_by
+        full = step.full or model.refunded[order_id] + amount >= PAID
+        before = snapshot(self.coupon_id)
+        decisions_before = RefundCoupon.objects.filter(coupon_id=self.coupon_id).count()
+        receipt = refund_receive(
+            refund_id=next(REFUND_IDS), order_id=order_id, payment_id=f"pay-{order_id}",
+            refund_amount=amount, refund_type="FULL" if step.full else "PARTIAL", ctx=self.ctx,
+        )
+        mine = [d for d in receipt.decisions if d.coupon_id == self.coupon_id]
+        assert len(mine) == int(decided)
+        assert RefundCoupon.objects.filter(coupon_id=self.coupon_id).count() == (
+            decisions_before + int(decided))
+        if decided:
+            model.refunded[order_id] += amount
+        if decided and full and model.status == "USED":
+            to_state = "EXPIRED" if self.past_validity() else "AVAILABLE"
+            assert (mine[0].action, mine[0].status) == ("RETURN", "EXECUTED")
+            self.outcomes[f"RETURN USED -> ok {to_state}"] += 1
+            self.assert_one_transition(before["row"], to_state, refused=False)
+            model.redeemed_by = None
+            model.steps_in_final_state = 0
+            return
+        after = snapshot(self.coupon_id)
+        if decided and full:  # VOID after its redemption: the RETURN is refused, a person decides
+            assert (mine[0].action, mine[0].status) == ("RETURN", "PENDING_APPROVAL")
+            self.outcomes["RETURN VOID -> INVALID_STATE"] += 1
+            assert after["row"].pop("rejections") == before["row"].pop("rejections") + 1
+        elif decided:
+            assert (mine[0].action, mine[0].status) == ("KEEP_USED", "DECIDED")
+            self.outcomes[f"REFUND {model.status} -> KEEP_USED"] += 1
+        assert after == before, "a refund that returns nothing changed the coupon"
+
     # -- helpers ----------------------------------------------------------------------------
+
+    def order_id(self, order: str) -> str:
+        """Orders are per coupon, so a refund's order totals and bindings are this coupon's."""
+        return f"{order}@{self.coupon_id}"
 
     @property
     def now(self):
@@ -566,6 +635,9 @@ MUST_REACH = (
     "RELEASE LOCKED -> ok EXPIRED",
     "EXPIRE AVAILABLE -> ok EXPIRED",
     "REDEEM AVAILABLE -> INVALID_STATE",
+    "RETURN USED -> ok AVAILABLE",
+    "RETURN USED -> ok EXPIRED",
+    "REFUND USED -> KEEP_USED",
 )
 
 

@@ -19,6 +19,7 @@ from django.utils import timezone
 from coupons.capabilities import CLIENT_GRANTS
 from coupons.clock import FrozenClock, use_clock
 from coupons.errors import CouponError
+from coupons.events.inbox import inbox_receive
 from coupons.models import (
     CouponKind,
     CouponStatus,
@@ -38,6 +39,7 @@ from coupons.services import (
     coupon_release,
     coupon_renew,
     coupon_void,
+    refund_receive,
     service_client_create,
     template_create,
 )
@@ -64,6 +66,7 @@ ORDER_CLOSED_HANDLER = "system:coordinator"
 LEASE_SCANNER = "system:lease-scanner"
 EXPIRY_SCANNER = "system:expiry-scanner"
 GRANTS = "system:campaign-grant"
+REFUND_SERVICE = "client:demo-refund-service"
 
 
 def demo_exists() -> bool:
@@ -171,6 +174,7 @@ class Command(BaseCommand):
             )
             templates = self.create_templates(story, real_now)
             incident = self.seed_coupons(story, templates, real_now)
+            self.seed_refunds(story, templates, real_now)
 
         if key_file is not None:
             key_file.write_text(key + "\n")
@@ -396,6 +400,83 @@ class Command(BaseCommand):
         story.later(minutes=3)
         coupon_void(coupon_id=coupon.pk, expected_version=locked.state_version,
                     reason="risk: order flagged by the fraud check", ctx=story.ctx("system:risk"))
+
+    # -- refunds ---------------------------------------------------------------------------
+
+    def seed_refunds(self, story: Story, t: dict, real_now: datetime) -> None:
+        """After-sale decisions under the default return policy, sent the way the refund
+        service sends them: POST refunds (refund_receive) or a RefundSucceeded fact."""
+        def refund(order_id, amount, refund_type, **extra):
+            return refund_receive(
+                refund_id=f"refund_{order_id}", order_id=order_id,
+                payment_id=f"payment_{order_id}", refund_amount=Decimal(amount),
+                refund_type=refund_type, ctx=story.ctx(REFUND_SERVICE, f"refund_{order_id}"),
+                **extra,
+            )
+
+        # A full refund two days after payment: the coupon comes back (RETURN).
+        story.at(14, "10:00")
+        coupon = story.issue(t["amount"], "user_demo_1007")
+        story.at(16, "12:30")
+        locked = story.lock(coupon, "order_demo_1701", "300.00")
+        story.later(minutes=2)
+        story.redeem(coupon, locked, "payment_order_demo_1701")
+        story.at(18, "09:15")
+        refund("order_demo_1701", "270.00", "FULL")
+
+        # A partial refund: the coupon stays USED; its share of the discount is pro-rated.
+        story.at(15, "10:00")
+        coupon = story.issue(t["percent"], "user_demo_1007")
+        story.at(17, "18:00")
+        locked = story.lock(coupon, "order_demo_1702", "400.00")
+        story.later(minutes=2)
+        story.redeem(coupon, locked, "payment_order_demo_1702")
+        story.at(19, "11:40")
+        refund("order_demo_1702", "100.00", "PARTIAL")
+
+        # The latte and a cake, all refunded: an exchange coupon is one-time and stays USED.
+        story.at(15, "10:05")
+        coupon = story.issue(t["exchange"], "user_demo_1008")
+        story.at(17, "08:20")
+        locked = story.lock(coupon, "order_demo_1801", "45.00")
+        story.later(minutes=1)
+        story.redeem(coupon, locked, "payment_order_demo_1801")
+        story.at(17, "15:00")
+        refund("order_demo_1801", "17.00", "FULL")
+
+        # A presale deposit refunded before the final payment: the lease ends at once and the
+        # coupon is AVAILABLE again (seed 004 §4.1), not held until deadline + grace.
+        story.at(20, "10:00")
+        coupon = story.issue(t["presale"], "user_demo_1008")
+        story.at(30, "20:00")
+        self.fact(story, FactType.DEPOSIT_PAID, "order_demo_1802", {
+            "coupon_id": coupon.pk, "user_id": coupon.user_id, "order_amount": "1200.00",
+            "final_payment_deadline": (real_now + timedelta(days=5)).isoformat(),
+        })
+        story.at(31, "09:00")
+        self.fact(story, FactType.REFUND_SUCCEEDED, "order_demo_1802", {
+            "payment_id": "payment_order_demo_1802_deposit", "refund_id": "refund_order_demo_1802",
+            "refund_amount": "200.00", "refund_type": "FULL",
+        })
+
+        # A refund flagged by the risk check waits for an operator (MANUAL_REVIEW).
+        story.at(21, "10:00")
+        coupon = story.issue(t["amount"], "user_demo_1009")
+        story.at(33, "16:00")
+        locked = story.lock(coupon, "order_demo_1901", "520.00")
+        story.later(minutes=3)
+        story.redeem(coupon, locked, "payment_order_demo_1901")
+        story.at(37, "10:30")
+        refund("order_demo_1901", "490.00", "FULL", risk_flag=True)
+
+    @staticmethod
+    def fact(story: Story, fact_type: str, order_id: str, payload: dict) -> None:
+        inbox_receive(
+            message_id=f"msg_{fact_type}_{order_id}", fact_type=fact_type, order_id=order_id,
+            occurred_at=story.clock.now(), payload={"order_id": order_id, **payload},
+            sender=ORDER_SERVICE,
+            sender_scope=ServiceClient.objects.get(name=DEMO_CLIENT).idempotency_scope,
+        )
 
     # -- summary ---------------------------------------------------------------------------
 

@@ -1,0 +1,21 @@
+"""The SPEC §6 error body, once, for every endpoint's OpenAPI answers."""
+
+from rest_framework import serializers
+
+
+class ErrorDetail(serializers.Serializer):
+    code = serializers.CharField(help_text="A stable code of SPEC §6, e.g. INVALID_STATE.")
+    message = serializers.CharField()
+    details = serializers.DictField(help_text=(
+        "400: the fields at fault, e.g. "
+        '{"rules": {"2": {"when": {"refunded_share_min": ["must be between 0 and 1"]}}}}; '
+        "403: the missing `capability`; 409: `current_state` and `current_version`."))
+
+
+class ErrorOutput(serializers.Serializer):
+    error = ErrorDetail()
+
+
+def error_responses(*statuses) -> dict:
+    """The SPEC §6 error body under each status an endpoint can answer."""
+    return {status: ErrorOutput for status in statuses}

@@ -1,0 +1,127 @@
+"""Refund decisions: refund services send refunds, operators approve or reject, policy admins
+preview a policy version's impact on past refunds."""
+
+import django_filters
+from drf_spectacular.utils import extend_schema
+from rest_framework.generics import GenericAPIView
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from coupons.capabilities import Capability
+from coupons.errors import CapabilityMissing, NotFound
+from coupons.models import ServiceClient
+from coupons.services import refund_approve, refund_receive, refund_reject
+from refunds import selectors
+from refunds.impact import policy_impact
+from refunds.models import RefundCoupon, ReturnPolicyVersion
+
+from . import refund_serializers as s
+from .commands import IDEMPOTENCY_KEY_HEADER, run_command
+from .error_serializers import error_responses
+
+
+class RefundFilter(django_filters.FilterSet):
+    order_id = django_filters.CharFilter(max_length=64)
+    status = django_filters.ChoiceFilter(choices=RefundCoupon.Status.choices)
+    coupon_id = django_filters.NumberFilter(field_name="coupon_id", min_value=1,
+                                            max_value=2**63 - 1)
+    refund_id = django_filters.CharFilter(max_length=64)
+
+    class Meta:
+        model = RefundCoupon
+        fields = ["order_id", "status", "coupon_id", "refund_id"]
+
+
+class RefundListReceiveApi(GenericAPIView):
+    capabilities = {"POST": Capability.SEND_REFUNDS}
+    serializer_class = s.RefundDecisionOutput
+    filterset_class = RefundFilter
+
+    def get_queryset(self):
+        return selectors.decision_list()
+
+    @extend_schema(operation_id="refunds_list", responses=s.RefundDecisionOutput(many=True))
+    def get(self, request):
+        page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
+        return self.get_paginated_response([selectors.decision_payload(d) for d in page])
+
+    @extend_schema(
+        request=s.RefundInput, parameters=[IDEMPOTENCY_KEY_HEADER],
+        responses={201: s.RefundReceiptOutput, 200: s.RefundReceiptOutput,
+                   **error_responses(400, 401, 403, 409, 422)},
+        description="One decision per coupon the order used (201); an order that used no "
+                    "coupon answers 200 with no decision. The same refund again (here or as a "
+                    "RefundSucceeded fact) answers the decisions already taken.",
+    )
+    def post(self, request):
+        order_id = str(request.data.get("order_id", "")) if hasattr(request.data, "get") else ""
+        status = 201 if selectors.order_used_a_coupon(order_id) else 200
+        return run_command(
+            request, s.RefundInput, success_status=status,
+            command=lambda ctx, data: refund_receive(**data, ctx=ctx).payload(),
+        )
+
+
+class RefundDetailApi(APIView):
+    @extend_schema(responses={200: s.RefundDecisionOutput, **error_responses(401, 403, 404)})
+    def get(self, request, decision_id):
+        decision = selectors.decision_get(decision_id=decision_id)
+        return Response(selectors.decision_payload(decision))
+
+
+def people_only(request) -> None:
+    """Approving is a person's decision (SPEC §6a): never a service client, whatever it holds."""
+    if isinstance(request.user, ServiceClient):
+        raise CapabilityMissing("Refund decisions are approved by operators, not by services.",
+                                capability=Capability.APPROVE_REFUNDS.value)
+
+
+class RefundApproveApi(APIView):
+    capabilities = {"POST": Capability.APPROVE_REFUNDS}
+
+    @extend_schema(request=s.ApproveInput,
+                   responses={200: s.RefundDecisionOutput,
+                              **error_responses(400, 401, 403, 404, 409, 422)},
+                   parameters=[IDEMPOTENCY_KEY_HEADER])
+    def post(self, request, decision_id):
+        people_only(request)
+        return run_command(
+            request, s.ApproveInput,
+            command=lambda ctx, data: selectors.decision_payload(refund_approve(
+                decision_id=decision_id, note=data["note"], action=data["action"], ctx=ctx,
+            )),
+        )
+
+
+class RefundRejectApi(APIView):
+    capabilities = {"POST": Capability.APPROVE_REFUNDS}
+
+    @extend_schema(request=s.RejectInput,
+                   responses={200: s.RefundDecisionOutput,
+                              **error_responses(400, 401, 403, 404, 409, 422)},
+                   parameters=[IDEMPOTENCY_KEY_HEADER])
+    def post(self, request, decision_id):
+        people_only(request)
+        return run_command(
+            request, s.RejectInput,
+            command=lambda ctx, data: selectors.decision_payload(
+                refund_reject(decision_id=decision_id, note=data["note"], ctx=ctx)
+            ),
+        )
+
+
+class PolicyVersionPreviewApi(APIView):
+    """Re-decide every stored decision of the policy under this version; changes nothing."""
+
+    capabilities = {"POST": Capability.EDIT_POLICIES}
+
+    @extend_schema(request=s.PreviewInput,
+                   responses={200: s.PreviewOutput, **error_responses(400, 401, 403, 404)})
+    def post(self, request, policy_id, number):
+        version = (ReturnPolicyVersion.objects.select_related("policy")
+                   .filter(policy_id=policy_id, number=number).first())
+        if version is None:
+            raise NotFound("No such policy version.", policy_id=policy_id, version=number)
+        window = s.PreviewInput(data=request.data)
+        window.is_valid(raise_exception=True)
+        return Response(policy_impact(version, **window.validated_data))

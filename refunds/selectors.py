@@ -1,0 +1,72 @@
+"""Reads of refund decisions."""
+
+from django.db.models import QuerySet
+
+from coupons.errors import NotFound
+from coupons.models import OrderCoupon
+from coupons.services.payloads import iso, money
+from refunds.models import RefundCoupon
+
+
+def decision_list() -> QuerySet[RefundCoupon]:
+    return RefundCoupon.objects.select_related("policy_version__policy").order_by("-id")
+
+
+def decision_get(*, decision_id) -> RefundCoupon:
+    decision = decision_list().filter(pk=decision_id).first()
+    if decision is None:
+        raise NotFound("No such refund decision.", decision_id=decision_id)
+    return decision
+
+
+def order_used_a_coupon(order_id: str) -> bool:
+    return OrderCoupon.objects.filter(order_id=order_id).exists()
+
+
+def decision_payload(decision: RefundCoupon) -> dict:
+    """Both decisions and their evidence, as the API and the Idempotency-Key store them."""
+    version = decision.policy_version
+    return {
+        "id": decision.pk,
+        "refund_id": decision.refund_id,
+        "order_id": decision.order_id,
+        "payment_id": decision.payment_id,
+        "coupon_id": decision.coupon_id,
+        "redemption_id": decision.redemption_id,
+        "status": decision.status,
+        "refund": {
+            "amount": money(decision.refund_amount),
+            "type": decision.refund_type,
+            "risk_flag": decision.risk_flag,
+            "received_at": iso(decision.received_at),
+        },
+        "money_decision": {
+            "coupon_share": money(decision.coupon_share),
+            "order_discount": money(decision.order_discount),
+            "order_amount": money(decision.order_amount),
+            "paid_amount": money(decision.paid_amount),
+            "refunded_total": money(decision.refunded_total),
+        },
+        "coupon_decision": {
+            "action": decision.action or None,
+            "policy": version.policy.code if version else None,
+            "policy_version": version.number if version else None,
+            "rule_index": decision.rule_index,
+            "rule_label": decision.rule_label,
+            "requires_approval": decision.requires_approval,
+            "compensation": decision.compensation,
+            "facts": decision.facts,
+            "decided_at": iso(decision.decided_at),
+        },
+        "executed_action": decision.executed_action or None,
+        "operation_id": decision.operation_id,
+        "compensation_coupon_id": decision.compensation_coupon_id,
+        "compensation_id": decision.compensation_record_id,
+        "review": {
+            "by": decision.reviewed_by,
+            "at": iso(decision.reviewed_at),
+            "note": decision.review_note,
+        },
+        "reason": decision.reason,
+        "created_by": decision.created_by,
+    }
