@@ -97,3 +97,16 @@ def test_seed_demo_twice_does_not_duplicate():
     assert counts == (UserCoupon.objects.count(), CouponOperation.objects.count(),
                       CouponTemplate.objects.count(), CommandRejection.objects.count(),
                       get_user_model().objects.count(), ServiceClient.objects.count())
+
+
+def test_seed_demo_leaves_a_mistaken_redeem_proposed_for_reversal():
+    from refunds.models import Compensation
+
+    seed()
+
+    proposal = Compensation.objects.get(kind="REVERSE_OPERATION")
+    assert (proposal.status, proposal.created_by, proposal.operation.op_type) == (
+        "PROPOSED", "user:admin", "REDEEM",
+    )
+    assert proposal.operation.actor == "user:operator"  # the operator's mistaken redeem
+    assert proposal.coupon.status == CouponStatus.USED
