@@ -79,3 +79,22 @@ def test_an_approver_without_case_details_gets_no_amount_even_in_the_answer(alic
     assert (body["amount"], body["resulting_operation"]["amount"]) == (None, None)
     assert replay["Idempotent-Replayed"] == "true"
     assert ok(replay)["amount"] is None
+
+
+def test_the_timeline_shows_the_proposal_the_reverse_row_and_the_decision(
+    alice, bob, clock, redeemed,
+):
+    proposal = ok(propose(alice, redeemed, reason="wrong order"), 201)
+    clock.advance(minutes=7)
+    ok(approve(bob, proposal["id"], note="store confirmed"))
+
+    timeline = ok(bob.get(f"/api/v1/coupons/{redeemed.coupon_id}/timeline"))
+
+    assert [entry["title"] for entry in timeline[-3:]] == [
+        "Compensation REVERSE_OPERATION (APPROVED)",
+        "REVERSE USED→AVAILABLE (v4)",
+        f"Compensation #{proposal['id']} approved",
+    ]
+    assert timeline[-3]["details"]["proposed_by"] == "user:alice"
+    assert timeline[-1]["details"] == {"decided_by": "user:bob", "note": "store confirmed",
+                                       "operation_id": timeline[-2]["id"]}
