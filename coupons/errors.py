@@ -177,3 +177,30 @@ class PolicyVersionFrozen(PolicyVersionConflict):
 
 class PolicyDraftExists(PolicyVersionConflict):
     message = "This policy already has a draft; edit or publish that one."
+
+
+class SameOperator(CouponError):
+    """Four eyes: whoever proposed a compensation may not decide it."""
+
+    code = "SAME_OPERATOR"
+    http_status = 403
+    message = "A compensation is approved or rejected by someone other than its proposer."
+
+
+class CompensationNotOpen(CouponError):
+    """A 409 whose current_state is the compensation's status (it has no version)."""
+
+    code = "INVALID_STATE"
+    http_status = 409
+    message = "The compensation has already been decided."
+
+
+class CompensationPending(CouponError):
+    code = "COMPENSATION_PENDING"
+    http_status = 409
+    message = "A compensation for this operation is already waiting for a decision."
+
+
+class OperationNotReversible(BusinessRuleError):
+    code = "OPERATION_NOT_REVERSIBLE"
+    message = "This kind of operation cannot be reversed."

@@ -4,6 +4,7 @@ from dataclasses import dataclass, field
 
 from coupons.ledger_chain import chain_breaks
 from coupons.models import CouponLock, CouponStatus, LockStatus, OperationType, OutboxEvent
+from coupons.services.reversals import reversal_targets
 from coupons.services.transitions import is_allowed
 
 INVARIANTS = {
@@ -16,7 +17,9 @@ INVARIANTS = {
     7: "replaying the ledger gives the coupon's current state and version",
 }
 LEASE_BOUND = {OperationType.RENEW, OperationType.REDEEM, OperationType.RELEASE}
-LEASE_ENDING = {OperationType.REDEEM, OperationType.RELEASE, OperationType.VOID}
+LEASE_ENDING = {
+    OperationType.REDEEM, OperationType.RELEASE, OperationType.VOID, OperationType.REVERSE,
+}
 
 
 @dataclass
@@ -50,18 +53,22 @@ class CheckReport:
 def coupon_check(coupon) -> CheckReport:
     report = CheckReport(coupon_id=coupon.pk)
     operations = list(coupon.operations.order_by("to_version"))
-    _replay(report, operations)
+    counted = _replay(report, operations)
     # A row edited behind the database's triggers replays to nothing we can trust.
     for problem in chain_breaks(operations):
         report.fail(7, problem)
     _check_row(report, coupon)
-    _check_evidence(report, coupon, operations)
+    _check_evidence(report, coupon, operations, counted)
     _check_returns(report, coupon, operations)
     return report
 
 
-def _replay(report: CheckReport, operations) -> None:
+def _replay(report: CheckReport, operations) -> dict:
+    """Replays state and version; answers whether each lease's redemption counts now
+    ({lock id: bool}), as REDEEM, RETURN and their reversals left it."""
     state, version, current_lock = None, 0, None
+    by_id = {op.pk: op for op in operations}
+    counted = {}
     for op in operations:
         step = f"{op.op_type} v{op.from_version}→v{op.to_version}"
         if op.to_version != op.from_version + 1:
@@ -79,13 +86,41 @@ def _replay(report: CheckReport, operations) -> None:
             current_lock = op.lock_id
         elif op.op_type in LEASE_ENDING:
             current_lock = None
+        original = by_id.get(op.original_operation_id)
         if op.op_type == OperationType.RETURN and (
-            op.original_operation is None
-            or op.original_operation.op_type != OperationType.REDEEM
+            original is None or original.op_type != OperationType.REDEEM
         ):
             report.fail(6, f"{step} does not reference the original redemption")
+        if op.op_type == OperationType.REVERSE:
+            _check_reversal(report, step, op, original)
+        _count_redemption(counted, op, original, by_id)
         state, version = op.to_state, op.to_version
     report.replayed_state, report.replayed_version = state, version
+    return counted
+
+
+def _check_reversal(report: CheckReport, step: str, op, original) -> None:
+    """A REVERSE names an earlier operation of this coupon, starts from the state that
+    operation left and lands on the state before it (coupons.services.reversals)."""
+    if original is None or original.to_version >= op.to_version:
+        report.fail(7, f"{step} does not name an earlier operation of this coupon")
+    elif op.from_state != original.to_state or op.to_state not in reversal_targets(original):
+        report.fail(7, f"{step} goes {op.from_state}→{op.to_state}, which does not undo "
+                       f"{original.op_type} {original.from_state}→{original.to_state}")
+
+
+def _count_redemption(counted: dict, op, original, by_id) -> None:
+    if op.op_type == OperationType.REDEEM:
+        counted[op.lock_id] = True
+    elif op.op_type == OperationType.RETURN and original is not None:
+        counted[original.lock_id] = False
+    elif op.op_type == OperationType.REVERSE and original is not None:
+        if original.op_type == OperationType.REDEEM:
+            counted[original.lock_id] = False
+        elif original.op_type == OperationType.RETURN:
+            redeem = by_id.get(original.original_operation_id)
+            if redeem is not None:
+                counted[redeem.lock_id] = True
 
 
 def _check_row(report: CheckReport, coupon) -> None:
@@ -112,7 +147,7 @@ def _check_row(report: CheckReport, coupon) -> None:
         report.fail(2, "USED without exactly one successful redemption")
 
 
-def _check_evidence(report: CheckReport, coupon, operations) -> None:
+def _check_evidence(report: CheckReport, coupon, operations, counted) -> None:
     op_ids = [op.pk for op in operations]
     with_event = set(
         OutboxEvent.objects.filter(operation_id__in=op_ids).values_list("operation_id", flat=True)
@@ -128,6 +163,9 @@ def _check_evidence(report: CheckReport, coupon, operations) -> None:
     for redemption in coupon.redemptions.all():
         if redemption.lock_id not in redeemed_by_op:
             report.fail(5, f"redemption {redemption.pk} has no REDEEM ledger row")
+        elif redemption.succeeded != counted[redemption.lock_id]:
+            report.fail(2, f"redemption {redemption.pk} has succeeded={redemption.succeeded}, "
+                           "but the ledger's REDEEM, RETURN and REVERSE rows say otherwise")
 
 
 def _check_returns(report: CheckReport, coupon, operations) -> None:

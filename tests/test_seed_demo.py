@@ -127,3 +127,16 @@ def test_seed_demo_shows_refund_decisions_under_the_default_policy():
     assert (waiting.action, waiting.status, waiting.coupon.status) == (
         "MANUAL_REVIEW", "PENDING_APPROVAL", "USED")
     assert {d.policy_version.number for d in decisions.values() if d.policy_version} == {1}
+
+
+def test_seed_demo_leaves_a_mistaken_redeem_proposed_for_reversal():
+    from refunds.models import Compensation
+
+    seed()
+
+    proposal = Compensation.objects.get(kind="REVERSE_OPERATION")
+    assert (proposal.status, proposal.created_by, proposal.operation.op_type) == (
+        "PROPOSED", "user:admin", "REDEEM",
+    )
+    assert proposal.operation.actor == "user:operator"  # the operator's mistaken redeem
+    assert proposal.coupon.status == CouponStatus.USED

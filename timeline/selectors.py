@@ -63,11 +63,16 @@ def coupon_timeline(*, coupon) -> list[dict]:
               substitute_coupon_id=s.substitute_id)
         for s in PresaleSettlement.objects.filter(coupon=coupon)
     ]
-    entries += [
-        entry(c.created_at, "compensation", c.pk, f"Compensation {c.kind} ({c.status})",
-              order_id=c.order_id, amount=money(c.amount), reason=c.reason)
-        for c in Compensation.objects.filter(coupon=coupon)
-    ]
+    for c in Compensation.objects.filter(coupon=coupon):
+        entries.append(entry(c.created_at, "compensation", c.pk,
+                             f"Compensation {c.kind} ({c.status})", order_id=c.order_id,
+                             amount=money(c.amount), reason=c.reason, proposed_by=c.created_by,
+                             operation_id=c.operation_id))
+        if c.decided_at:
+            entries.append(entry(c.decided_at, "compensation", c.pk,
+                                 f"Compensation #{c.pk} {c.status.lower()}",
+                                 decided_by=c.decided_by, note=c.decision_note,
+                                 operation_id=c.resulting_operation_id))
     entries += refund_entries(coupon)
     entries.sort(key=lambda e: (e["at"], KIND_ORDER.index(e["kind"]), e["id"]))
     return [{**e, "at": iso(e["at"])} for e in entries]

@@ -1,7 +1,7 @@
 from django.urls import path, register_converter
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from . import event_views, policy_views, refund_views, views
+from . import compensation_views, event_views, policy_views, refund_views, views
 
 
 class DatabaseIdConverter:
@@ -37,6 +37,16 @@ urlpatterns = [
     path("coupons/<dbid:coupon_id>/check", views.CouponCheckApi.as_view(), name="coupon-check"),
     path("coupons/<dbid:coupon_id>/timeline", views.CouponTimelineApi.as_view(),
          name="coupon-timeline"),
+    path("coupons/<dbid:coupon_id>/operations/<dbid:operation_id>/compensate",
+         compensation_views.CompensationProposeApi.as_view(), name="compensation-propose"),
+    path("compensations", compensation_views.CompensationListApi.as_view(),
+         name="compensations"),
+    path("compensations/<dbid:compensation_id>", compensation_views.CompensationDetailApi.as_view(),
+         name="compensation"),
+    path("compensations/<dbid:compensation_id>/approve",
+         compensation_views.CompensationApproveApi.as_view(), name="compensation-approve"),
+    path("compensations/<dbid:compensation_id>/reject",
+         compensation_views.CompensationRejectApi.as_view(), name="compensation-reject"),
     path("events", event_views.EventReceiveApi.as_view(), name="events"),
     path("cases", event_views.CaseListApi.as_view(), name="cases"),
     path("cases/<dbid:case_id>/resolve", event_views.CaseResolveApi.as_view(),

@@ -1,6 +1,6 @@
-"""Reserved: filled in by the change that owns it (see the commit that adds its operations)."""
+"""Money compensations on the ledger: COMPENSATE rows (same state, version +1) with an amount."""
 
-from django.db import migrations
+from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
@@ -9,4 +9,15 @@ class Migration(migrations.Migration):
         ("refunds", "0003_refund_coupons"),
     ]
 
-    operations = []
+    operations = [
+        migrations.AddField(
+            model_name='couponoperation',
+            name='amount',
+            field=models.DecimalField(blank=True, decimal_places=2, max_digits=12, null=True),
+        ),
+        migrations.AlterField(
+            model_name='couponoperation',
+            name='op_type',
+            field=models.CharField(choices=[('ISSUE', 'Issue'), ('LOCK', 'Lock'), ('RENEW', 'Renew'), ('REDEEM', 'Redeem'), ('RELEASE', 'Release'), ('EXPIRE', 'Expire'), ('VOID', 'Void'), ('RETURN', 'Return'), ('REVERSE', 'Reverse'), ('COMPENSATE', 'Compensate')], max_length=16),
+        ),
+    ]

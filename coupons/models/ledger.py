@@ -14,6 +14,8 @@ class OperationType(models.TextChoices):
     VOID = "VOID"
     RETURN = "RETURN"
     REVERSE = "REVERSE"
+    # A money compensation: same state, version +1, the amount owed on the row.
+    COMPENSATE = "COMPENSATE"
 
 
 class CouponOperation(AppendOnlyModel):
@@ -40,6 +42,8 @@ class CouponOperation(AppendOnlyModel):
         "self", null=True, blank=True, on_delete=models.PROTECT, related_name="reversals"
     )
     reason = models.CharField(max_length=500, blank=True)
+    # Money owed, on COMPENSATE rows only; NULL elsewhere (and left out of content hashes).
+    amount = models.DecimalField(max_digits=12, decimal_places=2, null=True, blank=True)
     created_at = models.DateTimeField()
     # The coupon's hash chain (coupons/ledger_chain.py): an edit past the database's triggers
     # shows in the per-coupon check. A column added later must be nullable or blank by

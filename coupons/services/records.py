@@ -2,7 +2,7 @@
 
 from coupons.ledger_chain import GENESIS, seal
 from coupons.models import CouponOperation, OutboxEvent
-from coupons.services.payloads import iso
+from coupons.services.payloads import iso, money
 
 EVENT_TYPES = {
     "ISSUE": "CouponIssued",
@@ -14,6 +14,7 @@ EVENT_TYPES = {
     "VOID": "CouponVoided",
     "RETURN": "CouponReturned",
     "REVERSE": "CouponOperationReversed",
+    "COMPENSATE": "CouponCompensated",
 }
 
 
@@ -64,6 +65,17 @@ def append_outbox(operation: CouponOperation) -> OutboxEvent:
             "lock_id": str(operation.lock_id) if operation.lock_id else None,
             "payment_id": operation.payment_id,
             "occurred_at": iso(operation.created_at),
+            **_compensation_fields(operation),
         },
         created_at=operation.created_at,
     )
+
+
+def _compensation_fields(operation: CouponOperation) -> dict:
+    """What a reversal or a money compensation adds; other events keep their shape."""
+    fields = {}
+    if operation.original_operation_id is not None:
+        fields["original_operation_id"] = operation.original_operation_id
+    if operation.amount is not None:
+        fields["amount"] = money(operation.amount)
+    return fields

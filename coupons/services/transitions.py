@@ -6,7 +6,7 @@ from coupons.models import OperationType as Op
 from coupons.models import UserCoupon
 from coupons.services.records import append_operation, append_outbox
 
-# op → {from state → allowed to states}. REVERSE goes back to whatever the reversed op left.
+# op → {from state → allowed to states}.
 TRANSITIONS = {
     Op.LOCK: {S.AVAILABLE: {S.LOCKED}},
     Op.RENEW: {S.LOCKED: {S.LOCKED}},
@@ -15,7 +15,17 @@ TRANSITIONS = {
     Op.EXPIRE: {S.AVAILABLE: {S.EXPIRED}},
     Op.VOID: {S.AVAILABLE: {S.VOID}, S.LOCKED: {S.VOID}, S.USED: {S.VOID}},
     Op.RETURN: {S.USED: {S.AVAILABLE, S.EXPIRED}},
-    Op.REVERSE: {state: set(S) for state in S},
+    # Back to the state before the reversed REDEEM, VOID, EXPIRE or RETURN
+    # (coupons.services.reversals); never from or to LOCKED: a lease is never restored.
+    Op.REVERSE: {
+        S.USED: {S.AVAILABLE, S.EXPIRED},
+        S.VOID: {S.AVAILABLE, S.EXPIRED, S.USED},
+        S.EXPIRED: {S.AVAILABLE, S.USED},
+        S.AVAILABLE: {S.USED},
+    },
+    # Money owed: a recorded step that changes no state. Never on a LOCKED coupon, whose
+    # lease holder must keep the version it was given.
+    Op.COMPENSATE: {state: {state} for state in (S.AVAILABLE, S.USED, S.EXPIRED, S.VOID)},
 }
 
 # Fields that must be cleared whenever a coupon leaves LOCKED.

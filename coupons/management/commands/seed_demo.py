@@ -255,6 +255,7 @@ class Command(BaseCommand):
         self.available(story, t)
         self.expired(story, t)
         self.voided(story, t)
+        self.mistaken_redeem(story, t)
         return incident
 
     def incident(self, story: Story, template) -> UserCoupon:
@@ -476,6 +477,49 @@ class Command(BaseCommand):
             occurred_at=story.clock.now(), payload={"order_id": order_id, **payload},
             sender=ORDER_SERVICE,
             sender_scope=ServiceClient.objects.get(name=DEMO_CLIENT).idempotency_scope,
+        )
+
+    def mistaken_redeem(self, story: Story, t: dict) -> None:
+        """A redeem an operator made by mistake, and a colleague's proposal to reverse it.
+
+        Order 2001's payment came after the order was closed, so a conflict case recommended a
+        compensating redeem. The operator applied it, but the payment had been refunded in
+        full in the meantime. The admin proposes reversing that REDEEM; the proposal waits for
+        a second person (sign in as `operator`: GET /api/v1/compensations, then approve).
+        """
+        from coupons.events.inbox import inbox_receive
+        from coupons.models import OperationType
+        from coupons.services.cases import case_resolve
+        from coupons.services.compensation_propose import compensation_propose
+
+        order, payment = "order_demo_2001", "payment_demo_2001"
+
+        def fact(fact_type, **payload):
+            return inbox_receive(
+                message_id=f"{order}:{fact_type}", fact_type=fact_type, order_id=order,
+                occurred_at=story.clock.now(), payload={"order_id": order, **payload},
+                sender=ORDER_SERVICE,
+                sender_scope=ServiceClient.objects.get(name=DEMO_CLIENT).idempotency_scope,
+            ).message.outcome
+
+        story.at(33, "10:00")
+        coupon = story.issue(t["amount"], "user_demo_1007")
+        story.at(36, "18:05")
+        story.lock(coupon, order, "245.00")
+        story.at(36, "18:35")
+        fact(FactType.ORDER_CLOSED)
+        story.at(36, "18:41")
+        case_id = fact(FactType.PAYMENT_SUCCEEDED, payment_id=payment)["case_id"]
+        story.at(37, "09:20")
+        case_resolve(case_id=case_id, action="APPLY", note="late payment: redeem for it",
+                     ctx=story.ctx("user:operator", f"case-{case_id}-apply"))
+        story.at(37, "11:02")
+        compensation_propose(
+            coupon_id=coupon.pk,
+            operation_id=coupon.operations.get(op_type=OperationType.REDEEM).pk,
+            reason=f"Case {case_id} applied by mistake: {payment} was refunded in full at "
+                   "08:55, before the case was resolved. The coupon goes back to the customer.",
+            ctx=story.ctx("user:admin", f"{order}:reverse-redeem"),
         )
 
     # -- summary ---------------------------------------------------------------------------
