@@ -88,7 +88,7 @@ def test_the_timeline_shows_the_proposal_the_reverse_row_and_the_decision(
     clock.advance(minutes=7)
     ok(approve(bob, proposal["id"], note="store confirmed"))
 
-    timeline = ok(bob.get(f"/api/v1/coupons/{redeemed.coupon_id}/timeline"))
+    timeline = ok(bob.get(f"/api/v1/coupons/{redeemed.coupon_id}/timeline"))["results"]
 
     assert [entry["title"] for entry in timeline[-3:]] == [
         "Compensation REVERSE_OPERATION (APPROVED)",

@@ -1,23 +1,20 @@
 """Reversing VOID, EXPIRE and RETURN; and the operations that cannot be reversed."""
 
 from datetime import timedelta
+from decimal import Decimal
 
 import pytest
-from django.db import transaction
 
-from coupons import clock as coupon_clock
 from coupons.models import (
     CommandRejection,
     CouponLock,
-    CouponStatus,
     OperationType,
     Redemption,
     UserCoupon,
 )
 from coupons.services import coupon_expire, coupon_release, coupon_void
+from coupons.services.refund_receive import refund_receive
 from coupons.services.reversals import INSTEAD
-from coupons.services.rows import lock_coupon_row
-from coupons.services.transitions import apply_transition
 from refunds.models import Compensation
 from tests.command_checks import ledger, world
 from tests.compensations.conftest import approve, error, last_op, ok, propose
@@ -112,18 +109,11 @@ def test_an_expiry_past_valid_until_has_nothing_to_restore(alice, clock, coupon,
 
 
 def returned(redeem, ctx):
-    """A RETURN as the refund decision writes it (SPEC §2): it names the REDEEM it undoes and
-    the redemption stops counting. Made through the one transition function, not the refund
-    service (another change builds that)."""
-    with transaction.atomic():
-        coupon = lock_coupon_row(redeem.coupon_id)
-        Redemption.objects.filter(lock_id=redeem.lock_id).update(succeeded=False)
-        apply_transition(
-            coupon=coupon, op_type=OperationType.RETURN, to_state=CouponStatus.AVAILABLE,
-            expected_version=coupon.state_version, ctx=ctx, now=coupon_clock.now(),
-            original_operation=redeem, order_id=redeem.order_id, refund_id="refund-1",
-        )
-    return last_op(coupon, OperationType.RETURN)
+    """A RETURN as a full refund under the default policy writes it: it names the REDEEM it
+    undoes, and the redemption stops counting."""
+    refund_receive(refund_id="refund-1", order_id=redeem.order_id, payment_id=redeem.payment_id,
+                   refund_amount=Decimal("270.00"), refund_type="FULL", ctx=ctx)
+    return last_op(redeem.coupon, OperationType.RETURN)
 
 
 def test_a_wrong_return_is_reversed_to_used_and_its_redemption_counts_again(
