@@ -27,6 +27,7 @@ from timeline.selectors import coupon_timeline
 from . import serializers as s
 from .commands import IDEMPOTENCY_KEY_HEADER, run_command
 from .filters import CouponFilter
+from .permissions import can_see_details
 
 
 def command_schema(request, response, *, status=200):
@@ -217,4 +218,5 @@ class CouponTimelineApi(APIView):
     @extend_schema(responses=s.TimelineEntryOutput(many=True))
     def get(self, request, coupon_id):
         coupon = selectors.coupon_get(coupon_id=coupon_id)
-        return Response(coupon_timeline(coupon=coupon))
+        return Response(coupon_timeline(coupon=coupon,
+                                        can_see_details=can_see_details(request.user)))
