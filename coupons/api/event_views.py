@@ -19,7 +19,10 @@ from .permissions import actor_of, can_see_details
 
 
 class EventReceiveApi(APIView):
-    """Facts from the order, payment and refund services: at least once, in any order."""
+    """Facts from the order, payment and refund services: at least once, in any order.
+
+    A service client may send only the fact types it was granted (`--facts`).
+    """
 
     capabilities = {"POST": Capability.POST_FACTS}
 

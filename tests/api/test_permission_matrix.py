@@ -98,6 +98,28 @@ def grantable(capability) -> bool:
     return capability == C.POST_FACTS or capability in CLIENT_GRANTS.values()
 
 
+def matrix_markdown() -> str:
+    """The two tables as Markdown, for release notes (see the README's "Who may do what")."""
+    def mark(caller, capability, absent="—"):
+        if capability is not None and capability != SUPERUSER and caller.startswith("client") \
+                and not grantable(capability):
+            return absent
+        return "yes" if holds(caller, capability) else "no"
+
+    callers = [c for c in API_CALLERS if c != "anonymous"]
+    lines = ["| operation | capability | " + " | ".join(callers) + " |",
+             "|---|---|" + "---|" * len(callers)]
+    lines += [f"| {method} `{path}` | `{capability.value}` | "
+              + " | ".join(mark(c, capability, "no (not grantable)") for c in callers) + " |"
+              for (method, path), capability in API_MATRIX.items()]
+    lines += ["", "Anonymous callers get 401 everywhere.", "",
+              "| admin model | view | add | change |", "|---|---|---|---|"]
+    for label, rights in ADMIN_MATRIX.items():
+        names = [getattr(right, "value", right) or "nobody" for right in rights]
+        lines.append(f"| `{label}` | " + " | ".join(names) + " |")
+    return "\n".join(lines)
+
+
 # --- the walks --------------------------------------------------------------------------------
 
 
