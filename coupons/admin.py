@@ -2,22 +2,61 @@ from django import forms
 from django.contrib import admin
 
 from coupons import models
+from coupons.capabilities import Capability
 from coupons.errors import ValidationFailed
+from coupons.redaction import DETAIL_FIELDS
 from coupons.services import template_create, template_update
 from coupons.services.templates import template_set_issuable, validate_terms
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """History and state are changed by coupons.services only; the admin just shows them."""
+class CapabilityAdmin(admin.ModelAdmin):
+    """A staff session may do in the admin exactly what its groups' capabilities allow.
+
+    `is_staff` only lets a person sign in; Django's own add/change/view model permissions are
+    not consulted, so a stray one cannot widen a role. Viewing needs READ; adding or changing
+    needs the capability a subclass names, and nobody deletes (history is appended, never
+    edited). A superuser holds every capability, so a model without one stays read-only even
+    for them. Fields coupons.redaction keeps for VIEW_CASE_DETAILS are left out for others.
+    """
+
+    view_capability = Capability.READ
+    add_capability: Capability | None = None
+    change_capability: Capability | None = None
+
+    @staticmethod
+    def _holds(request, capability) -> bool:
+        return capability is not None and request.user.has_perm(capability.perm)
+
+    def has_module_permission(self, request):
+        return self.has_view_permission(request)
+
+    def has_view_permission(self, request, obj=None):
+        return self._holds(request, self.view_capability)
 
     def has_add_permission(self, request, obj=None):
-        return False
+        return self._holds(request, self.add_capability)
 
     def has_change_permission(self, request, obj=None):
-        return False
+        return self._holds(request, self.change_capability)
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+    def hidden_fields(self, request) -> tuple:
+        if self._holds(request, Capability.VIEW_CASE_DETAILS):
+            return ()
+        return DETAIL_FIELDS.get(self.model, ())
+
+    def get_exclude(self, request, obj=None):
+        return [*(super().get_exclude(request, obj) or ()), *self.hidden_fields(request)]
+
+    def get_list_display(self, request):
+        hidden = self.hidden_fields(request)
+        return [name for name in super().get_list_display(request) if name not in hidden]
+
+
+# History and state are changed by coupons.services only; the admin just shows them.
+ReadOnlyAdmin = CapabilityAdmin
 
 
 class CouponTemplateForm(forms.ModelForm):
@@ -36,15 +75,13 @@ class CouponTemplateForm(forms.ModelForm):
 
 
 @admin.register(models.CouponTemplate)
-class CouponTemplateAdmin(admin.ModelAdmin):
+class CouponTemplateAdmin(CapabilityAdmin):
     form = CouponTemplateForm
+    add_capability = change_capability = Capability.MANAGE_TEMPLATES
     list_display = ["code", "name", "kind", "version", "expiry_during_lock", "updated_at"]
     search_fields = ["code", "name"]
     readonly_fields = ["version", "created_at", "updated_at"]
     fields = ["code", *models.CouponTemplate.TERM_FIELDS, "issuable", *readonly_fields]
-
-    def has_delete_permission(self, request, obj=None):
-        return False  # coupons were issued from it
 
     def get_readonly_fields(self, request, obj=None):
         return [*self.readonly_fields, "code"] if obj else self.readonly_fields
@@ -135,12 +172,30 @@ class IdempotencyRecordAdmin(ReadOnlyAdmin):
 
 @admin.register(models.ServiceClient)
 class ServiceClientAdmin(admin.ModelAdmin):
+    """Superusers only: a key prefix and a client's grants help whoever tries to pose as it.
+
+    A superuser may switch a client off; keys and grants are made by
+    `manage.py create_service_client`, the key shown once.
+    """
+
     list_display = ["name", "key_prefix", "is_active", "created_at"]
-    fields = ["name", "key_prefix", "is_active", "created_at"]
-    readonly_fields = ["name", "key_prefix", "created_at"]
+    fields = ["name", "key_prefix", "capabilities", "fact_types", "is_active", "created_at"]
+    readonly_fields = ["name", "key_prefix", "capabilities", "fact_types", "created_at"]
+
+    def has_module_permission(self, request):
+        return request.user.is_active and request.user.is_superuser
+
+    def has_view_permission(self, request, obj=None):
+        return self.has_module_permission(request)
+
+    def has_change_permission(self, request, obj=None):
+        return self.has_module_permission(request)
 
     def has_add_permission(self, request):
-        return False  # keys are made by `manage.py create_service_client`, shown once
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
 
 
 @admin.register(models.InboxMessage)

@@ -65,7 +65,9 @@ class Compensation(models.Model):
         ]
 
     def __str__(self):
-        return f"{self.kind} {self.amount} for {self.order_id} ({self.status})"
+        # No amount: this names the row wherever it is listed, also to people who may not see
+        # it (coupons.redaction).
+        return f"{self.kind} for {self.order_id} ({self.status})"
 
 
 class ReturnPolicy(models.Model):

@@ -15,6 +15,7 @@ from coupons.models import (
     OrderFact,
     PresaleSettlement,
 )
+from coupons.redaction import visible
 from coupons.services.payloads import iso, money
 from refunds.models import Compensation, RefundCoupon
 
@@ -29,7 +30,8 @@ def entry(at, kind, pk, title, **details) -> dict:
             "details": {k: v for k, v in details.items() if v not in ("", None)}}
 
 
-def coupon_timeline(*, coupon) -> list[dict]:
+def coupon_timeline(*, coupon, can_see_details: bool) -> list[dict]:
+    """`can_see_details`: whether the reader may see case notes and compensation amounts."""
     order_ids = set(OrderCoupon.objects.filter(coupon=coupon).values_list("order_id", flat=True))
     entries = [
         entry(op.created_at, "operation", op.pk,
@@ -56,7 +58,10 @@ def coupon_timeline(*, coupon) -> list[dict]:
         if case.resolved_at:
             entries.append(entry(case.resolved_at, "case", case.pk,
                                  f"Conflict case #{case.pk} {case.status.lower()}",
-                                 resolved_by=case.resolved_by, note=case.resolution_note))
+                                 **visible(ConflictCase, {
+                                     "resolved_by": case.resolved_by,
+                                     "resolution_note": case.resolution_note,
+                                 }, can_see_details=can_see_details)))
     entries += [
         entry(s.settled_at, "settlement", s.pk, f"Presale order {s.order_id}: {s.result}",
               strategy=s.strategy, discount_amount=money(s.discount_amount),
@@ -65,9 +70,12 @@ def coupon_timeline(*, coupon) -> list[dict]:
     ]
     for c in Compensation.objects.filter(coupon=coupon):
         entries.append(entry(c.created_at, "compensation", c.pk,
-                             f"Compensation {c.kind} ({c.status})", order_id=c.order_id,
-                             amount=money(c.amount), reason=c.reason, proposed_by=c.created_by,
-                             operation_id=c.operation_id))
+                             f"Compensation {c.kind} ({c.status})",
+                             proposed_by=c.created_by, operation_id=c.operation_id,
+                             **visible(Compensation, {
+                                 "order_id": c.order_id, "amount": money(c.amount),
+                                 "reason": c.reason,
+                             }, can_see_details=can_see_details)))
         if c.decided_at:
             entries.append(entry(c.decided_at, "compensation", c.pk,
                                  f"Compensation #{c.pk} {c.status.lower()}",

@@ -7,6 +7,7 @@ from rest_framework import serializers
 
 from coupons import clock
 from coupons.models import ConflictCase, FactType
+from coupons.redaction import visible
 
 from .serializers import MAX_DB_ID, external_id, money_field
 
@@ -78,11 +79,17 @@ class EventOutput(serializers.Serializer):
 
 
 class CaseOutput(serializers.ModelSerializer):
+    """Notes and evidence only when the context says `can_see_details` (default: hidden)."""
+
     class Meta:
         model = ConflictCase
         fields = ["id", "coupon", "order_id", "payment_id", "fact_type", "status",
                   "recommendation", "summary", "evidence", "opened_at", "resolved_at",
                   "resolved_by", "resolution", "resolution_note"]
+
+    def to_representation(self, instance):
+        return visible(ConflictCase, super().to_representation(instance),
+                       can_see_details=self.context.get("can_see_details", False))
 
 
 class CaseResolveInput(serializers.Serializer):

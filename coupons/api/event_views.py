@@ -15,11 +15,14 @@ from coupons.services.cases import case_resolve
 
 from . import event_serializers as s
 from .commands import IDEMPOTENCY_KEY_HEADER, run_command
-from .permissions import actor_of, idempotency_scope_of
+from .permissions import actor_of, can_see_details, idempotency_scope_of
 
 
 class EventReceiveApi(APIView):
-    """Facts from the order, payment and refund services: at least once, in any order."""
+    """Facts from the order, payment and refund services: at least once, in any order.
+
+    A service client may send only the fact types it was granted (`--facts`).
+    """
 
     capabilities = {"POST": Capability.POST_FACTS}
 
@@ -70,7 +73,8 @@ class CaseListApi(GenericAPIView):
     @extend_schema(operation_id="cases_list", responses=s.CaseOutput(many=True))
     def get(self, request):
         page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
-        return self.get_paginated_response(s.CaseOutput(page, many=True).data)
+        details = {"can_see_details": can_see_details(request.user)}
+        return self.get_paginated_response(s.CaseOutput(page, many=True, context=details).data)
 
 
 class CaseResolveApi(APIView):
@@ -82,6 +86,7 @@ class CaseResolveApi(APIView):
         return run_command(
             request, s.CaseResolveInput,
             command=lambda ctx, data: s.CaseOutput(
-                case_resolve(case_id=case_id, action=data["action"], note=data["note"], ctx=ctx)
+                case_resolve(case_id=case_id, action=data["action"], note=data["note"], ctx=ctx),
+                context={"can_see_details": can_see_details(request.user)},
             ).data,
         )

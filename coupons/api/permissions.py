@@ -16,6 +16,11 @@ def has_capability(user, capability: Capability) -> bool:
                 and user.has_perm(Capability(capability).perm))
 
 
+def can_see_details(user) -> bool:
+    """Case notes, compensation amounts and others' stored answers (coupons.redaction)."""
+    return has_capability(user, Capability.VIEW_CASE_DETAILS)
+
+
 def required_capability(view, method: str) -> Capability | None:
     """`view.capabilities` maps a method to its capability; reads need READ unless told.
 

@@ -25,6 +25,7 @@ from timeline.selectors import coupon_timeline
 from . import serializers as s
 from .commands import IDEMPOTENCY_KEY_HEADER, run_command
 from .filters import CouponFilter
+from .permissions import can_see_details
 
 
 def command_schema(request, response, *, status=200):
@@ -231,5 +232,6 @@ class CouponTimelineApi(GenericAPIView):
     def get(self, request, coupon_id):
         coupon = selectors.coupon_get(coupon_id=coupon_id)
         # Paged like every list: a busy coupon's whole history was a megabyte in one answer.
-        page = self.paginate_queryset(coupon_timeline(coupon=coupon))
+        timeline = coupon_timeline(coupon=coupon, can_see_details=can_see_details(request.user))
+        page = self.paginate_queryset(timeline)
         return self.get_paginated_response(page)
