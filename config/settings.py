@@ -127,6 +127,9 @@ AXES_COOLOFF_TIME = timedelta(minutes=env_int("AXES_COOLOFF_MINUTES", default=15
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+# Lockouts are lifted with `manage.py axes_reset_username NAME`; the admin does not list them,
+# so every admin page stays under the capability rules (tests/api/test_permission_matrix.py).
+AXES_ENABLE_ADMIN = False
 # Attempts are database rows (AxesDatabaseHandler), so each test starts clean and
 # `manage.py axes_reset` (or axes_reset_username NAME) unlocks.
 

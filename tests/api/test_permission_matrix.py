@@ -7,6 +7,7 @@ that adds one must say here who may use it. An authorized caller sending an empt
 """
 
 import re
+from decimal import Decimal
 from unittest.mock import ANY
 
 import pytest
@@ -21,6 +22,9 @@ from coupons.capabilities import Capability as C
 from coupons.models import FactType
 from coupons.services import coupon_redeem
 from coupons.services.cases import case_open
+from coupons.services.compensation_propose import compensation_propose
+from coupons.services.refund_receive import refund_receive
+from refunds.models import ReturnPolicyVersion
 from tests.api.roles import ROLES, machine, person, signed_in
 from tests.conftest import ALL_GRANTS, lock
 from tests.events.test_presale import (
@@ -52,6 +56,27 @@ API_MATRIX = {
     ("POST", "/api/v1/events"): C.POST_FACTS,
     ("GET", "/api/v1/cases"): C.RESOLVE_CASES,
     ("POST", "/api/v1/cases/{case_id}/resolve"): C.RESOLVE_CASES,
+    ("PATCH", "/api/v1/templates/{template_id}"): C.MANAGE_TEMPLATES,
+    ("POST", "/api/v1/coupons/{coupon_id}/operations/{operation_id}/compensate"):
+        C.PROPOSE_COMPENSATION,
+    ("GET", "/api/v1/compensations"): C.READ,
+    ("GET", "/api/v1/compensations/{compensation_id}"): C.READ,
+    ("POST", "/api/v1/compensations/{compensation_id}/approve"): C.APPROVE_COMPENSATION,
+    ("POST", "/api/v1/compensations/{compensation_id}/reject"): C.APPROVE_COMPENSATION,
+    ("GET", "/api/v1/return-policies"): C.READ,
+    ("POST", "/api/v1/return-policies"): C.EDIT_POLICIES,
+    ("GET", "/api/v1/return-policies/{policy_id}"): C.READ,
+    ("GET", "/api/v1/return-policies/{policy_id}/versions"): C.READ,
+    ("POST", "/api/v1/return-policies/{policy_id}/versions"): C.EDIT_POLICIES,
+    ("GET", "/api/v1/return-policies/{policy_id}/versions/{number}"): C.READ,
+    ("PATCH", "/api/v1/return-policies/{policy_id}/versions/{number}"): C.EDIT_POLICIES,
+    ("POST", "/api/v1/return-policies/{policy_id}/versions/{number}/publish"): C.EDIT_POLICIES,
+    ("POST", "/api/v1/return-policies/{policy_id}/versions/{number}/preview"): C.EDIT_POLICIES,
+    ("GET", "/api/v1/refunds"): C.READ,
+    ("POST", "/api/v1/refunds"): C.SEND_REFUNDS,
+    ("GET", "/api/v1/refunds/{decision_id}"): C.READ,
+    ("POST", "/api/v1/refunds/{decision_id}/approve"): C.APPROVE_REFUNDS,
+    ("POST", "/api/v1/refunds/{decision_id}/reject"): C.APPROVE_REFUNDS,
 }
 
 SUPERUSER = "superuser only"
@@ -73,7 +98,15 @@ ADMIN_MATRIX = {
     "coupons.conflictcase": (C.READ, None, None),
     "coupons.presalesettlement": (C.READ, None, None),
     "refunds.compensation": (C.READ, None, None),
+    "refunds.refundcoupon": (C.READ, None, None),
+    # Policies are added and drafts edited through the services; a published version never
+    # changes (tests/policies/test_policy_admin.py covers the draft and publish paths).
+    "refunds.returnpolicy": (C.READ, C.EDIT_POLICIES, None),
+    # The row checked is the default policy's published version 1: read only for everyone.
+    "refunds.returnpolicyversion": (C.READ, None, None),
 }
+# POSTs that change nothing, so an empty body is a complete request.
+READ_ONLY_POSTS = {("POST", "/api/v1/return-policies/{policy_id}/versions/{number}/preview")}
 
 PEOPLE = [*ROLES, "superuser", "staff without a group"]
 API_CALLERS = ["anonymous", *PEOPLE, "client without grants", "client with the grant"]
@@ -168,10 +201,22 @@ def test_the_migrated_groups_hold_exactly_the_capabilities_of_the_table():
 
 
 @pytest.fixture
-def objects(coupon):
+def objects(coupon, ctx):
     case = case_open(coupon=coupon, order_id="A", fact_type=FactType.PAYMENT_SUCCEEDED,
                      evidence={})
-    return {"coupon_id": coupon.pk, "template_id": coupon.template_id, "case_id": case.pk}
+    _, proof = lock(coupon, ctx, order_id="R")
+    coupon_redeem(coupon_id=coupon.pk, lease=proof, payment_id="P-R", ctx=ctx)
+    redeem = coupon.operations.get(op_type="REDEEM")
+    decision = refund_receive(refund_id="r-1", order_id="R", payment_id="P-R",
+                              refund_amount=Decimal("10.00"), refund_type="PARTIAL",
+                              ctx=ctx).decisions[0]
+    proposal = compensation_propose(coupon_id=coupon.pk, operation_id=redeem.pk,
+                                    reason="wrong redeem", ctx=ctx)
+    version = ReturnPolicyVersion.objects.get(policy__code="default", number=1)
+    return {"coupon_id": coupon.pk, "template_id": coupon.template_id, "case_id": case.pk,
+            "operation_id": redeem.pk, "decision_id": decision.pk,
+            "compensation_id": proposal.pk, "policy_id": version.policy_id,
+            "number": version.number}
 
 
 def api_caller(caller: str, capability):
@@ -201,12 +246,12 @@ def api_outcome(response) -> str:
     return "2xx" if 200 <= response.status_code < 300 else str(response.status_code)
 
 
-def expected_api_outcome(caller: str, method: str, capability) -> str:
+def expected_api_outcome(caller: str, operation, capability) -> str:
     if caller == "anonymous":
         return "401 NOT_AUTHENTICATED"
     if not holds(caller, capability):
         return f"403 {capability.value}"
-    return "2xx" if method == "GET" else "400"
+    return "2xx" if operation[0] == "GET" or operation in READ_ONLY_POSTS else "400"
 
 
 @pytest.mark.parametrize("operation", API_MATRIX, ids=" ".join)
@@ -218,9 +263,10 @@ def test_each_caller_gets_past_an_api_check_only_with_the_capability(operation, 
     for caller in API_CALLERS:
         client = api_caller(caller, capability)
         response = (client.get(url) if method == "GET"
-                    else client.post(url, {}, content_type="application/json"))
+                    else getattr(client, method.lower())(url, {},
+                                                         content_type="application/json"))
         observed[caller] = api_outcome(response)
-        expected[caller] = expected_api_outcome(caller, method, capability)
+        expected[caller] = expected_api_outcome(caller, operation, capability)
 
     assert observed == expected
 
@@ -251,11 +297,11 @@ def admin_person(caller: str):
     return person(caller.replace(" ", "-"), group=None if " " in caller else caller)
 
 
-def page_outcome(response):
+def page_outcome(response, permission="has_change_permission"):
     if response.status_code == 302 and response["Location"].startswith("/admin/login/"):
         return "login"
-    if response.status_code == 200 and "has_change_permission" in response.context:
-        return "edit" if response.context["has_change_permission"] else "view"
+    if response.status_code == 200 and permission in response.context:
+        return "edit" if response.context[permission] else "view"
     return response.status_code
 
 
@@ -270,7 +316,8 @@ def admin_outcomes(client, model) -> dict:
     unchanged = list(model.objects.order_by("pk").values()) == before
     return {
         "list": page_outcome(client.get(reverse("admin:{}_{}_changelist".format(*info)))),
-        "add": page_outcome(client.get(reverse("admin:{}_{}_add".format(*info)))),
+        "add": page_outcome(client.get(reverse("admin:{}_{}_add".format(*info))),
+                            "has_add_permission"),
         "change": change,
         "save": (page_outcome(saved) if page_outcome(saved) in ("login", 403) else "allowed",
                  "unchanged" if unchanged else "changed"),
