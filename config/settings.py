@@ -218,6 +218,9 @@ COUPONS = {
     "FACT_TIME_WINDOW_DAYS": 5 * 366,
 }
 
+# --- Events (issue 10): the outbox relay's broker; see README "Events" ---------------------------
+BROKER_URL = os.environ.get("BROKER_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
