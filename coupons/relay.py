@@ -14,6 +14,7 @@ for the rest of the batch; a coupon whose earlier row another relay holds is lef
 import contextlib
 import json
 import logging
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -21,7 +22,7 @@ from datetime import timedelta
 import pika
 import pika.exceptions
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Min
 from django.db.models.functions import Mod
 
@@ -31,6 +32,12 @@ from coupons.models import OutboxEvent
 log = logging.getLogger(__name__)
 
 EXCHANGE = "coupons"
+# Outbox inserts NOTIFY this channel at commit (trigger `notify_relay` on PostgreSQL).
+NOTIFY_CHANNEL = "coupons_outbox"
+# Without NOTIFY (SQLite) the relay polls this often; with it, this is only the fallback.
+POLL_SECONDS = 0.2
+FALLBACK_POLL_SECONDS = 1.0
+MIN_BACKOFF_SECONDS, MAX_BACKOFF_SECONDS = 0.5, 30.0
 
 
 @dataclass
@@ -166,3 +173,51 @@ class Relay:
             .values("coupon_id").annotate(first=Min("id")).values_list("coupon_id", "first")
         )
         return {coupon for coupon, first in earliest if first < first_claimed[coupon]}
+
+
+class Wakeup:
+    """Waits for the next committed outbox row: LISTEN on PostgreSQL, a short poll elsewhere.
+
+    LISTEN starts before the first batch, so a commit between a batch and the wait is queued
+    on the listening connection, not missed.
+    """
+
+    def __init__(self):
+        self.listener = None
+        if connection.vendor == "postgresql":
+            self.listener = connection.get_new_connection(connection.get_connection_params())
+            self.listener.autocommit = True
+            self.listener.execute(f"LISTEN {NOTIFY_CHANNEL}")
+
+    def wait(self, stop: threading.Event) -> None:
+        if self.listener is None:
+            stop.wait(POLL_SECONDS)
+            return
+        for _ in self.listener.notifies(timeout=FALLBACK_POLL_SECONDS, stop_after=1):
+            break
+
+    def close(self) -> None:
+        if self.listener is not None:
+            self.listener.close()
+
+
+def run_forever(relay: Relay, *, stop: threading.Event, report=log.warning) -> None:
+    """Publish until `stop` is set; the broker down: keep the rows, report the lag, back off."""
+    wakeup = Wakeup()
+    backoff = MIN_BACKOFF_SECONDS
+    try:
+        while not stop.is_set():
+            result = relay.run_batch()
+            if result.error is not None:
+                report(f"broker error: {result.error!r}; lag: {outbox_lag()}; "
+                       f"retrying in {backoff:.1f}s")
+                stop.wait(backoff)
+                backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
+                continue
+            backoff = MIN_BACKOFF_SECONDS
+            if result.held:
+                stop.wait(0.05)  # another relay is finishing a coupon's earlier event
+            elif result.published < relay.batch_size:
+                wakeup.wait(stop)
+    finally:
+        wakeup.close()

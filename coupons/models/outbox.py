@@ -33,6 +33,12 @@ class OutboxEvent(models.Model):
                 name="unpublished_kept", operation=pgtrigger.Delete,
                 condition=pgtrigger.Q(old__published_at__isnull=True),
             ),
+            # Wakes a waiting relay (coupons/relay.py) when the command's transaction commits.
+            pgtrigger.Trigger(
+                name="notify_relay", operation=pgtrigger.Insert, when=pgtrigger.After,
+                level=pgtrigger.Statement,
+                func="PERFORM pg_notify('coupons_outbox', ''); RETURN NULL;",
+            ),
             *frozen_except("published_at"),
             pgtrigger.Protect(
                 name="published_once", operation=pgtrigger.Update,

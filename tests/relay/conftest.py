@@ -23,8 +23,9 @@ class TestQueue:
         self.channel.queue_declare(self.name, durable=True)
         self.channel.queue_bind(self.name, exchange, routing_key="#")
 
-    def drain(self, timeout: float = 1.0) -> list[dict]:
-        """Every message now in the queue: routing key, properties and the decoded body."""
+    def drain(self, timeout: float = 1.0, limit: int | None = None) -> list[dict]:
+        """Every message now in the queue (or the first `limit`): routing key, properties and
+        the decoded body."""
         messages = []
         for method, properties, body in self.channel.consume(self.name, inactivity_timeout=timeout):
             if method is None:
@@ -35,6 +36,8 @@ class TestQueue:
                 "body": json.loads(body),
             })
             self.channel.basic_ack(method.delivery_tag)
+            if len(messages) == limit:
+                break
         self.channel.cancel()
         return messages
 

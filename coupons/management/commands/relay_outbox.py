@@ -1,12 +1,9 @@
-import time
+import signal
+import threading
 
 from django.core.management.base import BaseCommand, CommandError
 
-from coupons.relay import Relay, outbox_lag
-
-# Poll interval when the outbox is drained: keeps the lag under normal load well under a second.
-IDLE_WAIT_SECONDS = 0.2
-MAX_BACKOFF_SECONDS = 30.0
+from coupons.relay import Relay, outbox_lag, run_forever
 
 
 class Command(BaseCommand):
@@ -48,16 +45,9 @@ class Command(BaseCommand):
         self.stdout.write(f"published {total}; lag: {outbox_lag()}")
 
     def _run_forever(self, relay):
-        backoff = 0.5
-        while True:
-            result = relay.run_batch()
-            if result.error is not None:
-                # Broker down or refusing: keep the rows, say how far behind we are, retry later.
-                self.stderr.write(f"broker error: {result.error!r}; lag: {outbox_lag()}; "
-                                  f"retrying in {backoff:.1f}s")
-                time.sleep(backoff)
-                backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
-                continue
-            backoff = 0.5
-            if result.published < relay.batch_size:
-                time.sleep(IDLE_WAIT_SECONDS)
+        stop = threading.Event()
+        signal.signal(signal.SIGTERM, lambda *_: stop.set())
+        try:
+            run_forever(relay, stop=stop, report=self.stderr.write)
+        except KeyboardInterrupt:
+            stop.set()
