@@ -100,7 +100,12 @@ class Relay:
 
     def connect(self) -> None:
         if self.channel is not None and self.channel.is_open:
-            return
+            try:
+                # Answers the broker's heartbeats while the relay idles between batches.
+                self.connection.process_data_events(time_limit=0)
+                return
+            except pika.exceptions.AMQPError:
+                pass  # gone while idle: open a new one below
         self.close()
         self.connection = pika.BlockingConnection(pika.URLParameters(self.url))
         self.channel = self.connection.channel()
