@@ -219,7 +219,17 @@ COUPONS = {
     "IDEMPOTENCY_CLAIM_TIMEOUT_SECONDS": 60,
     # A fact's times (occurred_at, a presale deadline) must lie this close to now, either way.
     "FACT_TIME_WINDOW_DAYS": 5 * 366,
+    # Retention (`manage.py prune`, README "Events"). Published outbox rows: long enough to
+    # replay a consumer's last week from the table.
+    "OUTBOX_RETENTION_DAYS": 7,
+    # Completed Idempotency-Key records: a retry after this is a new request (Stripe: 24 hours).
+    "IDEMPOTENCY_RETENTION_HOURS": 24,
+    # Inbox de-dup rows: must outlive the senders' longest redelivery (their retry horizon).
+    "INBOX_RETENTION_DAYS": 30,
 }
+
+# --- Events (issue 10): the outbox relay's broker; see README "Events" ---------------------------
+BROKER_URL = os.environ.get("BROKER_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
 
 LOGGING = {
     "version": 1,

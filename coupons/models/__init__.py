@@ -9,6 +9,7 @@ from coupons.models.outbox import OutboxEvent
 from coupons.models.presale import PresaleSettlement, SettlementResult
 from coupons.models.redemptions import Redemption
 from coupons.models.rejections import CommandRejection
+from coupons.models.retention import PruneRun
 from coupons.models.templates import (
     CouponKind,
     CouponTemplate,
@@ -38,6 +39,7 @@ __all__ = [
     "OperationType",
     "OrderCoupon",
     "OutboxEvent",
+    "PruneRun",
     "Redemption",
     "ServiceClient",
     "UserCoupon",

@@ -45,6 +45,7 @@ class InboxMessage(models.Model):
         ]
         # The inbox inserts the message, runs its effects, then writes their outcome once;
         # the outcome is what a redelivery answers, so it never changes after that.
+        # `manage.py prune` alone switches `delete_refused` off for rows past the inbox window.
         triggers = [
             *delete_refused(),
             *frozen_except("outcome"),

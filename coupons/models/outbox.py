@@ -24,8 +24,21 @@ class OutboxEvent(models.Model):
             ),
         ]
         # The relay marks an event published once; the event itself never changes.
+        # Deletes: `manage.py prune` alone switches `delete_refused` off (pgtrigger.ignore) for
+        # published rows past their retention; `unpublished_kept` is never switched off, so no
+        # one, prune included, can delete an event the relay has not published yet.
         triggers = [
             *delete_refused(),
+            pgtrigger.Protect(
+                name="unpublished_kept", operation=pgtrigger.Delete,
+                condition=pgtrigger.Q(old__published_at__isnull=True),
+            ),
+            # Wakes a waiting relay (coupons/relay.py) when the command's transaction commits.
+            pgtrigger.Trigger(
+                name="notify_relay", operation=pgtrigger.Insert, when=pgtrigger.After,
+                level=pgtrigger.Statement,
+                func="PERFORM pg_notify('coupons_outbox', ''); RETURN NULL;",
+            ),
             *frozen_except("published_at"),
             pgtrigger.Protect(
                 name="published_once", operation=pgtrigger.Update,

@@ -1,0 +1,118 @@
+"""Benchmark the outbox relay: events published per second by `relay_outbox --once`.
+
+Rerun (PostgreSQL and the RabbitMQ at BROKER_URL, default amqp://guest:guest@127.0.0.1:5672/):
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
+        .venv/bin/python scripts/bench_relay.py --coupons 1000
+
+Without DATABASE_URL it runs on a temporary SQLite file. On PostgreSQL it creates a throwaway
+database (`coupon_bench_relay` unless --db-name) and drops it at the end, as
+scripts/bench_scan_leases.py does. It writes 3 events per coupon through the real services
+(ISSUE, LOCK, REDEEM), then times `relay_outbox --once` publishing them to a throwaway topic
+exchange with one bound queue (persistent messages, one publisher confirm per message), and
+deletes both afterwards.
+"""
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+import uuid
+from decimal import Decimal
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_scan_leases import (  # noqa: E402 - the helper lives next to this script
+    create_postgres_database,
+    drop_postgres_database,
+    load_average,
+    setup_django,
+)
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--coupons", type=int, default=1000, help="coupons; 3 events each")
+    parser.add_argument("--batch-size", type=int, default=200)
+    parser.add_argument("--db-name", default="coupon_bench_relay",
+                        help="throwaway PostgreSQL database, created and dropped by this script")
+    return parser.parse_args()
+
+
+def write_events(coupons: int) -> int:
+    from coupons.models import OutboxEvent
+    from coupons.services import (
+        CommandContext,
+        LeaseProof,
+        coupon_issue,
+        coupon_lock,
+        coupon_redeem,
+        template_create,
+    )
+
+    ctx = CommandContext(actor="bench")
+    template = template_create(code="bench", name="bench", kind="AMOUNT_OFF",
+                               face_value=Decimal("10.00"), min_order_amount=Decimal("0"),
+                               valid_days=30)
+    for n in range(coupons):
+        coupon = coupon_issue(template_id=template.pk, user_id=f"u{n}", ctx=ctx).coupon
+        locked = coupon_lock(coupon_id=coupon.pk, order_id=f"o{n}", user_id=coupon.user_id,
+                             order_amount=Decimal("50.00"), ctx=ctx)
+        proof = LeaseProof.from_token(order_id=f"o{n}", lock_token=locked.lock_token,
+                                      expected_version=locked.state_version)
+        coupon_redeem(coupon_id=coupon.pk, lease=proof, payment_id=f"p{n}", ctx=ctx)
+    return OutboxEvent.objects.filter(published_at__isnull=True).count()
+
+
+def bench(args, vendor: str) -> None:
+    import pika
+    from django.conf import settings
+    from django.core.management import call_command
+
+    started = time.monotonic()
+    events = write_events(args.coupons)
+    print(f"{vendor}: wrote {events} outbox rows through the services "
+          f"in {time.monotonic() - started:.1f}s")
+    exchange = f"bench-relay-{uuid.uuid4().hex[:8]}"
+    broker = pika.BlockingConnection(pika.URLParameters(settings.BROKER_URL))
+    channel = broker.channel()
+    channel.exchange_declare(exchange, exchange_type="topic", durable=True)
+    channel.queue_declare(exchange, durable=True)
+    channel.queue_bind(exchange, exchange, routing_key="#")
+    try:
+        started = time.monotonic()
+        call_command("relay_outbox", "--once", "--exchange", exchange,
+                     "--batch-size", str(args.batch_size))
+        elapsed = time.monotonic() - started
+        queued = channel.queue_declare(exchange, passive=True).method.message_count
+    finally:
+        channel.queue_delete(exchange)
+        channel.exchange_delete(exchange)
+        broker.close()
+    print(f"relay_outbox --once: {events} events in {elapsed:.2f}s = "
+          f"{events / elapsed:.0f} events/s (queue holds {queued})")
+
+
+def main() -> None:
+    args = parse_args()
+    url = os.environ.get("DATABASE_URL", "")
+    if url.startswith(("postgres://", "postgresql://")):
+        bench_url = create_postgres_database(url, args.db_name)
+        try:
+            setup_django(bench_url)
+            bench(args, "PostgreSQL")
+        finally:
+            from django.db import connections
+
+            connections.close_all()
+            drop_postgres_database(url, args.db_name)
+    else:
+        with tempfile.TemporaryDirectory(prefix="coupon_bench_") as directory:
+            setup_django(f"sqlite:///{directory}/bench.sqlite3")
+            bench(args, "SQLite (temporary file)")
+    print(f"load average {load_average()} on {os.cpu_count()} CPUs")
+
+
+if __name__ == "__main__":
+    main()
