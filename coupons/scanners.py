@@ -4,7 +4,8 @@ A batch is read with FOR NO KEY UPDATE SKIP LOCKED on the coupon rows, the first
 documented order, so two scanners (or a scanner and a command) never work one coupon at once.
 The scanners never write a status: they call the services with the lock id, stored token hash
 and the version the scanner read, so a lease renewed since is left alone. The lease scanner
-releases a batch's unpaid leases with one set-based command (coupons/services/bulk_release.py);
+releases a batch's unpaid leases with one set-based command (coupons/services/bulk_release.py),
+the expiry scanner expires a batch with one (bulk_expire.py);
 a paid lease (a compensating redeem) and a row the batch command left alone go through the
 one-row commands, which record why they refuse.
 """
@@ -27,6 +28,7 @@ from coupons.services import (
     coupon_redeem,
     coupon_release,
 )
+from coupons.services.bulk_expire import coupons_expire
 from coupons.services.bulk_release import coupons_release_expired
 
 LEASE_SCANNER = CommandContext(actor="system:lease-scanner")
@@ -143,6 +145,17 @@ def coupons_due_to_expire():
     return UserCoupon.objects.filter(status=CouponStatus.AVAILABLE, valid_until__lte=clock.now())
 
 
+def expire_due_coupons(coupons: list[UserCoupon]) -> Counter:
+    """A batch expired together; a row the batch command left alone goes through the one-row
+    command, which records why it refuses."""
+    expired = coupons_expire(coupons=coupons, ctx=EXPIRY_SCANNER, now=clock.now())
+    counts = Counter(expired=len(expired))
+    for coupon in coupons:
+        if coupon.pk not in expired:
+            counts[expire_coupon(coupon)] += 1
+    return +counts
+
+
 def expire_coupon(coupon: UserCoupon) -> str:
     try:
         coupon_expire(coupon_id=coupon.pk, expected_version=coupon.state_version,
@@ -159,4 +172,4 @@ def scan_leases(**options) -> ScanReport:
 
 def expire_coupons(**options) -> ScanReport:
     return scan(due=coupons_due_to_expire, time_field="valid_until",
-                handle_batch=lambda rows: Counter(expire_coupon(row) for row in rows), **options)
+                handle_batch=expire_due_coupons, **options)

@@ -1,5 +1,5 @@
-"""The lease scanner's set-based batch: the same outcomes as one command per lease, in a
-number of statements that does not grow with the batch."""
+"""The scanners' set-based batches: the same outcomes as one command per coupon, in a number
+of statements that does not grow with the batch."""
 
 import pytest
 from django.db import connection
@@ -8,7 +8,13 @@ from django.test.utils import CaptureQueriesContext
 from coupons import scanners
 from coupons.models import CouponOperation, OutboxEvent
 from tests.command_checks import ledger
-from tests.scanners.test_lease_scanner import LEASE, issue, lock_all, pay, statuses
+from tests.scanners.test_lease_scanner import (
+    LEASE,
+    issue,
+    lock_all,
+    pay,
+    statuses,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -48,3 +54,22 @@ def test_a_mixed_batch_releases_the_unpaid_and_redeems_the_paid(template, ctx, c
         event = OutboxEvent.objects.get(operation=release)
         assert (event.event_type, event.payload["operation_id"], event.payload["to_state"]) == (
             "CouponReleased", release.pk, "AVAILABLE")
+
+
+def queries_to_expire(template, ctx, clock, n) -> int:
+    coupons = issue(template, ctx, n, user_id=f"u-{n}")
+    clock.advance(days=31)  # past the 30-day validity of the coupons just issued
+    with CaptureQueriesContext(connection) as queries:
+        assert scanners.expire_coupons(batch=100).counts == {"expired": n}
+    assert statuses(coupons) == ["EXPIRED"] * n
+    for coupon in coupons:
+        expire = CouponOperation.objects.get(coupon=coupon, op_type="EXPIRE")
+        assert OutboxEvent.objects.get(operation=expire).event_type == "CouponExpired"
+    return len(queries)
+
+
+def test_an_expiry_batch_takes_as_many_statements_for_twenty_coupons_as_for_two(
+    template, ctx, clock,
+):
+    assert queries_to_expire(template, ctx, clock, 2) == queries_to_expire(
+        template, ctx, clock, 20)
