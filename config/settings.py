@@ -64,7 +64,12 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: /healthz and /readyz answer a load balancer before host checks and the HTTPS
+    # redirect (config/health.py; README "Production").
+    "config.health.HealthCheckMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Static files from the process itself (collected by bin/serve), before sessions and auth.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     # Outside everything but the HTTPS redirect: a 404 or 500 under /api/ is JSON, never a page.
     "coupons.api.middleware.ApiErrorsMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -102,6 +107,22 @@ DATABASES = {
         conn_max_age=0,
     )
 }
+# --- Pooled connections (issue 9): README "Production" ---------------------------------------
+# On PostgreSQL each process keeps a psycopg pool, so a request borrows an open connection
+# instead of paying a connect and authentication. DB_POOL_MAX_SIZE must cover the threads of
+# one process (GUNICORN_THREADS); 0 turns the pool off (behind PgBouncer, say), and a
+# connection then lives per request as before.
+DB_POOL_MAX_SIZE = env_int("DB_POOL_MAX_SIZE", default=10)
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and DB_POOL_MAX_SIZE:
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": min(env_int("DB_POOL_MIN_SIZE", default=2), DB_POOL_MAX_SIZE),
+        "max_size": DB_POOL_MAX_SIZE,
+        # A request waits this long for a free connection, then fails (503 under /api/).
+        "timeout": env_int("DB_POOL_TIMEOUT_SECONDS", default=10),
+        # A connection idle this long is closed (down to min_size). Django has the pool check
+        # each connection before handing it out, so one the server dropped is replaced.
+        "max_idle": 300,
+    }
 if os.environ.get("TEST_DATABASE_NAME"):
     # Lets two test runs share one PostgreSQL server without dropping each other's database.
     DATABASES["default"]["TEST"] = {"NAME": os.environ["TEST_DATABASE_NAME"]}
@@ -143,6 +164,12 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
+# bin/serve runs collectstatic into here (with gzip copies); WhiteNoise serves it.
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
 LOGIN_URL = "/admin/login/"
 
 REST_FRAMEWORK = {

@@ -2,8 +2,12 @@
 
 A batch is read with FOR NO KEY UPDATE SKIP LOCKED on the coupon rows, the first lock in the
 documented order, so two scanners (or a scanner and a command) never work one coupon at once.
-The scanners never write a status: each row becomes one service command carrying the lock id,
-stored token hash and the version the scanner read, so a lease renewed since is left alone.
+The scanners never write a status: they call the services with the lock id, stored token hash
+and the version the scanner read, so a lease renewed since is left alone. The lease scanner
+releases a batch's unpaid leases with one set-based command (coupons/services/bulk_release.py),
+the expiry scanner expires a batch with one (bulk_expire.py);
+a paid lease (a compensating redeem) and a row the batch command left alone go through the
+one-row commands, which record why they refuse.
 """
 
 import time
@@ -15,7 +19,7 @@ from django.db.models import F, Q
 
 from coupons import clock
 from coupons.errors import CouponError, CouponExpired
-from coupons.events.facts import order_payment
+from coupons.events.facts import order_payment, orders_paid
 from coupons.models import CouponStatus, UserCoupon
 from coupons.services import (
     CommandContext,
@@ -24,6 +28,8 @@ from coupons.services import (
     coupon_redeem,
     coupon_release,
 )
+from coupons.services.bulk_expire import coupons_expire
+from coupons.services.bulk_release import coupons_release_expired
 
 LEASE_SCANNER = CommandContext(actor="system:lease-scanner")
 EXPIRY_SCANNER = CommandContext(actor="system:expiry-scanner")
@@ -63,7 +69,7 @@ class Pacer:
                 time.sleep(pause)
 
 
-def scan(*, due, time_field, handle, batch=100, rate=None, shard=0, shards=1, progress=None,
+def scan(*, due, time_field, handle_batch, batch=100, rate=None, shard=0, shards=1, progress=None,
          limit=None) -> ScanReport:
     """Walk `due()` in (time_field, id) order with a keyset cursor, a batch per transaction.
 
@@ -85,9 +91,9 @@ def scan(*, due, time_field, handle, batch=100, rate=None, shard=0, shards=1, pr
             rows = list(rows.order_by(time_field, "id")[:size])
             if not rows:
                 break
-            for row in rows:
-                report.counts[handle(row)] += 1
+            # Before the commands run: a released row no longer has its lease end.
             cursor = (getattr(rows[-1], time_field), rows[-1].pk)
+            report.counts.update(handle_batch(rows))
         pacer.wait_for(len(rows))
         report.batches += 1
         report.seconds = time.monotonic() - started
@@ -121,8 +127,33 @@ def settle_expired_lease(coupon: UserCoupon) -> str:
         return "skipped"
 
 
+def settle_expired_leases(coupons: list[UserCoupon]) -> Counter:
+    """A batch: unpaid leases released together, the rest one by one (see the module doc)."""
+    paid = orders_paid({coupon.current_lock.order_id for coupon in coupons})
+    released = coupons_release_expired(
+        coupons=[c for c in coupons if c.current_lock.order_id not in paid],
+        ctx=LEASE_SCANNER, now=clock.now(), reason="lease expired",
+    )
+    counts = Counter(released=len(released))
+    for coupon in coupons:
+        if coupon.pk not in released:
+            counts[settle_expired_lease(coupon)] += 1
+    return +counts
+
+
 def coupons_due_to_expire():
     return UserCoupon.objects.filter(status=CouponStatus.AVAILABLE, valid_until__lte=clock.now())
+
+
+def expire_due_coupons(coupons: list[UserCoupon]) -> Counter:
+    """A batch expired together; a row the batch command left alone goes through the one-row
+    command, which records why it refuses."""
+    expired = coupons_expire(coupons=coupons, ctx=EXPIRY_SCANNER, now=clock.now())
+    counts = Counter(expired=len(expired))
+    for coupon in coupons:
+        if coupon.pk not in expired:
+            counts[expire_coupon(coupon)] += 1
+    return +counts
 
 
 def expire_coupon(coupon: UserCoupon) -> str:
@@ -135,10 +166,10 @@ def expire_coupon(coupon: UserCoupon) -> str:
 
 
 def scan_leases(**options) -> ScanReport:
-    return scan(due=leases_due, time_field="lock_expires_at", handle=settle_expired_lease,
-                **options)
+    return scan(due=leases_due, time_field="lock_expires_at",
+                handle_batch=settle_expired_leases, **options)
 
 
 def expire_coupons(**options) -> ScanReport:
-    return scan(due=coupons_due_to_expire, time_field="valid_until", handle=expire_coupon,
-                **options)
+    return scan(due=coupons_due_to_expire, time_field="valid_until",
+                handle_batch=expire_due_coupons, **options)

@@ -82,6 +82,9 @@ def setup_django(database_url: str) -> None:
     os.environ["DATABASE_URL"] = database_url
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ["DJANGO_DEBUG"] = "0"  # DEBUG keeps every query in memory: not what we measure
+    # No connection pool: the setup and parallel runs fork, and a pool's open connections
+    # would cross the fork (connections.close_all() only hands them back to the pool).
+    os.environ["DB_POOL_MAX_SIZE"] = "0"
     # The settings have no default secrets; a throwaway database needs no real ones.
     os.environ.setdefault("DJANGO_SECRET_KEY", "benchmark-only-secret-key")
     if not os.environ.get("LEASE_TOKEN_SECRETS"):

@@ -27,6 +27,12 @@ def order_payment(order_id: str) -> OrderFact | None:
     )
 
 
+def orders_paid(order_ids) -> set[str]:
+    """Which of these orders had a successful payment reported: one query for a batch."""
+    return set(OrderFact.objects.filter(order_id__in=order_ids, fact_type__in=PAYMENT_FACTS)
+               .values_list("order_id", flat=True).distinct())
+
+
 def stored_lease(lock) -> LeaseProof:
     """Prove a lease the way its holder would: lock id, stored token hash, and the version the
     lease last moved the coupon to (its LOCK or latest RENEW). Never the coupon id alone."""

@@ -1,5 +1,7 @@
 """The ledger row and the outbox row every command writes, one function each."""
 
+from django.db.models import Q
+
 from coupons.ledger_chain import GENESIS, seal
 from coupons.models import CouponOperation, OutboxEvent
 from coupons.services.payloads import iso, money
@@ -26,7 +28,20 @@ def append_operation(*, coupon, op_type, from_state, from_version, ctx, now, **f
     row can be appended meanwhile. A missing previous row (a ledger gap) does not stop the
     command: the per-coupon check reports the gap and the broken chain.
     """
-    operation = CouponOperation(
+    operation = ledger_row(coupon=coupon, op_type=op_type, from_state=from_state,
+                           from_version=from_version, ctx=ctx, now=now, **fields)
+    prev_hash = GENESIS if from_version == 0 else (
+        CouponOperation.objects.filter(coupon=coupon, to_version=from_version)
+        .values_list("content_hash", flat=True).first() or GENESIS
+    )
+    seal(operation, prev_hash)
+    operation.save(force_insert=True)
+    return operation
+
+
+def ledger_row(*, coupon, op_type, from_state, from_version, ctx, now, **fields):
+    """An unsaved, unsealed ledger row for `coupon`, already moved to its new state."""
+    return CouponOperation(
         coupon=coupon,
         op_type=op_type,
         from_state=from_state,
@@ -39,18 +54,40 @@ def append_operation(*, coupon, op_type, from_state, from_version, ctx, now, **f
         created_at=now,
         **fields,
     )
-    prev_hash = GENESIS if from_version == 0 else (
-        CouponOperation.objects.filter(coupon=coupon, to_version=from_version)
-        .values_list("content_hash", flat=True).first() or GENESIS
-    )
-    seal(operation, prev_hash)
-    operation.save(force_insert=True)
-    return operation
+
+
+def append_operations(operations: list[CouponOperation]) -> list[CouponOperation]:
+    """Bulk append_operation for rows of distinct coupons: one read of the previous rows'
+    hashes, each row sealed into its coupon's chain exactly as append_operation does, one
+    INSERT. The caller holds every coupon's row lock."""
+    wanted = Q()
+    for op in operations:
+        wanted |= Q(coupon_id=op.coupon_id, to_version=op.from_version)
+    previous = {
+        (coupon_id, version): content_hash
+        for coupon_id, version, content_hash in CouponOperation.objects.filter(wanted)
+        .values_list("coupon_id", "to_version", "content_hash")
+    } if operations else {}
+    for op in operations:
+        seal(op, GENESIS if op.from_version == 0
+             else previous.get((op.coupon_id, op.from_version), GENESIS))
+    return CouponOperation.objects.bulk_create(operations)
 
 
 def append_outbox(operation: CouponOperation) -> OutboxEvent:
+    event = outbox_row(operation)
+    event.save(force_insert=True)
+    return event
+
+
+def append_outboxes(operations: list[CouponOperation]) -> list[OutboxEvent]:
+    """Bulk append_outbox, for operations already saved (their ids are in the payload)."""
+    return OutboxEvent.objects.bulk_create([outbox_row(op) for op in operations])
+
+
+def outbox_row(operation: CouponOperation) -> OutboxEvent:
     coupon = operation.coupon
-    return OutboxEvent.objects.create(
+    return OutboxEvent(
         event_type=EVENT_TYPES[operation.op_type],
         coupon=coupon,
         operation=operation,

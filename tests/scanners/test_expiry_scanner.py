@@ -106,14 +106,15 @@ def test_running_the_expiry_scanner_twice_changes_nothing_more(template, ctx, cl
 
 def test_coupon_voided_after_the_scanner_read_it_is_skipped(coupon, ctx, clock, monkeypatch):
     clock.set(VALID_UNTIL + timedelta(days=1))
-    expire = scanners.expire_coupon
+    expire_batch = scanners.coupons_expire
 
-    def voided_first(row):
+    def voided_first(*, coupons, **kwargs):
+        row = coupons[0]
         coupon_void(coupon_id=row.pk, expected_version=row.state_version, ctx=ctx,
                     reason="risk")
-        return expire(row)
+        return expire_batch(coupons=coupons, **kwargs)
 
-    monkeypatch.setattr(scanners, "expire_coupon", voided_first)
+    monkeypatch.setattr(scanners, "coupons_expire", voided_first)
 
     assert scanners.expire_coupons().counts == {"skipped": 1}
     coupon.refresh_from_db()

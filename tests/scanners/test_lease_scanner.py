@@ -233,14 +233,14 @@ def test_lease_renewed_after_the_scanner_read_it_is_not_released(
 ):
     result, proof = lock(coupon, ctx, lease_seconds=LEASE)
     clock.advance(seconds=LEASE + 1)
-    settle = scanners.settle_expired_lease
+    release_batch = scanners.coupons_release_expired
 
-    def holder_renews_first(row):
+    def holder_renews_first(*, coupons, **kwargs):
         # The scanner has read the row (at version 2); the holder renews before its command.
-        coupon_renew(coupon_id=row.pk, lease=proof, ctx=ctx, lease_seconds=600)
-        return settle(row)
+        coupon_renew(coupon_id=coupons[0].pk, lease=proof, ctx=ctx, lease_seconds=600)
+        return release_batch(coupons=coupons, **kwargs)
 
-    monkeypatch.setattr(scanners, "settle_expired_lease", holder_renews_first)
+    monkeypatch.setattr(scanners, "coupons_release_expired", holder_renews_first)
 
     report = scanners.scan_leases()
 
@@ -264,13 +264,13 @@ def test_lease_redeemed_by_its_holder_after_the_scanner_read_it_stays_redeemed(
 ):
     _, proof = lock(coupon, ctx, lease_seconds=LEASE)
     clock.advance(seconds=LEASE + 1)
-    settle = scanners.settle_expired_lease
+    release_batch = scanners.coupons_release_expired
 
-    def holder_redeems_first(row):
-        coupon_redeem(coupon_id=row.pk, lease=proof, payment_id="P-late", ctx=ctx)
-        return settle(row)
+    def holder_redeems_first(*, coupons, **kwargs):
+        coupon_redeem(coupon_id=coupons[0].pk, lease=proof, payment_id="P-late", ctx=ctx)
+        return release_batch(coupons=coupons, **kwargs)
 
-    monkeypatch.setattr(scanners, "settle_expired_lease", holder_redeems_first)
+    monkeypatch.setattr(scanners, "coupons_release_expired", holder_redeems_first)
 
     assert scanners.scan_leases().counts == {"skipped": 1}
     coupon.refresh_from_db()
