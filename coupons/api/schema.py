@@ -15,11 +15,19 @@ class CapabilitySchema(AutoSchema):
     def capability(self):
         return required_capability(self.view, self.method)
 
-    def get_description(self):
+    def get_operation(self, *args, **kwargs):
+        # Added to the finished operation: a view's own extend_schema(description=...) replaces
+        # get_description, and the requirement must be stated whatever the view wrote.
+        operation = super().get_operation(*args, **kwargs)
+        if operation is None:
+            return None
         capability = self.capability()
         needs = (f"Needs the `{capability.value}` capability ({capability.label})."
                  if capability else "No caller may do this.")
-        return "\n\n".join(part for part in (super().get_description(), needs) if part)
+        operation["description"] = "\n\n".join(
+            part for part in (operation.get("description"), needs) if part
+        )
+        return operation
 
     def get_extensions(self):
         capability = self.capability()

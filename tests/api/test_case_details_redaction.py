@@ -36,7 +36,7 @@ def settled_case(coupon, ctx, send):
 def timeline(client, coupon) -> list[dict]:
     response = client.get(f"/api/v1/coupons/{coupon.pk}/timeline")
     assert response.status_code == 200, response.json()
-    return response.json()
+    return response.json()["results"]
 
 
 def details_of(entries, kind) -> list[dict]:
@@ -54,7 +54,7 @@ def test_support_and_clients_see_cases_and_compensations_in_the_timeline_without
 
     assert details_of(entries, "case") == [{"order_id": "A", "summary": settled_case.summary},
                                            {"resolved_by": "user:olga"}]
-    assert details_of(entries, "compensation") == [{"order_id": "A"}]
+    assert details_of(entries, "compensation") == [{"order_id": "A", "proposed_by": "user:olga"}]
     assert "30.00" not in str(details_of(entries, "compensation"))
     assert "Customer called" not in str(entries)
 
@@ -67,6 +67,7 @@ def test_an_operator_sees_the_note_and_the_amount(settled_case):
     compensation = Compensation.objects.get()
     assert details_of(entries, "compensation") == [{
         "order_id": "A", "amount": "30.00", "reason": compensation.reason,
+        "proposed_by": "user:olga",
     }]
 
 
