@@ -5,7 +5,8 @@ or a hand edit would: a raw `.update()` of the coupon, lock or redemption row, o
 appended by a writer that skipped the checks. History already written is never edited or
 deleted (the ledger is append-only and may refuse it), so only this module has to change if
 the ledger's own rules change. CASES gives, per case, the invariant the report must name,
-words its problem must contain, and any other invariant the same breakage also breaks.
+the problem it must report (a regular expression for the whole message), and any other
+invariant the same breakage also breaks.
 """
 
 from django.db import connection
@@ -255,16 +256,19 @@ CASES = [
     # Lock A never redeemed in the ledger: its redemption also lacks a REDEEM row.
     (two_successful_redemptions, 2, "2 successful redemptions", {5}),
     (used_without_a_redemption, 2, "USED without exactly one successful redemption", set()),
-    (stale_token_renewed_a_newer_lease, 3, "not the current lease", set()),
+    (stale_token_renewed_a_newer_lease, 3,
+     "RENEW v4→v5 was made with lock .+, not the current lease", set()),
     (lease_bound_to_a_stale_token, 3, "the coupon's lease binding differs from its active lock",
      set()),
-    (version_gap, 4, "follows v2: the ledger has a gap", set()),
-    (version_jump, 4, "does not raise the version by exactly one", set()),
+    (version_gap, 4, "RENEW v3→v4 follows v2: the ledger has a gap", set()),
+    (version_jump, 4, "RENEW v2→v4 does not raise the version by exactly one", set()),
     (change_without_outbox_event, 5, "RENEW v3 has no outbox event", set()),
-    (lock_without_ledger_row, 5, "has no LOCK ledger row", set()),
-    (redemption_without_ledger_row, 5, "has no REDEEM ledger row", set()),
-    (return_without_redemption, 6, "does not reference the original redemption", set()),
-    (return_naming_the_lock_not_the_redemption, 6, "does not reference the original redemption",
+    (lock_without_ledger_row, 5, "lock .+ has no LOCK ledger row", set()),
+    (redemption_without_ledger_row, 5, "redemption .+ has no REDEEM ledger row", set()),
+    (return_without_redemption, 6,
+     "RETURN v3→v4 does not reference the original redemption", set()),
+    (return_naming_the_lock_not_the_redemption, 6,
+     "RETURN v3→v4 does not reference the original redemption",
      set()),
     (state_changed_without_ledger_row, 7, "ledger replays to AVAILABLE v1, row says VOID v2",
      set()),
@@ -274,7 +278,7 @@ CASES = [
      "VOID v1→v2: AVAILABLE→AVAILABLE does not follow AVAILABLE", set()),
     (step_from_a_state_the_coupon_was_not_in, 7,
      "EXPIRE v1→v2: LOCKED→EXPIRED does not follow AVAILABLE", set()),
-    (issued_twice, 7, "a second ISSUE", set()),
+    (issued_twice, 7, "ISSUE v1→v2: a second ISSUE", set()),
 ]
 
 

@@ -10,11 +10,11 @@ import pytest
 from django.db import transaction
 
 from coupons import clock
-from coupons.errors import VersionConflict
+from coupons.errors import InvalidState, VersionConflict
 from coupons.models import CouponLock, CouponStatus, LockStatus, OperationType, UserCoupon
 from coupons.services import coupon_release, coupon_renew, coupon_void
 from coupons.services.rows import lock_coupon_row
-from coupons.services.transitions import UNBOUND, apply_transition
+from coupons.services.transitions import UNBOUND, apply_transition, guard, is_allowed
 from tests.command_checks import refused, world
 from tests.conftest import lock
 
@@ -98,6 +98,43 @@ def test_current_caller_passes_the_same_compare_and_set(coupon, ctx):
         "AVAILABLE", 5, None)
     # The lease row is the command's job, not the CAS's: end it so the coupon stays whole.
     CouponLock.objects.filter(pk=operation.lock_id).update(status=LockStatus.RELEASED)
+
+
+def test_transition_the_state_machine_forbids_is_refused_before_any_write(coupon, ctx):
+    """apply_transition checks the TRANSITIONS table itself, whatever guard a caller ran."""
+    before = world()
+
+    with pytest.raises(InvalidState) as caught:
+        stale_write(coupon, OperationType.VOID, CouponStatus.AVAILABLE, 1, ctx)
+
+    assert caught.value.message == "VOID cannot go AVAILABLE→AVAILABLE."
+    assert caught.value.details == {"current_state": "AVAILABLE", "current_version": 1}
+    assert world() == before
+
+
+@pytest.mark.parametrize(
+    ("op_type", "from_state", "to_state", "allowed"),
+    [
+        ("RELEASE", "LOCKED", "EXPIRED", True),
+        ("RELEASE", "LOCKED", "USED", False),
+        ("EXPIRE", "LOCKED", "EXPIRED", False),  # a state the op has no row for
+        ("TELEPORT", "AVAILABLE", "USED", False),  # an op the table does not know
+        ("ISSUE", None, "AVAILABLE", False),  # ISSUE is no transition: only the replay's start
+    ],
+)
+def test_the_transitions_table_answers_every_question_with_yes_or_no(
+    op_type, from_state, to_state, allowed,
+):
+    assert is_allowed(op_type, from_state, to_state) is allowed
+
+
+def test_guard_refuses_an_op_its_state_does_not_allow_and_says_which(coupon):
+    with pytest.raises(InvalidState) as caught:
+        guard(OperationType.RENEW, coupon)
+
+    assert caught.value.message == "RENEW is not allowed from AVAILABLE."
+    assert caught.value.details == {"current_state": "AVAILABLE", "current_version": 1,
+                                    "operation": "RENEW"}
 
 
 # --- a command that lost its row lock -----------------------------------------------------
