@@ -8,7 +8,7 @@ from rest_framework.test import APIClient
 
 from coupons.capabilities import CLIENT_GRANTS
 from coupons.clock import FrozenClock, use_clock
-from coupons.models import FactType, UserCoupon
+from coupons.models import CouponStatus, FactType, UserCoupon
 from coupons.replay import coupon_check
 from coupons.services import (
     CommandContext,
@@ -31,19 +31,52 @@ def clock():
         yield frozen
 
 
+def unreplayable(coupons) -> dict[int, dict]:
+    """The coupons whose per-coupon check (SPEC §8) fails, with the violations it found."""
+    return {
+        coupon.pk: report.violations
+        for coupon in coupons
+        if not (report := coupon_check(coupon)).ok
+    }
+
+
+def assert_check_is_alive() -> None:
+    """A coupon row with no history at all must fail the check, or every check below is blind.
+
+    The phantom is never saved: the check only reads its (empty) ledger, locks and redemptions.
+    """
+    phantom = UserCoupon(pk=0, status=CouponStatus.AVAILABLE, state_version=1)
+    assert 7 in unreplayable([phantom]).get(0, {}), (
+        "coupon_check passes a coupon that has no ledger: the after-test check cannot fail"
+    )
+
+
+BROKEN_ON_PURPOSE = pytest.StashKey[set]()
+
+
+@pytest.fixture
+def broken_on_purpose(request) -> set[int]:
+    """Ids of coupons a test breaks deliberately (tests/safety). The after-test check requires
+    each of them to fail the check, and holds every other coupon to it as usual."""
+    return request.node.stash[BROKEN_ON_PURPOSE]
+
+
 @pytest.fixture(autouse=True)
 def ledger_replays_to_every_coupon(request):
     """After every test that touched the database: SPEC §8 holds for every coupon (inv. 7)."""
+    # Kept here, not in broken_on_purpose, which is torn down before this fixture's check.
+    on_purpose = request.node.stash[BROKEN_ON_PURPOSE] = set()
     yield
     if request.node.get_closest_marker("django_db") is None:
         return
     if connection.needs_rollback or connection.connection is None:
         return
-    failures = {
-        coupon.pk: report.violations
-        for coupon in UserCoupon.objects.all()
-        if not (report := coupon_check(coupon)).ok
-    }
+    assert_check_is_alive()
+    failures = unreplayable(UserCoupon.objects.all())
+    assert on_purpose <= set(failures), (
+        f"coupons broken on purpose that pass the check: {on_purpose - set(failures)}"
+    )
+    failures = {pk: found for pk, found in failures.items() if pk not in on_purpose}
     assert not failures, f"ledger does not replay to the coupon rows: {failures}"
 
 

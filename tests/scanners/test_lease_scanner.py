@@ -259,6 +259,35 @@ def test_lease_renewed_after_the_scanner_read_it_is_not_released(
     assert refusal.details["current_version"] == 3
 
 
+def test_paid_lease_renewed_after_the_scanner_read_it_is_not_redeemed_by_the_scanner(
+    coupon, ctx, clock, api, monkeypatch,
+):
+    """The redeem branch proves ownership with the version the scanner read too: a lease its
+    holder renewed since is the holder's to redeem, even though its order has been paid."""
+    # The payment overtook the LOCK, as in the compensating-redeem test above.
+    assert pay(api, clock, "order-A", "P-A")["outcome"]["action"] == "NO_COUPON"
+    result, proof = lock(coupon, ctx, order_id="order-A", lease_seconds=LEASE)
+    clock.advance(seconds=LEASE + 1)
+    settle = scanners.settle_expired_lease
+
+    def holder_renews_first(row):
+        # The scanner has read the row (at version 2); the holder renews before its command.
+        coupon_renew(coupon_id=row.pk, lease=proof, ctx=ctx, lease_seconds=600)
+        return settle(row)
+
+    monkeypatch.setattr(scanners, "settle_expired_lease", holder_renews_first)
+
+    report = scanners.scan_leases()
+
+    assert report.counts == {"skipped": 1}
+    coupon.refresh_from_db()
+    assert (coupon.status, coupon.state_version, coupon.current_lock_id) == (
+        "LOCKED", 3, result.lock.pk)
+    assert not Redemption.objects.exists()
+    refusal = CommandRejection.objects.get(op_type="REDEEM", actor="system:lease-scanner")
+    assert (refusal.error_code, refusal.details["expected_version"]) == ("VERSION_CONFLICT", 2)
+
+
 def test_lease_redeemed_by_its_holder_after_the_scanner_read_it_stays_redeemed(
     coupon, ctx, clock, monkeypatch,
 ):
