@@ -10,6 +10,7 @@ invariant the same breakage also breaks.
 """
 
 from dataclasses import replace
+from decimal import Decimal
 
 from django.db import connection
 from django.db.models import F
@@ -33,6 +34,7 @@ from coupons.services import (
     coupon_renew,
 )
 from coupons.services.records import append_operation, append_outbox
+from coupons.services.refund_receive import refund_receive
 from tests.conftest import lock
 
 ROGUE = CommandContext(actor="test:rogue-writer")
@@ -205,7 +207,6 @@ def redemption_without_ledger_row(template, ctx):
 
 def return_without_redemption(template, ctx):
     coupon = redeemed(template, ctx)
-    Redemption.objects.filter(coupon=coupon).update(succeeded=False)
     forge(coupon, OperationType.RETURN, from_state=CouponStatus.USED,
           to_state=CouponStatus.AVAILABLE, refund_id="R1")
     return coupon
@@ -267,7 +268,8 @@ CASES = [
      "RENEW v4→v5 was made with lock .+, not the current lease", set()),
     (lease_bound_to_a_stale_token, 3, "the coupon's lease binding differs from its active lock",
      set()),
-    (version_gap, 4, "RENEW v3→v4 follows v2: the ledger has a gap", set()),
+    # Also invariant 7: the hash chain has no row at v3 for it to follow.
+    (version_gap, 4, "RENEW v3→v4 follows v2: the ledger has a gap", {7}),
     (version_jump, 4, "RENEW v2→v4 does not raise the version by exactly one", set()),
     (change_without_outbox_event, 5, "RENEW v3 has no outbox event", set()),
     (lock_without_ledger_row, 5, "lock .+ has no LOCK ledger row", set()),
@@ -290,11 +292,9 @@ CASES = [
 
 
 def honest_return(template, ctx):
-    """Not a breakage: a RETURN that names its redemption, as the return service will write
-    it, so the checker is shown to accept what it must accept."""
+    """Not a breakage: a full refund under the default policy returns the coupon, so the
+    checker is shown to accept what it must accept."""
     coupon = redeemed(template, ctx)
-    Redemption.objects.filter(coupon=coupon).update(succeeded=False)
-    forge(coupon, OperationType.RETURN, from_state=CouponStatus.USED,
-          to_state=CouponStatus.AVAILABLE, refund_id="R1",
-          original_operation=coupon.operations.get(op_type=OperationType.REDEEM))
+    refund_receive(refund_id="R1", order_id="order-A", payment_id="P1",
+                   refund_amount=Decimal("270.00"), refund_type="FULL", ctx=ctx)
     return coupon
