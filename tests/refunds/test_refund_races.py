@@ -45,7 +45,7 @@ def test_the_same_refund_by_api_and_by_fact_at_once_decides_once(
         def call():
             result = inbox_receive(
                 message_id=message_id, fact_type="RefundSucceeded", order_id="order-A",
-                occurred_at=START, sender="client:refunds",
+                occurred_at=START, sender="client:refunds", sender_scope="client:refunds",
                 payload={"order_id": "order-A", "payment_id": "pay-order-A", "refund_id": "r-1",
                          "refund_amount": "270.00", "refund_type": "FULL"},
             )
