@@ -141,19 +141,19 @@ class MessageIdReused(BusinessRuleError):
     message = "This sender already sent another fact under this message_id."
 
 
-class DecisionNotPending(CouponError):
-    """A 409 whose current_state is the refund decision's status (it has no version)."""
+class RecordNotOpen(CouponError):
+    """A 409 about a record with a status but no version (a case, a refund decision, a
+    compensation): details carry its status as current_state."""
 
     code = "INVALID_STATE"
     http_status = 409
+
+
+class DecisionNotPending(RecordNotOpen):
     message = "The refund decision is not waiting for this."
 
 
-class CaseNotOpen(CouponError):
-    """A 409 whose current_state is the case's status (a case has no version)."""
-
-    code = "INVALID_STATE"
-    http_status = 409
+class CaseNotOpen(RecordNotOpen):
     message = "The conflict case is no longer open."
 
 
@@ -187,11 +187,7 @@ class SameOperator(CouponError):
     message = "A compensation is approved or rejected by someone other than its proposer."
 
 
-class CompensationNotOpen(CouponError):
-    """A 409 whose current_state is the compensation's status (it has no version)."""
-
-    code = "INVALID_STATE"
-    http_status = 409
+class CompensationNotOpen(RecordNotOpen):
     message = "The compensation has already been decided."
 
 
