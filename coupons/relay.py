@@ -8,7 +8,9 @@ A relay killed before its commit leaves the rows unpublished: the next batch sen
 
 Per-coupon order: a coupon's rows have increasing ids in version order (each command holds the
 coupon row lock while it inserts its row). A failed publish blocks the same coupon's later rows
-for the rest of the batch; a coupon whose earlier row another relay holds is left for later.
+for the rest of the batch; a row whose coupon has an earlier unpublished row outside this batch
+(another relay holds it: concurrent SKIP LOCKED scans interleave, so a batch can get a coupon's
+first and third rows while another gets the second) is left for later.
 """
 
 import contextlib
@@ -136,9 +138,10 @@ class Relay:
             return result
         with transaction.atomic():
             events = self._claim()
-            confirmed, blocked = [], self._held_coupons(events)
+            confirmed, blocked = [], set()
+            in_order = self._in_coupon_order(events)
             for event in events:
-                if event.coupon_id in blocked:
+                if event.coupon_id in blocked or event.pk not in in_order:
                     result.held += 1
                     continue
                 try:
@@ -168,16 +171,31 @@ class Relay:
         )
 
     @staticmethod
-    def _held_coupons(events: list[OutboxEvent]) -> set[int]:
-        """Coupons with an unpublished row before this batch's first (another relay holds it)."""
-        first_claimed: dict[int, int] = {}
+    def _in_coupon_order(events: list[OutboxEvent]) -> set[int]:
+        """The claimed rows preceded only by claimed rows among their coupon's unpublished rows.
+
+        A row another relay has published and committed no longer counts: it was confirmed by
+        the broker before that commit, so it is already ahead of anything published now.
+        """
+        claimed = {event.pk for event in events}
+        last_claimed: dict[int, int] = {}
         for event in events:
-            first_claimed.setdefault(event.coupon_id, event.pk)
-        earliest = (
-            OutboxEvent.objects.filter(published_at__isnull=True, coupon_id__in=first_claimed)
-            .values("coupon_id").annotate(first=Min("id")).values_list("coupon_id", "first")
+            last_claimed[event.coupon_id] = max(event.pk, last_claimed.get(event.coupon_id, 0))
+        unpublished = (
+            OutboxEvent.objects.filter(
+                published_at__isnull=True, coupon_id__in=last_claimed,
+                id__lte=max(last_claimed.values(), default=0),
+            ).order_by("id").values_list("coupon_id", "id")
         )
-        return {coupon for coupon, first in earliest if first < first_claimed[coupon]}
+        in_order, gapped = set(), set()
+        for coupon, pk in unpublished:
+            if pk > last_claimed[coupon] or coupon in gapped:
+                continue
+            if pk in claimed:
+                in_order.add(pk)
+            else:
+                gapped.add(coupon)
+        return in_order
 
 
 class Wakeup:

@@ -40,7 +40,27 @@ def test_two_relays_never_publish_a_row_twice(template, ctx, broker_queue, make_
     for message in messages:
         by_coupon.setdefault(message["headers"]["coupon_id"], []).append(
             message["headers"]["state_version"])
-    assert all(versions == [1, 2, 3] for versions in by_coupon.values())
+    out_of_order = {coupon: v for coupon, v in by_coupon.items() if v != [1, 2, 3]}
+    assert not out_of_order
+
+
+def hold_row_lock(pk: int):
+    """Another relay's open batch: the outbox row `pk` stays locked until `release` is set."""
+    locked, release = threading.Event(), threading.Event()
+
+    def hold():
+        try:
+            with transaction.atomic():
+                OutboxEvent.objects.select_for_update().get(pk=pk)
+                locked.set()
+                release.wait(30)
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert locked.wait(30)
+    return release, holder
 
 
 def test_a_coupon_whose_earlier_event_another_relay_holds_waits(
@@ -49,20 +69,7 @@ def test_a_coupon_whose_earlier_event_another_relay_holds_waits(
     many_events(template, ctx, coupons=2)
     events = list(OutboxEvent.objects.order_by("id"))
     first_coupon = events[0].coupon_id
-    locked, release = threading.Event(), threading.Event()
-
-    def other_relay_holds_first_event():
-        try:
-            with transaction.atomic():
-                OutboxEvent.objects.select_for_update().get(pk=events[0].pk)
-                locked.set()
-                release.wait(30)
-        finally:
-            connection.close()
-
-    holder = threading.Thread(target=other_relay_holds_first_event)
-    holder.start()
-    assert locked.wait(30)
+    release, holder = hold_row_lock(events[0].pk)
     relay = make_relay()
     try:
         result = relay.run_batch()
@@ -75,3 +82,24 @@ def test_a_coupon_whose_earlier_event_another_relay_holds_waits(
 
     assert relay.run_batch().published == 3
     assert [m["headers"]["state_version"] for m in broker_queue.drain()] == [1, 2, 3]
+
+
+def test_a_gap_in_the_middle_holds_the_rest_of_the_coupon(
+    template, ctx, broker_queue, make_relay
+):
+    """Interleaved SKIP LOCKED scans: this batch gets versions 1 and 3, another relay holds 2."""
+    many_events(template, ctx, coupons=1)
+    first, second, third = OutboxEvent.objects.order_by("id")
+    release, holder = hold_row_lock(second.pk)
+    relay = make_relay()
+    try:
+        result = relay.run_batch()
+    finally:
+        release.set()
+        holder.join(30)
+    assert (result.published, result.held) == (1, 1)
+    assert [m["headers"]["state_version"] for m in broker_queue.drain()] == [1]
+    assert not OutboxEvent.objects.get(pk=third.pk).published_at
+
+    assert relay.run_batch().published == 2
+    assert [m["headers"]["state_version"] for m in broker_queue.drain()] == [2, 3]
