@@ -57,6 +57,7 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "django_htmx",
     "pgtrigger",  # database triggers that keep history rows append-only (PostgreSQL)
     "coupons",
     "refunds",
@@ -78,6 +79,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
     # Last, as django-axes asks: it answers a locked-out sign-in.
     "axes.middleware.AxesMiddleware",
 ]
@@ -94,6 +96,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "timeline.navigation.console_nav",
             ],
         },
     },
@@ -170,7 +173,10 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
-LOGIN_URL = "/admin/login/"
+LOGIN_URL = "console:login"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "console:login"
+CONSOLE_CURRENCY_SYMBOL = os.environ.get("CONSOLE_CURRENCY_SYMBOL", "¥")
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -3,6 +3,7 @@
 import re
 
 import pytest
+from django.contrib.auth.models import Group
 from django.urls import URLPattern, URLResolver, get_resolver
 
 pytestmark = pytest.mark.django_db
@@ -23,14 +24,14 @@ def api_paths(patterns=None, prefix=""):
 
 @pytest.fixture
 def staff_client(client, django_user_model):
-    client.force_login(django_user_model.objects.create_user("support", is_staff=True))
+    person = django_user_model.objects.create_user("support", is_staff=True)
+    person.groups.add(Group.objects.get(name="support"))
+    client.force_login(person)
     return client
 
 
-def test_home_page_answers():
-    from django.test import Client
-
-    response = Client().get("/")
+def test_home_page_links_the_api_docs(staff_client):
+    response = staff_client.get("/")
 
     assert response.status_code == 200
     assert b"/api/v1/docs/" in response.content

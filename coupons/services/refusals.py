@@ -23,3 +23,16 @@ def refusals_recorded(op_type: str, ctx, *, coupon_id=None, order_id: str = ""):
             created_at=clock.now(),
         )
         raise
+
+
+def record_console_denial(*, actor: str, path: str, method: str, capability: str) -> None:
+    """A console page or action refused for want of a capability (shown to auditors as a
+    refusal with code PERMISSION_DENIED)."""
+    CommandRejection.objects.create(
+        op_type="CONSOLE",
+        actor=actor,
+        error_code="PERMISSION_DENIED",
+        message=f"{method} {path} needs {capability or 'a declared capability'}"[:500],
+        details={"path": path, "method": method, "capability": capability},
+        created_at=clock.now(),
+    )

@@ -1,0 +1,33 @@
+"""The console's navigation: each entry shows only to people holding its capability."""
+
+from dataclasses import dataclass
+
+from django.urls import reverse
+
+from coupons.capabilities import Capability
+
+
+@dataclass(frozen=True)
+class NavEntry:
+    label: str
+    url_name: str
+    capability: Capability
+
+
+# Console pages add their entry here, in the order the bar shows them.
+ENTRIES = [
+]
+
+
+def console_nav(request) -> dict:
+    """Context processor: the entries this person may open, and which one is current."""
+    user = getattr(request, "user", None)
+    if user is None or not user.is_authenticated:
+        return {"console_nav": []}
+    entries = []
+    for entry in ENTRIES:
+        if user.has_perm(entry.capability.perm):
+            url = reverse(entry.url_name)
+            current = request.path == url or (url != "/" and request.path.startswith(url))
+            entries.append({"label": entry.label, "url": url, "current": current})
+    return {"console_nav": entries}

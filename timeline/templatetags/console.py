@@ -1,0 +1,37 @@
+"""Template helpers the console pages share: times in the viewer's zone, money, badges."""
+
+from decimal import Decimal
+
+from django import template
+from django.conf import settings
+from django.utils import timezone
+from django.utils.html import format_html
+
+register = template.Library()
+
+
+@register.filter
+def when(moment):
+    """A <time> the browser rewrites into the viewer's zone (console.js); UTC on hover."""
+    if moment is None:
+        return "—"
+    utc = timezone.localtime(moment, timezone.UTC)
+    return format_html(
+        '<time datetime="{}" title="{} UTC">{} UTC</time>',
+        utc.isoformat(), utc.strftime("%Y-%m-%d %H:%M:%S"), utc.strftime("%Y-%m-%d %H:%M"),
+    )
+
+
+@register.filter
+def money(amount):
+    """`¥1,234.50`: the console's currency (CONSOLE_CURRENCY_SYMBOL), two places, grouped."""
+    if amount in (None, ""):
+        return "—"
+    value = Decimal(amount).quantize(Decimal("0.01"))
+    sign = "-" if value < 0 else ""
+    return f"{sign}{settings.CONSOLE_CURRENCY_SYMBOL}{abs(value):,.2f}"
+
+
+@register.filter
+def status_badge(status):
+    return format_html('<span class="badge badge-{}">{}</span>', str(status).lower(), status)

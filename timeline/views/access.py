@@ -1,0 +1,46 @@
+"""Who may open a console page or press its buttons: signed-in people, by capability.
+
+The console uses sessions only, so an API key (`Authorization: Token ...`) never opens it: a
+request without a signed-in person goes to the console's sign-in page. A signed-in person who
+lacks the capability gets the 403 page, and the attempt is kept in the refusal log.
+"""
+
+from django.contrib.auth.views import redirect_to_login
+from django.shortcuts import render
+from django.views import View
+
+from coupons.capabilities import Capability
+from coupons.services.refusals import record_console_denial
+
+
+class ConsolePage(View):
+    """Base of every console view. `capabilities` maps an HTTP method to what it needs.
+
+    Reads need READ unless a view says more; a POST must be declared, so an action added
+    without its capability fails closed.
+    """
+
+    capabilities: dict[str, Capability] = {}
+
+    def dispatch(self, request, *args, **kwargs):
+        if not request.user.is_authenticated:
+            return redirect_to_login(request.get_full_path())
+        needed = self.required_capability(request.method)
+        if needed is None or not request.user.has_perm(needed.perm):
+            return denied(request, needed)
+        return super().dispatch(request, *args, **kwargs)
+
+    def required_capability(self, method: str) -> Capability | None:
+        if method in self.capabilities:
+            return self.capabilities[method]
+        if method in ("GET", "HEAD"):
+            return Capability.READ
+        return None
+
+
+def denied(request, capability: Capability | None):
+    record_console_denial(
+        actor=request.user.get_username(), path=request.path, method=request.method,
+        capability=capability.value if capability else "",
+    )
+    return render(request, "console/denied.html", {"capability": capability}, status=403)
