@@ -1,0 +1,72 @@
+"""Every console page and action × anonymous, a service token, support, operator, policy_admin.
+
+Each routed console URL must have a row here (the completeness test fails otherwise), so a new
+page cannot ship without saying who may open it. Rows: (url name, method, kwargs builder,
+{role: expected status}). `ok` stands for the page's success answer (200, or a redirect after
+an action); anonymous visitors and service tokens always go to the sign-in page.
+"""
+
+import pytest
+from django.urls import URLPattern, get_resolver, reverse
+
+from coupons.models import CommandRejection
+
+pytestmark = pytest.mark.django_db
+
+OK, DENIED = "ok", 403
+ROLES = ("support", "operator", "policy_admin")
+EVERYONE = dict.fromkeys(ROLES, OK)
+
+# Console URLs that are not pages behind a capability.
+PUBLIC = {"login", "logout"}
+
+CONSOLE_MATRIX = [
+    ("home", "GET", lambda objects: {}, EVERYONE),
+]
+
+
+def console_url_names():
+    resolver = get_resolver()
+    namespace = resolver.namespace_dict["console"][1]
+    return {p.name for p in namespace.url_patterns if isinstance(p, URLPattern)}
+
+
+def test_every_console_url_has_a_row():
+    covered = {name for name, *_ in CONSOLE_MATRIX} | PUBLIC
+    assert console_url_names() - covered == set()
+
+
+@pytest.fixture
+def objects(db):
+    """Ids the matrix rows need (a coupon, a case, a pending decision...), made once per test."""
+    return {}
+
+
+def call(client, method, url, **headers):
+    return client.get(url, **headers) if method == "GET" else client.post(url, {}, **headers)
+
+
+@pytest.mark.parametrize("name,method,kwargs,expected", CONSOLE_MATRIX,
+                         ids=[f"{row[1]} {row[0]}" for row in CONSOLE_MATRIX])
+def test_anonymous_and_service_tokens_go_to_sign_in(client, service_client, objects,
+                                                    name, method, kwargs, expected):
+    url = reverse(f"console:{name}", kwargs=kwargs(objects))
+    _, key = service_client
+    for headers in ({}, {"HTTP_AUTHORIZATION": f"Token {key}"}):
+        answer = call(client, method, url, **headers)
+        assert answer.status_code == 302, (url, headers)
+        assert answer["Location"].startswith(reverse("console:login"))
+
+
+@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize("name,method,kwargs,expected", CONSOLE_MATRIX,
+                         ids=[f"{row[1]} {row[0]}" for row in CONSOLE_MATRIX])
+def test_each_role_gets_its_answer(signed_in, objects, role, name, method, kwargs, expected):
+    client = signed_in(role)
+    answer = call(client, method, reverse(f"console:{name}", kwargs=kwargs(objects)))
+    if expected[role] == OK:
+        assert answer.status_code in (200, 302), answer.status_code
+    else:
+        assert answer.status_code == expected[role]
+        assert CommandRejection.objects.filter(
+            op_type="CONSOLE", error_code="PERMISSION_DENIED").exists()
