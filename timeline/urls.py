@@ -1,11 +1,12 @@
 from django.urls import path
 
-from timeline.views import auth, home
+from timeline.views import auth, coupon, home
 
 app_name = "console"
 
 urlpatterns = [
     path("", home.Home.as_view(), name="home"),
+    path("coupons/<int:coupon_id>/", coupon.CouponPage.as_view(), name="coupon"),
     path("login/", auth.SignIn.as_view(), name="login"),
     path("logout/", auth.SignOut.as_view(), name="logout"),
 ]

@@ -22,6 +22,7 @@ PUBLIC = {"login", "logout"}
 
 CONSOLE_MATRIX = [
     ("home", "GET", lambda objects: {}, EVERYONE),
+    ("coupon", "GET", lambda objects: {"coupon_id": objects["coupon"].pk}, EVERYONE),
 ]
 
 
@@ -37,9 +38,9 @@ def test_every_console_url_has_a_row():
 
 
 @pytest.fixture
-def objects(db):
+def objects(db, coupon):
     """Ids the matrix rows need (a coupon, a case, a pending decision...), made once per test."""
-    return {}
+    return {"coupon": coupon}
 
 
 def call(client, method, url, **headers):

@@ -1,5 +1,6 @@
 """Template helpers the console pages share: times in the viewer's zone, money, badges."""
 
+from datetime import UTC
 from decimal import Decimal
 
 from django import template
@@ -15,7 +16,7 @@ def when(moment):
     """A <time> the browser rewrites into the viewer's zone (console.js); UTC on hover."""
     if moment is None:
         return "—"
-    utc = timezone.localtime(moment, timezone.UTC)
+    utc = timezone.localtime(moment, UTC)
     return format_html(
         '<time datetime="{}" title="{} UTC">{} UTC</time>',
         utc.isoformat(), utc.strftime("%Y-%m-%d %H:%M:%S"), utc.strftime("%Y-%m-%d %H:%M"),
