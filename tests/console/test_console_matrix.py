@@ -10,12 +10,14 @@ import pytest
 from django.urls import URLPattern, get_resolver, reverse
 
 from coupons.models import CommandRejection
+from tests.console import queue_objects
 
 pytestmark = pytest.mark.django_db
 
 OK, DENIED = "ok", 403
 ROLES = ("support", "operator", "policy_admin")
 EVERYONE = dict.fromkeys(ROLES, OK)
+OPERATORS = {"support": DENIED, "operator": OK, "policy_admin": DENIED}
 
 # Console URLs that are not pages behind a capability.
 PUBLIC = {"login", "logout"}
@@ -23,6 +25,20 @@ PUBLIC = {"login", "logout"}
 CONSOLE_MATRIX = [
     ("home", "GET", lambda objects: {}, EVERYONE),
     ("coupon", "GET", lambda objects: {"coupon_id": objects["coupon"].pk}, EVERYONE),
+    # Support reads the queues but presses none of their buttons.
+    ("cases", "GET", lambda objects: {}, EVERYONE),
+    ("case-resolve", "POST", lambda objects: {"case_id": objects["case"].pk}, OPERATORS),
+    ("approvals", "GET", lambda objects: {}, EVERYONE),
+    ("decision-approve", "POST", lambda objects: {"decision_id": objects["decision"].pk},
+     OPERATORS),
+    ("decision-reject", "POST", lambda objects: {"decision_id": objects["decision"].pk},
+     OPERATORS),
+    ("compensations", "GET", lambda objects: {}, EVERYONE),
+    ("compensation-propose", "POST", lambda objects: {}, OPERATORS),
+    ("compensation-approve", "POST",
+     lambda objects: {"compensation_id": objects["compensation"].pk}, OPERATORS),
+    ("compensation-reject", "POST",
+     lambda objects: {"compensation_id": objects["compensation"].pk}, OPERATORS),
 ]
 
 
@@ -38,9 +54,14 @@ def test_every_console_url_has_a_row():
 
 
 @pytest.fixture
-def objects(db, coupon):
+def objects(db, coupon, template):
     """Ids the matrix rows need (a coupon, a case, a pending decision...), made once per test."""
-    return {"coupon": coupon}
+    return {
+        "coupon": coupon,
+        "case": queue_objects.late_payment_case(queue_objects.fresh_coupon(template)),
+        "decision": queue_objects.pending_decision(queue_objects.fresh_coupon(template)),
+        "compensation": queue_objects.proposal(queue_objects.fresh_coupon(template)),
+    }
 
 
 def call(client, method, url, **headers):
