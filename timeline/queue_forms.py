@@ -59,10 +59,13 @@ class CaseResolveForm(ActionForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        if self.record is not None and self.record.recommendation == Recommendation.MANUAL_REVIEW:
-            # Nothing to apply: the case needs a person's own remedy.
-            self.fields["action"].choices = [(k, v) for k, v in self.ACTIONS.items()
-                                             if k != "APPLY"]
+        recommendation = getattr(self.record, "recommendation", None)
+        choices = dict(self.ACTIONS)
+        if recommendation == Recommendation.MANUAL_REVIEW:
+            del choices["APPLY"]  # nothing to apply: the case needs a person's own remedy
+        elif recommendation:
+            choices["APPLY"] = f"Apply the recommendation ({recommendation})"
+        self.fields["action"].choices = choices.items()
 
 
 class ApproveDecisionForm(ActionForm):
