@@ -28,6 +28,12 @@ class ActionForm(forms.Form):
         kwargs.setdefault("auto_id", f"{type(self).__name__.lower()}-{owner}-%s")
         super().__init__(*args, **kwargs)
 
+    def clean_idempotency_key(self) -> str:
+        key = self.cleaned_data["idempotency_key"].strip()
+        if not key.isprintable():  # as the API's header: a control character cannot be stored
+            raise forms.ValidationError("The form's key must be printable characters only.")
+        return key
+
     def command_fields(self) -> dict:
         """What the command is asked to do: the request the key's fingerprint covers."""
         return {name: value for name, value in self.cleaned_data.items()

@@ -5,6 +5,7 @@ import re
 import pytest
 
 from coupons.models import CommandRejection, CouponOperation, IdempotencyRecord
+from coupons.services.policies import policy_draft_create, policy_publish
 from refunds.models import RefundCoupon
 from tests.console.queue_helpers import new_key, press, text
 from tests.console.queue_objects import pending_decision
@@ -186,3 +187,49 @@ def test_operators_see_the_queue_in_their_navigation(signed_in):
     page = text(signed_in("operator").get("/approvals/"))
     assert 'href="/approvals/" aria-current="page"' in page
     assert "No refund decisions here" in page
+
+
+@pytest.fixture
+def return_needs_approval(db, clock):
+    """Version 2 of the default policy: full refunds return the coupon after an approval."""
+    from refunds.models import ReturnPolicy
+
+    policy = ReturnPolicy.objects.get(code="default")
+    draft = policy_draft_create(policy, "policy-admin", rules=[
+        {"label": "Full refunds return the coupon, approved", "when": {"refund_type": "FULL"},
+         "action": "RETURN", "requires_approval": True, "compensation": {}},
+        {"label": "Otherwise the coupon stays used", "when": {}, "action": "KEEP_USED"},
+    ])
+    policy_publish(draft, "policy-admin")
+
+
+def test_a_decision_the_policy_made_is_approved_as_it_is(
+        signed_in, coupon, return_needs_approval):
+    decided = pending_decision(coupon)
+    assert (decided.action, decided.status) == ("RETURN", "PENDING_APPROVAL")
+    client = signed_in("operator")
+    page = text(client.get("/approvals/"))
+    assert "default version 2" in page and "rule 1: Full refunds return the coupon" in page
+    assert "What happens to the coupon" not in page  # nothing to choose
+
+    other = press(client, "decision-approve", decision_id=decided.pk, action="VOID")
+
+    assert other.status_code == 400
+    assert "VALIDATION_ERROR" in text(other) and "This decision is RETURN." in text(other)
+    assert ledger(decided) == ["ISSUE", "LOCK", "REDEEM"]
+
+    press(client, "decision-approve", decision_id=decided.pk, action="")
+
+    assert ledger(decided) == ["ISSUE", "LOCK", "REDEEM", "RETURN"]
+
+
+def test_a_forged_unprintable_key_is_refused_before_anything_runs(signed_in, decision):
+    client = signed_in("operator")
+
+    answer = press(client, "decision-approve", "bad\x07key", decision_id=decision.pk,
+                   action="RETURN")
+
+    assert answer.status_code == 200
+    assert "printable characters only" in text(answer)
+    assert ledger(decision) == ["ISSUE", "LOCK", "REDEEM"]
+    assert not IdempotencyRecord.objects.exists()
