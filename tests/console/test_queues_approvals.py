@@ -136,6 +136,7 @@ def test_a_decision_no_longer_pending_answers_its_error_code_in_the_page(signed_
     assert late.status_code == 409
     assert late["X-Console-Fragment"] == "1"  # console.js swaps it in beside the form
     assert "INVALID_STATE" in text(late) and "not waiting for this" in text(late)
+    assert "<form" not in text(late)  # decided: no buttons left, not even empty ones
     plain = press(client, "decision-reject", htmx=False, decision_id=decision.pk, note="again")
     assert plain.status_code == 409 and "INVALID_STATE" in text(plain)
     assert "<html" in text(plain)
@@ -233,3 +234,21 @@ def test_a_forged_unprintable_key_is_refused_before_anything_runs(signed_in, dec
     assert "printable characters only" in text(answer)
     assert ledger(decision) == ["ISSUE", "LOCK", "REDEEM"]
     assert not IdempotencyRecord.objects.exists()
+
+
+def test_an_action_without_the_csrf_token_is_refused(make_person, decision):
+    from django.test import Client
+
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(make_person("operator"))
+    page = text(client.get("/approvals/"))
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
+
+    forged = press(client, "decision-approve", decision_id=decision.pk, action="RETURN")
+
+    assert forged.status_code == 403
+    assert ledger(decision) == ["ISSUE", "LOCK", "REDEEM"]
+    signed = press(client, "decision-approve", decision_id=decision.pk, action="RETURN",
+                   csrfmiddlewaretoken=token)
+    assert signed.status_code == 200
+    assert ledger(decision) == ["ISSUE", "LOCK", "REDEEM", "RETURN"]

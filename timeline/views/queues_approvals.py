@@ -15,11 +15,13 @@ from timeline.views.queues_common import queue_page
 ROW_TEMPLATE = "console/queues/_decision.html"
 
 
-def decision_item(request, decision, **forms) -> dict:
+def decision_item(request, decision, **submitted) -> dict:
+    """`submitted` is the form just sent back (errors, fresh key); buttons only while pending."""
+    forms = {}
     waiting = decision.status == RefundCoupon.Status.PENDING_APPROVAL
     if waiting and request.user.has_perm(Capability.APPROVE_REFUNDS.perm):
         forms = {"approve": ApproveDecisionForm(record=decision),
-                 "reject": RejectForm(record=decision), **forms}
+                 "reject": RejectForm(record=decision), **submitted}
     return {"decision": decision, "forms": forms}
 
 

@@ -15,9 +15,11 @@ from timeline.views.queues_common import queue_page
 ROW_TEMPLATE = "console/queues/_case.html"
 
 
-def case_item(request, case, **forms) -> dict:
+def case_item(request, case, **submitted) -> dict:
+    """`submitted` is the form just sent back (errors, fresh key); buttons only while open."""
+    forms = {}
     if case.status == CaseStatus.OPEN and request.user.has_perm(Capability.RESOLVE_CASES.perm):
-        forms = {"resolve": CaseResolveForm(record=case), **forms}
+        forms = {"resolve": CaseResolveForm(record=case), **submitted}
     return {"case": case_row(case, can_see_details=can_see_details(request.user)),
             "forms": forms}
 

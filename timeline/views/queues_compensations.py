@@ -23,11 +23,13 @@ ROW_TEMPLATE = "console/queues/_compensation.html"
 PROPOSE_TEMPLATE = "console/queues/_propose.html"
 
 
-def compensation_item(request, compensation, **forms) -> dict:
+def compensation_item(request, compensation, **submitted) -> dict:
+    """`submitted` is the form just sent back (errors, fresh key); buttons only while open."""
+    forms = {}
     waiting = compensation.status == Compensation.Status.PROPOSED
     if waiting and request.user.has_perm(Capability.APPROVE_COMPENSATION.perm):
         forms = {"approve": ApproveCompensationForm(record=compensation),
-                 "reject": RejectForm(record=compensation), **forms}
+                 "reject": RejectForm(record=compensation), **submitted}
     return {
         "compensation": compensation_row(compensation,
                                          can_see_details=can_see_details(request.user)),
