@@ -252,3 +252,15 @@ def test_an_action_without_the_csrf_token_is_refused(make_person, decision):
                    csrfmiddlewaretoken=token)
     assert signed.status_code == 200
     assert ledger(decision) == ["ISSUE", "LOCK", "REDEEM", "RETURN"]
+
+
+@pytest.mark.parametrize(("role", "entries"), [
+    ("operator", ["Cases", "Approvals", "Compensations"]),
+    ("support", []),
+    ("policy_admin", []),
+])
+def test_the_queues_show_in_the_navigation_of_operators_only(signed_in, role, entries):
+    page = text(signed_in(role).get("/"))
+    nav = re.search(r'<nav aria-label="Console">(.*?)</nav>', page, re.S).group(1)
+    shown = re.findall(r">(Cases|Approvals|Compensations)</a>", nav)
+    assert shown == entries
