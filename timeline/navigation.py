@@ -16,6 +16,7 @@ class NavEntry:
 
 # Console pages add their entry here, in the order the bar shows them.
 ENTRIES = [
+    NavEntry("Policies", "console:policies", Capability.EDIT_POLICIES),
 ]
 
 

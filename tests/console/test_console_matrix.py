@@ -10,12 +10,15 @@ import pytest
 from django.urls import URLPattern, get_resolver, reverse
 
 from coupons.models import CommandRejection
+from coupons.services.policies import policy_create
+from refunds.models import ReturnPolicy
 
 pytestmark = pytest.mark.django_db
 
 OK, DENIED = "ok", 403
 ROLES = ("support", "operator", "policy_admin")
 EVERYONE = dict.fromkeys(ROLES, OK)
+POLICY_ADMINS = {"support": DENIED, "operator": DENIED, "policy_admin": OK}
 
 # Console URLs that are not pages behind a capability.
 PUBLIC = {"login", "logout"}
@@ -23,6 +26,16 @@ PUBLIC = {"login", "logout"}
 CONSOLE_MATRIX = [
     ("home", "GET", lambda objects: {}, EVERYONE),
     ("coupon", "GET", lambda objects: {"coupon_id": objects["coupon"].pk}, EVERYONE),
+    ("policies", "GET", lambda objects: {}, EVERYONE),
+    ("policy", "GET", lambda objects: {"policy_id": objects["policy"].pk}, EVERYONE),
+    ("policy_diff", "GET", lambda objects: {"policy_id": objects["policy"].pk}, EVERYONE),
+    ("policy_draft_new", "POST", lambda objects: {"policy_id": objects["policy"].pk},
+     POLICY_ADMINS),
+    ("policy_version", "GET", lambda objects: objects["published"], EVERYONE),
+    ("policy_version_edit", "GET", lambda objects: objects["draft"], POLICY_ADMINS),
+    ("policy_version_edit", "POST", lambda objects: objects["draft"], POLICY_ADMINS),
+    ("policy_version_impact", "GET", lambda objects: objects["draft"], EVERYONE),
+    ("policy_version_publish", "POST", lambda objects: objects["draft"], POLICY_ADMINS),
 ]
 
 
@@ -40,7 +53,16 @@ def test_every_console_url_has_a_row():
 @pytest.fixture
 def objects(db, coupon):
     """Ids the matrix rows need (a coupon, a case, a pending decision...), made once per test."""
-    return {"coupon": coupon}
+    default = ReturnPolicy.objects.get(code=ReturnPolicy.DEFAULT_CODE)
+    # A policy whose first version is still a draft (the default one has none, so a new draft
+    # of it can be made).
+    drafted = policy_create(code="matrix", name="Matrix policy", actor="user:matrix")
+    return {
+        "coupon": coupon,
+        "policy": default,
+        "published": {"policy_id": default.pk, "number": 1},
+        "draft": {"policy_id": drafted.pk, "number": 1},
+    }
 
 
 def call(client, method, url, **headers):
