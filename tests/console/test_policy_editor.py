@@ -311,3 +311,13 @@ def test_an_htmx_save_answers_a_redirect_header(admin, draft):
     answer = admin.post(edit_url(draft), editor_post(draft.rules), HTTP_HX_REQUEST="true")
 
     assert answer.status_code == 204 and answer["HX-Redirect"] == version_url(draft)
+
+
+def test_an_htmx_edit_of_a_published_version_replaces_the_page_with_the_refusal(admin, draft):
+    policy_publish(draft, "user:pat")
+
+    answer = admin.post(edit_url(draft), editor_post(draft.rules), HTTP_HX_REQUEST="true")
+
+    assert answer.status_code == 409
+    assert (answer["HX-Retarget"], answer["HX-Reselect"]) == ("main", "main")
+    assert "A published policy version never changes" in answer.content.decode()

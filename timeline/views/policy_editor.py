@@ -104,9 +104,9 @@ class DraftEditor(ConsolePage):
                                rules_errors=[] if isinstance(problems, dict)
                                else problems or [refused.message],
                                status=refused.http_status)
-        except PolicyVersionFrozen as refused:
-            return version_page(request, version_or_404(policy_id, number), error=refused,
-                                status=refused.http_status)
+        except PolicyVersionFrozen:
+            # Published by someone else since this page was opened.
+            return self.frozen(request, version_or_404(policy_id, number))
         messages.success(request, f"Saved draft v{version.number}: {len(rules)} rules.")
         return go_to(request, version_url(version))
 
@@ -115,7 +115,13 @@ class DraftEditor(ConsolePage):
 
     def frozen(self, request, version):
         refused = PolicyVersionFrozen(version=version)
-        return version_page(request, version, error=refused, status=refused.http_status)
+        page = version_page(request, version, error=refused, status=refused.http_status)
+        if request.htmx:
+            # The answer is the read-only version page, not an editor to swap in: replace the
+            # whole of <main> with it.
+            page["HX-Retarget"] = page["HX-Reselect"] = "main"
+            page["HX-Reswap"] = "outerHTML"
+        return page
 
     def editor(self, request, version, formset, *, shown=None, rules_errors=(), status=200):
         return render(request, "console/policy_editor.html", {
