@@ -321,3 +321,18 @@ def test_an_htmx_edit_of_a_published_version_replaces_the_page_with_the_refusal(
     assert answer.status_code == 409
     assert (answer["HX-Retarget"], answer["HX-Reselect"]) == ("main", "main")
     assert "A published policy version never changes" in answer.content.decode()
+
+
+def test_policy_pages_make_a_fixed_number_of_queries_however_many_versions(
+        admin, default, clock, django_assert_max_num_queries):
+    for _ in range(15):
+        policy_publish(policy_draft_create(default, "user:pat"), "user:pat")
+    draft = policy_draft_create(default, "user:pat")
+    pages = [reverse("console:policies"),
+             reverse("console:policy", kwargs={"policy_id": default.pk}),
+             version_url(draft), edit_url(draft),
+             reverse("console:policy_diff", kwargs={"policy_id": default.pk})]
+    for url in pages:
+        # Session, user, groups and permissions are 4 or 5 of these; the page itself 2 or 3.
+        with django_assert_max_num_queries(8):
+            assert admin.get(url).status_code == 200
