@@ -4,6 +4,7 @@ through the service, engine errors beside their inputs, impact counts, publish, 
 import re
 
 import pytest
+from django.test import Client
 from django.urls import reverse
 
 from coupons.models import CommandRejection
@@ -83,7 +84,8 @@ def test_policies_list_and_versions_say_who_published_when(admin, draft):
     assert "v1" in html and "v2" in html
     assert "PUBLISHED" in html and "DRAFT" in html
     assert "migration, <time" in html  # v1 published by the migration, with its time
-    assert "Edit it" not in html and f'href="{edit_url(draft)}"' in html
+    assert f'href="{edit_url(draft)}"' in html
+    assert "New draft from" not in html  # one draft at a time: this one is open
 
 
 def test_new_draft_copies_the_latest_version_once(admin, default, clock):
@@ -336,3 +338,16 @@ def test_policy_pages_make_a_fixed_number_of_queries_however_many_versions(
         # Session, user, groups and permissions are 4 or 5 of these; the page itself 2 or 3.
         with django_assert_max_num_queries(8):
             assert admin.get(url).status_code == 200
+
+
+def test_editor_posts_without_the_csrf_token_are_refused(make_person, draft):
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(make_person("policy_admin", "pat"))
+    rules = [dict(rule) for rule in draft.rules]
+    rules[0]["label"] = "Forged"
+
+    for url, data in ((edit_url(draft), editor_post(rules)),
+                      (version_url(draft, "console:policy_version_publish"), {"confirm": "on"})):
+        assert browser.post(url, data).status_code == 403
+    draft.refresh_from_db()
+    assert draft.status == "DRAFT" and draft.rules[0]["label"] != "Forged"
