@@ -8,6 +8,7 @@ urlpatterns = [
     path("", home.Home.as_view(), name="home"),
     path("coupons/<int:coupon_id>/", coupon.CouponPage.as_view(), name="coupon"),
     path("policies/", policies.PolicyList.as_view(), name="policies"),
+    path("policies/new/", policy_editor.NewPolicy.as_view(), name="policy_new"),
     path("policies/<int:policy_id>/", policies.PolicyPage.as_view(), name="policy"),
     path("policies/<int:policy_id>/diff/", policies.PolicyDiff.as_view(), name="policy_diff"),
     path("policies/<int:policy_id>/drafts/", policy_editor.NewDraft.as_view(),

@@ -250,7 +250,8 @@ def test_publish_asks_for_confirmation_then_freezes_the_version(admin, draft):
     publish = version_url(draft, "console:policy_version_publish")
 
     unconfirmed = admin.post(publish, {})
-    assert "Tick this box to publish." in unconfirmed.content.decode()
+    assert unconfirmed.status_code == 400
+    assert "Tick this box to publish." in errors_beside(unconfirmed.content.decode(), "id_confirm")
     draft.refresh_from_db()
     assert draft.status == "DRAFT"
 
@@ -313,18 +314,21 @@ def test_support_reads_policies_but_sees_no_editor_and_cannot_use_it(signed_in, 
     impact = support.get(version_url(draft, "console:policy_version_impact")).content.decode()
     assert listing.status_code == page.status_code == 200
     assert 'href="/policies/"' not in listing.content.decode()  # no navigation entry
+    assert "New policy" not in listing.content.decode()
     assert "Edit rules" not in version and "Publish v2" not in impact
 
     for answer in (
         support.post(reverse("console:policy_draft_new", kwargs={"policy_id": default.pk})),
         support.get(edit_url(draft)),
+        support.post(reverse("console:policy_new"), {"code": "mine", "name": "Mine"}),
         support.post(edit_url(draft), editor_post([{"label": "x", "action": "VOID"}])),
         support.post(version_url(draft, "console:policy_version_publish"), {"confirm": "on"}),
     ):
         assert answer.status_code == 403
     draft.refresh_from_db()
     assert draft.status == "DRAFT" and len(draft.rules) == 6
-    assert CommandRejection.objects.filter(op_type="CONSOLE", actor__contains="sam").count() == 4
+    assert not ReturnPolicy.objects.filter(code="mine").exists()
+    assert CommandRejection.objects.filter(op_type="CONSOLE", actor__contains="sam").count() == 5
 
 
 def test_only_policy_admins_see_the_policies_entry(signed_in):
@@ -375,3 +379,25 @@ def test_editor_posts_without_the_csrf_token_are_refused(make_person, draft):
         assert browser.post(url, data).status_code == 403
     draft.refresh_from_db()
     assert draft.status == "DRAFT" and draft.rules[0]["label"] != "Forged"
+
+
+def test_a_new_policy_starts_as_a_draft_of_the_default_rules(admin, default, clock):
+    answer = admin.post(reverse("console:policy_new"),
+                        {"code": "seven-days", "name": "Seven days"})
+
+    policy = ReturnPolicy.objects.get(code="seven-days")
+    assert answer.status_code == 302
+    assert answer["Location"] == reverse("console:policy_version_edit",
+                                         kwargs={"policy_id": policy.pk, "number": 1})
+    first = policy.versions.get()
+    assert first.status == "DRAFT" and first.created_by == "user:pat"
+    assert first.rules == default.versions.get(number=1).rules
+
+
+def test_a_policy_code_taken_or_not_a_slug_is_refused_beside_the_code(admin, clock):
+    url = reverse("console:policy_new")
+    for code, message in (("default", "already taken"), ("seven days", "Enter a valid")):
+        answer = admin.post(url, {"code": code, "name": "Seven days"})
+        assert answer.status_code == 400
+        assert message in errors_beside(answer.content.decode(), "id_code")
+    assert ReturnPolicy.objects.count() == 1

@@ -17,7 +17,12 @@ from coupons.api.permissions import actor_of
 from coupons.capabilities import Capability
 from coupons.errors import PolicyDraftExists, PolicyVersionFrozen, ValidationFailed
 from coupons.selectors import template_list
-from coupons.services.policies import policy_draft_create, policy_draft_update, policy_publish
+from coupons.services.policies import (
+    policy_create,
+    policy_draft_create,
+    policy_draft_update,
+    policy_publish,
+)
 from refunds.impact import policy_impact
 from refunds.selectors import decision_list
 from timeline.policy_forms import (
@@ -52,6 +57,35 @@ def go_to(request, url: str):
         response["HX-Redirect"] = url
         return response
     return redirect(url)
+
+
+class PolicyForm(forms.Form):
+    code = forms.SlugField(max_length=64, help_text="Templates name their policy by this code.")
+    name = forms.CharField(max_length=200)
+
+
+class NewPolicy(ConsolePage):
+    """A new policy whose first draft copies the default policy's published rules."""
+
+    capabilities = {"GET": EDIT, "POST": EDIT}
+
+    def get(self, request):
+        return render(request, "console/policy_new.html", {"form": PolicyForm()})
+
+    def post(self, request):
+        form = PolicyForm(request.POST)
+        if form.is_valid():
+            try:
+                policy = policy_create(code=form.cleaned_data["code"],
+                                       name=form.cleaned_data["name"],
+                                       actor=actor_of(request.user))
+            except ValidationFailed as refused:
+                for field, problems in refused.details.items():
+                    form.add_error(field if field in form.fields else None, problems)
+            else:
+                messages.success(request, f"Policy {policy.code} made: edit its first draft.")
+                return redirect("console:policy_version_edit", policy_id=policy.pk, number=1)
+        return render(request, "console/policy_new.html", {"form": form}, status=400)
 
 
 class NewDraft(ConsolePage):
@@ -93,7 +127,7 @@ class DraftEditor(ConsolePage):
             rows = rows_after(posted_rows(formset), op)
             return self.editor(request, version, blank_rule_formset(rows, templates))
         if not formset.is_valid():
-            return self.editor(request, version, formset)
+            return self.editor(request, version, formset, status=400)
         forms_in_order, rules = posted_rules_in_order(formset)
         try:
             policy_draft_update(version, rules, actor_of(request.user))
@@ -203,7 +237,7 @@ class Publish(ConsolePage):
         version = version_or_404(policy_id, number)
         form = PublishForm(request.POST)
         if not form.is_valid():
-            return impact_page(request, version, form=form)
+            return impact_page(request, version, form=form, status=400)
         try:
             published = policy_publish(version, actor_of(request.user))
         except (PolicyVersionFrozen, ValidationFailed) as refused:
