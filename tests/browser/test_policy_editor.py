@@ -56,3 +56,19 @@ def test_policy_admin_drafts_edits_previews_and_publishes(page, person, template
     draft.refresh_from_db()
     assert (draft.status, draft.published_by) == ("PUBLISHED", "user:paula")
     assert draft.rules[4]["when"]["days_since_redemption_max"] == 7
+
+
+def test_support_reads_a_policy_without_its_buttons(page, person):
+    person("support", "sam")
+
+    sign_in(page, "sam", next_path="/policies/")
+    page.get_by_role("link", name="default", exact=True).click()
+
+    expect(page.get_by_role("heading", name="Default return policy")).to_be_visible()
+    expect(page.get_by_role("link", name="v1")).to_be_visible()
+    expect(page.get_by_role("button", name="New draft from v1")).to_have_count(0)
+    expect(page.get_by_role("link", name="Policies", exact=True)).to_have_count(0)
+    page.get_by_role("link", name="v1").click()
+    expect(page.get_by_text("When the refund is FULL, and redeemed at most 30 days ago"))\
+        .to_be_visible()
+    expect(page.get_by_role("link", name="Edit rules")).to_have_count(0)

@@ -79,6 +79,7 @@ def errors_beside(html: str, field_id: str) -> str:
 def test_policies_list_and_versions_say_who_published_when(admin, draft):
     listing = admin.get(reverse("console:policies")).content.decode()
     assert "default" in listing and "Default return policy" in listing
+    assert "New policy" in listing
     assert 'href="/policies/' in listing
 
     page = admin.get(reverse("console:policy", kwargs={"policy_id": draft.policy_id}))
