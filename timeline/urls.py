@@ -1,6 +1,6 @@
 from django.urls import path
 
-from timeline.views import auth, coupon, home, policies, policy_editor
+from timeline.views import auth, coupon, home, policies, policy_editor, policy_impact
 
 app_name = "console"
 
@@ -18,9 +18,9 @@ urlpatterns = [
     path("policies/<int:policy_id>/versions/<int:number>/edit/",
          policy_editor.DraftEditor.as_view(), name="policy_version_edit"),
     path("policies/<int:policy_id>/versions/<int:number>/impact/",
-         policy_editor.ImpactPage.as_view(), name="policy_version_impact"),
+         policy_impact.ImpactPage.as_view(), name="policy_version_impact"),
     path("policies/<int:policy_id>/versions/<int:number>/publish/",
-         policy_editor.Publish.as_view(), name="policy_version_publish"),
+         policy_impact.Publish.as_view(), name="policy_version_publish"),
     path("login/", auth.SignIn.as_view(), name="login"),
     path("logout/", auth.SignOut.as_view(), name="logout"),
 ]
