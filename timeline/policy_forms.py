@@ -11,6 +11,7 @@ from django.forms import formset_factory
 
 from coupons.models import CouponKind
 from refunds.policy_engine import CONDITIONS, Action, RefundType
+from timeline.policy_words import ACTION_WORDS
 
 ANY = [("", "any")]
 YES_NO = ANY + [("yes", "yes"), ("no", "no")]
@@ -40,7 +41,9 @@ class RuleForm(forms.Form):
                                                 label="Days since redemption at most")
     face_value_min = forms.CharField(required=False, label="Face value at least")
     face_value_max = forms.CharField(required=False, label="Face value at most")
-    action = forms.ChoiceField(choices=[(a, a) for a in Action.ALL])
+    action = forms.ChoiceField(choices=[
+        (action, f"{action}: {ACTION_WORDS.get(action, 'keep it used, give a coupon or credit')}")
+        for action in Action.ALL])
     compensation_template = forms.ChoiceField(required=False, label="Compensate with template")
     compensation_amount = forms.CharField(required=False, label="or a credit of")
     requires_approval = forms.BooleanField(required=False, label="An operator approves first")
