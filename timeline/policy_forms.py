@@ -67,7 +67,7 @@ class RuleForm(forms.Form):
             if name in FLAGS:
                 value = value == "yes"
             elif name in DAYS:
-                value = int(value) if value.strip().isdigit() else value
+                value = int(value) if value.strip().isdecimal() else value
             elif name in NUMBERS:
                 value = value.strip()
             when[name] = value
@@ -148,7 +148,7 @@ def rows_after(rows: list[dict], op: str) -> list[dict]:
     if verb == "add":
         rows.insert(max(len(rows) - 1, 0), {"action": Action.KEEP_USED})
         return rows
-    if not index.isdigit() or int(index) >= len(rows):
+    if not index.isdecimal() or int(index) >= len(rows):
         return rows
     index = int(index)
     if verb == "remove":

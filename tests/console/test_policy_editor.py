@@ -402,3 +402,18 @@ def test_a_policy_code_taken_or_not_a_slug_is_refused_beside_the_code(admin, clo
         assert answer.status_code == 400
         assert message in errors_beside(answer.content.decode(), "id_code")
     assert ReturnPolicy.objects.count() == 1
+
+
+def test_digits_that_are_not_decimal_are_bad_input_not_a_crash(admin, draft):
+    rules = [dict(rule) for rule in draft.rules]
+    rules[4] = {**rules[4], "when": {"days_since_redemption_max": "²"}}
+
+    saved = admin.post(edit_url(draft), editor_post(rules))
+    moved = admin.post(edit_url(draft), editor_post(draft.rules, op="up-²"))
+    diff = admin.get(reverse("console:policy_diff", kwargs={"policy_id": draft.policy_id}),
+                     {"from": "²"})
+
+    assert saved.status_code == 400
+    assert "whole number of days" in errors_beside(saved.content.decode(),
+                                                   "id_form-4-days_since_redemption_max")
+    assert moved.status_code == diff.status_code == 200

@@ -91,4 +91,4 @@ class PolicyDiff(ConsolePage):
 
 
 def _number(raw) -> int | None:
-    return int(raw) if raw and raw.isdigit() else None
+    return int(raw) if raw and raw.isdecimal() else None
