@@ -2,7 +2,7 @@
 through the service, engine errors beside their inputs, impact counts, publish, diff, roles."""
 
 import re
-from datetime import timedelta
+from datetime import UTC, datetime, time, timedelta
 
 import pytest
 from django.test import Client
@@ -233,8 +233,10 @@ def test_impact_replays_only_the_days_asked_for(admin, draft, history):
     draft = policy_draft_update(draft, rules, "user:pat")
     url = version_url(draft, "console:policy_version_impact")
     since, until = START.date() + timedelta(days=10), START.date() + timedelta(days=39)
-    expected = policy_impact(draft, date_from=START + timedelta(days=10),
-                             date_to=START + timedelta(days=40))
+    # Days are whole UTC days: from the first one's midnight to the midnight after the last.
+    first_midnight = datetime.combine(since, time(), UTC)
+    expected = policy_impact(draft, date_from=first_midnight,
+                             date_to=first_midnight + timedelta(days=30))
     assert 0 < expected["decisions"] < policy_impact(draft)["decisions"]
 
     html = admin.get(url, {"since": since.isoformat(), "until": until.isoformat()}).content
@@ -245,6 +247,10 @@ def test_impact_replays_only_the_days_asked_for(admin, draft, history):
     assert "must not be before the first day" in errors_beside(
         backwards.content.decode(), "id_until")
     assert b'id="impact-decisions"' not in backwards.content
+    # The last day there is: everything from `since` on, not an overflow.
+    to_the_end = admin.get(url, {"since": since.isoformat(), "until": "9999-12-31"}).content
+    from_since = policy_impact(draft, date_from=first_midnight)["decisions"]
+    assert f'id="impact-decisions">{from_since}<'.encode() in to_the_end
 
 
 def test_publish_asks_for_confirmation_then_freezes_the_version(admin, draft):

@@ -5,7 +5,7 @@ version and writes nothing; the page is where a policy admin confirms the publis
 counts are in front of them when they do.
 """
 
-from datetime import UTC, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 
 from django import forms
 from django.contrib import messages
@@ -47,7 +47,9 @@ class ImpactRange(forms.Form):
         since, until = self.cleaned_data.get("since"), self.cleaned_data.get("until")
         return {
             "date_from": datetime.combine(since, time(), UTC) if since else None,
-            "date_to": datetime.combine(until + timedelta(days=1), time(), UTC) if until else None,
+            # The last day there is has no day after it: no upper bound then.
+            "date_to": datetime.combine(until + timedelta(days=1), time(), UTC)
+            if until and until < date.max else None,
         }
 
 
