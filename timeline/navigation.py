@@ -20,6 +20,7 @@ ENTRIES = [
     NavEntry("Cases", "console:cases", Capability.RESOLVE_CASES),
     NavEntry("Approvals", "console:approvals", Capability.APPROVE_REFUNDS),
     NavEntry("Compensations", "console:compensations", Capability.APPROVE_COMPENSATION),
+    NavEntry("Policies", "console:policies", Capability.EDIT_POLICIES),
 ]
 
 

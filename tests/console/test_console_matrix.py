@@ -10,14 +10,20 @@ import pytest
 from django.urls import URLPattern, get_resolver, reverse
 
 from coupons.models import CommandRejection
+from coupons.services.policies import policy_create
+from refunds.models import ReturnPolicy
 from tests.console import queue_objects
 
 pytestmark = pytest.mark.django_db
 
 OK, DENIED = "ok", 403
+# Let in, but the matrix's empty form is bad input: answered in the page, nothing changes.
+BAD_INPUT = 400
 ROLES = ("support", "operator", "policy_admin")
 EVERYONE = dict.fromkeys(ROLES, OK)
 OPERATORS = {"support": DENIED, "operator": OK, "policy_admin": DENIED}
+POLICY_ADMINS = {"support": DENIED, "operator": DENIED, "policy_admin": OK}
+POLICY_ADMIN_FORMS = {**POLICY_ADMINS, "policy_admin": BAD_INPUT}
 
 # Console URLs that are not pages behind a capability.
 PUBLIC = {"login", "logout"}
@@ -39,6 +45,18 @@ CONSOLE_MATRIX = [
      lambda objects: {"compensation_id": objects["compensation"].pk}, OPERATORS),
     ("compensation-reject", "POST",
      lambda objects: {"compensation_id": objects["compensation"].pk}, OPERATORS),
+    ("policies", "GET", lambda objects: {}, EVERYONE),
+    ("policy_new", "GET", lambda objects: {}, POLICY_ADMINS),
+    ("policy_new", "POST", lambda objects: {}, POLICY_ADMIN_FORMS),
+    ("policy", "GET", lambda objects: {"policy_id": objects["policy"].pk}, EVERYONE),
+    ("policy_diff", "GET", lambda objects: {"policy_id": objects["policy"].pk}, EVERYONE),
+    ("policy_draft_new", "POST", lambda objects: {"policy_id": objects["policy"].pk},
+     POLICY_ADMINS),
+    ("policy_version", "GET", lambda objects: objects["published"], EVERYONE),
+    ("policy_version_edit", "GET", lambda objects: objects["draft"], POLICY_ADMINS),
+    ("policy_version_edit", "POST", lambda objects: objects["draft"], POLICY_ADMIN_FORMS),
+    ("policy_version_impact", "GET", lambda objects: objects["draft"], EVERYONE),
+    ("policy_version_publish", "POST", lambda objects: objects["draft"], POLICY_ADMIN_FORMS),
 ]
 
 
@@ -56,11 +74,18 @@ def test_every_console_url_has_a_row():
 @pytest.fixture
 def objects(db, coupon, template):
     """Ids the matrix rows need (a coupon, a case, a pending decision...), made once per test."""
+    default = ReturnPolicy.objects.get(code=ReturnPolicy.DEFAULT_CODE)
+    # A policy whose first version is still a draft (the default one has none, so a new draft
+    # of it can be made).
+    drafted = policy_create(code="matrix", name="Matrix policy", actor="user:matrix")
     return {
         "coupon": coupon,
         "case": queue_objects.late_payment_case(queue_objects.fresh_coupon(template)),
         "decision": queue_objects.pending_decision(queue_objects.fresh_coupon(template)),
         "compensation": queue_objects.proposal(queue_objects.fresh_coupon(template)),
+        "policy": default,
+        "published": {"policy_id": default.pk, "number": 1},
+        "draft": {"policy_id": drafted.pk, "number": 1},
     }
 
 
@@ -90,5 +115,6 @@ def test_each_role_gets_its_answer(signed_in, objects, role, name, method, kwarg
         assert answer.status_code in (200, 302), answer.status_code
     else:
         assert answer.status_code == expected[role]
-        assert CommandRejection.objects.filter(
-            op_type="CONSOLE", error_code="PERMISSION_DENIED").exists()
+    denial_recorded = CommandRejection.objects.filter(
+        op_type="CONSOLE", error_code="PERMISSION_DENIED").exists()
+    assert denial_recorded is (expected[role] == DENIED)
