@@ -23,6 +23,8 @@ PUBLIC = {"login", "logout"}
 CONSOLE_MATRIX = [
     ("home", "GET", lambda objects: {}, EVERYONE),
     ("coupon", "GET", lambda objects: {"coupon_id": objects["coupon"].pk}, EVERYONE),
+    ("coupon_timeline", "GET", lambda objects: {"coupon_id": objects["coupon"].pk}, EVERYONE),
+    ("coupon_ledger", "GET", lambda objects: {"coupon_id": objects["coupon"].pk}, EVERYONE),
 ]
 
 
