@@ -9,6 +9,7 @@ from coupons.models import ConflictCase, CouponOperation
 from coupons.services import CommandContext, coupon_release
 from coupons.services.cases import case_resolve
 from tests.conftest import lock
+from tests.console.history import long_history
 from tests.console.incident import incident_coupon
 from tests.safety import breakage
 
@@ -221,3 +222,37 @@ def test_ledger_rows_match_the_coupon_ledger(signed_in, template, clock):
     versions = re.findall(r'<tr id="op-(\d+)">', ledger)
     assert versions == [str(v) for v in CouponOperation.objects.filter(coupon=coupon)
                         .order_by("to_version").values_list("to_version", flat=True)]
+
+
+# One query per timeline source (11), the ledger page and its count, the coupon check and the
+# diagnosis, the state path, the session and the user's groups and permissions: fixed, whatever
+# the history's length.
+MAX_QUERIES = 32
+
+
+@pytest.fixture
+def thousand_rows(coupon, clock):
+    coupon = long_history(coupon, clock, ledger_rows=1000)
+    assert CouponOperation.objects.filter(coupon=coupon).count() == 1000
+    return coupon
+
+
+def test_a_coupon_with_1000_ledger_rows_costs_a_fixed_number_of_queries(
+    signed_in, thousand_rows, django_assert_max_num_queries,
+):
+    client = signed_in("support")
+    with django_assert_max_num_queries(MAX_QUERIES):
+        page = page_of(client, thousand_rows)
+    assert len(timeline_titles(page)) == 50
+    assert timeline_titles(page)[-1].endswith("(v1000)")
+    assert "page 20 of 20, 1000 rows" in section(page, "ledger")
+    earlier = re.search(r'href="([^"]+)"[^>]*rel="prev"', section(page, "timeline"))[1]
+
+    with django_assert_max_num_queries(MAX_QUERIES):
+        answer = client.get(earlier.replace("&amp;", "&"))
+    assert len(timeline_titles(answer.content.decode())) == 50
+    for name in ("coupon_timeline", "coupon_ledger"):
+        with django_assert_max_num_queries(MAX_QUERIES // 2):
+            partial = client.get(reverse(f"console:{name}", args=[thousand_rows.pk]),
+                                 {"ledger_page": 7}, HTTP_HX_REQUEST="true")
+        assert partial.status_code == 200
