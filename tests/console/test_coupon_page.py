@@ -246,6 +246,8 @@ def test_a_coupon_with_1000_ledger_rows_costs_a_fixed_number_of_queries(
     assert len(timeline_titles(page)) == 50
     assert timeline_titles(page)[-1].endswith("(v1000)")
     assert "page 20 of 20, 1000 rows" in section(page, "ledger")
+    # Successive orders reuse lanes: only a late redeem overlapping the next lease needs two.
+    assert 'class="tl" style="--lanes: 2"' in page
     earlier = re.search(r'href="([^"]+)"[^>]*rel="prev"', section(page, "timeline"))[1]
 
     with django_assert_max_num_queries(MAX_QUERIES):

@@ -63,14 +63,14 @@ def timeline_context(request, coupon) -> dict:
     page = coupon_timeline_page(
         coupon=coupon, can_see_details=can_see_details(request.user),
         before=cursor["before"], after=cursor["after"], start=cursor["from"])
-    lanes, entries = with_lanes(page.entries)
+    orders, entries, lane_count = with_lanes(page.entries)
     for e in entries:
         e["deep_link"] = f"?{_query(request, TIMELINE_PARAMS, **{'from': e['key']})}"
         e["actor"] = next((e["details"][k] for k in ACTOR_KEYS if k in e["details"]), "")
         e["more"] = {k: v for k, v in e["details"].items()
                      if k not in ACTOR_KEYS and k != "order_id"}
     return {
-        "entries": entries, "lanes": lanes,
+        "entries": entries, "orders": orders, "lane_count": lane_count,
         "paged": any(cursor.values()),
         "earlier": page.earlier and _links(request, coupon, "coupon_timeline", TIMELINE_PARAMS,
                                            before=page.earlier),
