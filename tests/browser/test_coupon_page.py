@@ -3,6 +3,7 @@
 import pytest
 
 from tests.browser.conftest import sign_in
+from tests.console.history import long_history
 from tests.console.incident import incident_coupon
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -35,3 +36,24 @@ def test_support_opens_the_incident_coupon_and_reads_its_timeline_in_order(
     page.wait_for_load_state()
     assert page.locator("#timeline .tl-entry:target .tl-title").inner_text() == (
         "REDEEM refused: TOKEN_MISMATCH")
+
+
+def test_support_pages_back_through_a_long_timeline_without_reloading(
+    page, person, coupon, clock,
+):
+    coupon = long_history(coupon, clock, ledger_rows=120)
+    person("support", "sam")
+    sign_in(page, "sam", next_path=f"/coupons/{coupon.pk}/")
+    titles = page.locator("#timeline .tl-title")
+    assert titles.last.inner_text().endswith("(v120)")
+    page.evaluate("window.notReloaded = true")
+
+    page.locator("#timeline").get_by_role("link", name="← Earlier").click()
+    page.wait_for_url("**before=*")
+
+    assert not titles.last.inner_text().endswith("(v120)")
+    assert page.evaluate("window.notReloaded") is True  # htmx swapped the timeline in place
+    page.locator("#ledger").get_by_role("link", name="← Earlier").click()
+    page.wait_for_url("**ledger_page=2*")
+    assert page.locator("#ledger tbody tr").first.get_attribute("id") == "op-51"
+    assert page.evaluate("window.notReloaded") is True
