@@ -46,6 +46,10 @@ urlpatterns = [
          policy_impact.ImpactPage.as_view(), name="policy_version_impact"),
     path("policies/<int:policy_id>/versions/<int:number>/publish/",
          policy_impact.Publish.as_view(), name="policy_version_publish"),
+    path("coupons/<int:coupon_id>/timeline/", coupon.CouponTimelinePart.as_view(),
+         name="coupon_timeline"),
+    path("coupons/<int:coupon_id>/ledger/", coupon.CouponLedgerPart.as_view(),
+         name="coupon_ledger"),
     path("login/", auth.SignIn.as_view(), name="login"),
     path("logout/", auth.SignOut.as_view(), name="logout"),
 ]

@@ -57,6 +57,8 @@ CONSOLE_MATRIX = [
     ("policy_version_edit", "POST", lambda objects: objects["draft"], POLICY_ADMIN_FORMS),
     ("policy_version_impact", "GET", lambda objects: objects["draft"], EVERYONE),
     ("policy_version_publish", "POST", lambda objects: objects["draft"], POLICY_ADMIN_FORMS),
+    ("coupon_timeline", "GET", lambda objects: {"coupon_id": objects["coupon"].pk}, EVERYONE),
+    ("coupon_ledger", "GET", lambda objects: {"coupon_id": objects["coupon"].pk}, EVERYONE),
 ]
 
 
