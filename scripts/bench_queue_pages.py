@@ -86,7 +86,7 @@ def run(args):
                   f"median {statistics.median(timings) * 1000:.1f} ms")
         with CaptureQueriesContext(connection) as queries:
             started = time.perf_counter()
-            answer = press(client, "decision-approve", decision_id=decisions[0].pk,
+            answer = press(client, "decision_approve", decision_id=decisions[0].pk,
                            action="RETURN")
             took = time.perf_counter() - started
         assert answer.status_code == 200 and b"RETURN" in answer.content

@@ -28,7 +28,7 @@ def test_approving_with_return_appends_a_return_row_and_answers_it_in_place(
     client = signed_in("operator")
     key = new_key()
 
-    answer = press(client, "decision-approve", key, decision_id=decision.pk, action="RETURN",
+    answer = press(client, "decision_approve", key, decision_id=decision.pk, action="RETURN",
                    note="customer confirmed")
 
     assert answer.status_code == 200
@@ -50,8 +50,8 @@ def test_a_double_submitted_approval_takes_effect_once_and_answers_the_first_res
     client = signed_in("operator")
     key = new_key()
 
-    first = press(client, "decision-approve", key, decision_id=decision.pk, action="RETURN")
-    second = press(client, "decision-approve", key, decision_id=decision.pk, action="RETURN")
+    first = press(client, "decision_approve", key, decision_id=decision.pk, action="RETURN")
+    second = press(client, "decision_approve", key, decision_id=decision.pk, action="RETURN")
 
     assert ledger(decision) == ["ISSUE", "LOCK", "REDEEM", "RETURN"]
     returned = CouponOperation.objects.get(coupon_id=decision.coupon_id, op_type="RETURN")
@@ -63,9 +63,9 @@ def test_a_double_submitted_approval_takes_effect_once_and_answers_the_first_res
 def test_the_same_key_with_another_choice_is_refused_and_changes_nothing(signed_in, decision):
     client = signed_in("operator")
     key = new_key()
-    press(client, "decision-approve", key, decision_id=decision.pk, action="RETURN")
+    press(client, "decision_approve", key, decision_id=decision.pk, action="RETURN")
 
-    other = press(client, "decision-approve", key, decision_id=decision.pk, action="VOID")
+    other = press(client, "decision_approve", key, decision_id=decision.pk, action="VOID")
 
     assert other.status_code == 422
     assert "IDEMPOTENCY_KEY_REUSED" in text(other)
@@ -75,7 +75,7 @@ def test_the_same_key_with_another_choice_is_refused_and_changes_nothing(signed_
 def test_a_plain_form_post_redirects_to_the_queue_with_the_result(signed_in, decision):
     client = signed_in("operator")
 
-    answer = press(client, "decision-approve", htmx=False, decision_id=decision.pk,
+    answer = press(client, "decision_approve", htmx=False, decision_id=decision.pk,
                    action="RETURN")
 
     assert answer.status_code == 302 and answer["Location"] == "/approvals/"
@@ -87,7 +87,7 @@ def test_without_javascript_the_action_asks_for_confirmation_first(signed_in, de
     client = signed_in("operator")
     key = new_key()
 
-    answer = press(client, "decision-approve", key, htmx=False, confirmed=False,
+    answer = press(client, "decision_approve", key, htmx=False, confirmed=False,
                    decision_id=decision.pk, action="RETURN")
 
     assert answer.status_code == 200
@@ -101,7 +101,7 @@ def test_without_javascript_the_action_asks_for_confirmation_first(signed_in, de
 def test_a_manual_review_needs_the_operator_to_choose_the_coupons_fate(signed_in, decision):
     client = signed_in("operator")
 
-    answer = press(client, "decision-approve", decision_id=decision.pk, note="ok")
+    answer = press(client, "decision_approve", decision_id=decision.pk, note="ok")
 
     assert answer.status_code == 200
     assert re.search(r'id="approvedecisionform-\d+-action".*?This field is required',
@@ -114,12 +114,12 @@ def test_a_manual_review_needs_the_operator_to_choose_the_coupons_fate(signed_in
 def test_reject_needs_a_reason_then_leaves_the_coupon_used(signed_in, decision):
     client = signed_in("operator")
 
-    blank = press(client, "decision-reject", decision_id=decision.pk, note="")
+    blank = press(client, "decision_reject", decision_id=decision.pk, note="")
     decision.refresh_from_db()
     assert decision.status == "PENDING_APPROVAL"
     assert re.search(r'id="rejectform-\d+-note".*?This field is required', text(blank), re.S)
 
-    rejected = press(client, "decision-reject", decision_id=decision.pk, note="fraud ring")
+    rejected = press(client, "decision_reject", decision_id=decision.pk, note="fraud ring")
 
     decision.refresh_from_db()
     assert (decision.status, decision.review_note) == ("REJECTED", "fraud ring")
@@ -129,15 +129,15 @@ def test_reject_needs_a_reason_then_leaves_the_coupon_used(signed_in, decision):
 
 def test_a_decision_no_longer_pending_answers_its_error_code_in_the_page(signed_in, decision):
     client = signed_in("operator")
-    press(client, "decision-approve", decision_id=decision.pk, action="RETURN")
+    press(client, "decision_approve", decision_id=decision.pk, action="RETURN")
 
-    late = press(client, "decision-reject", decision_id=decision.pk, note="too late")
+    late = press(client, "decision_reject", decision_id=decision.pk, note="too late")
 
     assert late.status_code == 409
     assert late["X-Console-Fragment"] == "1"  # console.js swaps it in beside the form
     assert "INVALID_STATE" in text(late) and "not waiting for this" in text(late)
     assert "<form" not in text(late)  # decided: no buttons left, not even empty ones
-    plain = press(client, "decision-reject", htmx=False, decision_id=decision.pk, note="again")
+    plain = press(client, "decision_reject", htmx=False, decision_id=decision.pk, note="again")
     assert plain.status_code == 409 and "INVALID_STATE" in text(plain)
     assert "<html" in text(plain)
 
@@ -172,7 +172,7 @@ def test_support_sees_the_queue_but_no_buttons(signed_in, decision):
 def test_a_support_post_is_refused_with_the_403_page_and_recorded(signed_in, decision):
     client = signed_in("support")
 
-    answer = press(client, "decision-approve", decision_id=decision.pk, action="RETURN")
+    answer = press(client, "decision_approve", decision_id=decision.pk, action="RETURN")
 
     assert answer.status_code == 403
     assert "approve_refunds" in text(answer)
@@ -213,13 +213,13 @@ def test_a_decision_the_policy_made_is_approved_as_it_is(
     assert "default version 2" in page and "rule 1: Full refunds return the coupon" in page
     assert "What happens to the coupon" not in page  # nothing to choose
 
-    other = press(client, "decision-approve", decision_id=decided.pk, action="VOID")
+    other = press(client, "decision_approve", decision_id=decided.pk, action="VOID")
 
     assert other.status_code == 400
     assert "VALIDATION_ERROR" in text(other) and "This decision is RETURN." in text(other)
     assert ledger(decided) == ["ISSUE", "LOCK", "REDEEM"]
 
-    press(client, "decision-approve", decision_id=decided.pk, action="")
+    press(client, "decision_approve", decision_id=decided.pk, action="")
 
     assert ledger(decided) == ["ISSUE", "LOCK", "REDEEM", "RETURN"]
 
@@ -227,7 +227,7 @@ def test_a_decision_the_policy_made_is_approved_as_it_is(
 def test_a_forged_unprintable_key_is_refused_before_anything_runs(signed_in, decision):
     client = signed_in("operator")
 
-    answer = press(client, "decision-approve", "bad\x07key", decision_id=decision.pk,
+    answer = press(client, "decision_approve", "bad\x07key", decision_id=decision.pk,
                    action="RETURN")
 
     assert answer.status_code == 200
@@ -244,11 +244,11 @@ def test_an_action_without_the_csrf_token_is_refused(make_person, decision):
     page = text(client.get("/approvals/"))
     token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
 
-    forged = press(client, "decision-approve", decision_id=decision.pk, action="RETURN")
+    forged = press(client, "decision_approve", decision_id=decision.pk, action="RETURN")
 
     assert forged.status_code == 403
     assert ledger(decision) == ["ISSUE", "LOCK", "REDEEM"]
-    signed = press(client, "decision-approve", decision_id=decision.pk, action="RETURN",
+    signed = press(client, "decision_approve", decision_id=decision.pk, action="RETURN",
                    csrfmiddlewaretoken=token)
     assert signed.status_code == 200
     assert ledger(decision) == ["ISSUE", "LOCK", "REDEEM", "RETURN"]

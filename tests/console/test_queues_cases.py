@@ -25,7 +25,7 @@ def test_applying_a_compensating_redeem_locks_and_redeems_for_the_paid_order(sig
     client = signed_in("operator")
     key = new_key()
 
-    answer = press(client, "case-resolve", key, case_id=case.pk, action="APPLY",
+    answer = press(client, "case_resolve", key, case_id=case.pk, action="APPLY",
                    note="payment P-A is real")
 
     assert answer.status_code == 200
@@ -47,8 +47,8 @@ def test_resolving_twice_with_the_same_form_redeems_once(signed_in, case):
     client = signed_in("operator")
     key = new_key()
 
-    press(client, "case-resolve", key, case_id=case.pk, action="APPLY", note="paid")
-    again = press(client, "case-resolve", key, case_id=case.pk, action="APPLY", note="paid")
+    press(client, "case_resolve", key, case_id=case.pk, action="APPLY", note="paid")
+    again = press(client, "case_resolve", key, case_id=case.pk, action="APPLY", note="paid")
 
     assert again.status_code == 200 and "Already done" in text(again)
     assert ledger(case) == ["ISSUE", "LOCK", "RELEASE", "LOCK", "REDEEM"]
@@ -57,7 +57,7 @@ def test_resolving_twice_with_the_same_form_redeems_once(signed_in, case):
 def test_resolving_by_hand_writes_no_ledger_row(signed_in, case):
     client = signed_in("operator")
 
-    press(client, "case-resolve", case_id=case.pk, action="RESOLVE", note="refunded by phone")
+    press(client, "case_resolve", case_id=case.pk, action="RESOLVE", note="refunded by phone")
 
     case.refresh_from_db()
     assert (case.status, case.resolution) == ("RESOLVED", "MANUAL")
@@ -67,7 +67,7 @@ def test_resolving_by_hand_writes_no_ledger_row(signed_in, case):
 def test_a_reason_is_required_and_nothing_changes_without_it(signed_in, case):
     client = signed_in("operator")
 
-    answer = press(client, "case-resolve", case_id=case.pk, action="APPLY", note="  ")
+    answer = press(client, "case_resolve", case_id=case.pk, action="APPLY", note="  ")
 
     assert answer.status_code == 200
     assert re.search(r'id="caseresolveform-\d+-note".*?This field is required', text(answer),
@@ -83,7 +83,7 @@ def test_a_case_that_cannot_be_applied_any_more_shows_the_refusal(signed_in, cas
     lock(case.coupon, ctx, order_id="order-B")  # another order took the coupon meanwhile
     client = signed_in("operator")
 
-    answer = press(client, "case-resolve", case_id=case.pk, action="APPLY", note="paid")
+    answer = press(client, "case_resolve", case_id=case.pk, action="APPLY", note="paid")
 
     assert answer.status_code == 409
     assert "INVALID_STATE" in text(answer)
@@ -95,7 +95,7 @@ def test_a_case_that_cannot_be_applied_any_more_shows_the_refusal(signed_in, cas
 def test_open_cases_come_first_and_the_filter_shows_each_kind(signed_in, case, template):
     resolved = late_payment_case(fresh_coupon(template), order_id="order-Z")
     client = signed_in("operator")
-    press(client, "case-resolve", case_id=resolved.pk, action="DISMISS", note="duplicate")
+    press(client, "case_resolve", case_id=resolved.pk, action="DISMISS", note="duplicate")
     newest_open = late_payment_case(fresh_coupon(template), order_id="order-N")
 
     page = text(client.get("/cases/"))
@@ -109,7 +109,7 @@ def test_open_cases_come_first_and_the_filter_shows_each_kind(signed_in, case, t
 
 def test_support_sees_cases_without_evidence_notes_or_buttons(signed_in, case):
     operator = signed_in("operator")
-    press(operator, "case-resolve", case_id=case.pk, action="RESOLVE", note="secret remedy")
+    press(operator, "case_resolve", case_id=case.pk, action="RESOLVE", note="secret remedy")
 
     assert "secret remedy" in text(operator.get("/cases/"))
 
@@ -122,7 +122,7 @@ def test_support_sees_cases_without_evidence_notes_or_buttons(signed_in, case):
 
 
 def test_a_support_post_is_refused_and_the_case_stays_open(signed_in, case):
-    answer = press(signed_in("support"), "case-resolve", case_id=case.pk, action="RESOLVE",
+    answer = press(signed_in("support"), "case_resolve", case_id=case.pk, action="RESOLVE",
                    note="x")
     assert answer.status_code == 403
     case.refresh_from_db()

@@ -22,7 +22,7 @@ def test_a_proposal_from_the_console_is_approved_only_by_another_operator(
     redeem = redeemed(coupon)
     client = signed_in("operator", "alice")
 
-    made = press(client, "compensation-propose", coupon_id=coupon.pk, operation_id=redeem.pk,
+    made = press(client, "compensation_propose", coupon_id=coupon.pk, operation_id=redeem.pk,
                  reason="redeemed by mistake")
 
     assert made.status_code == 200
@@ -31,7 +31,7 @@ def test_a_proposal_from_the_console_is_approved_only_by_another_operator(
         "REVERSE_OPERATION", "PROPOSED", "user:alice")
     assert f'id="compensation-{compensation.pk}"' in text(made)
 
-    own = press(client, "compensation-approve", compensation_id=compensation.pk)
+    own = press(client, "compensation_approve", compensation_id=compensation.pk)
 
     assert own.status_code == 403
     assert "SAME_OPERATOR" in text(own)
@@ -42,7 +42,7 @@ def test_a_proposal_from_the_console_is_approved_only_by_another_operator(
     assert ops(coupon) == ["ISSUE", "LOCK", "REDEEM"]
 
     client = signed_in("operator", "bob")
-    approved = press(client, "compensation-approve", compensation_id=compensation.pk,
+    approved = press(client, "compensation_approve", compensation_id=compensation.pk,
                      note="checked the order")
 
     assert approved.status_code == 200
@@ -59,8 +59,8 @@ def test_a_double_submitted_approval_appends_one_reverse_row(signed_in, coupon):
     client = signed_in("operator", "bob")
     key = new_key()
 
-    press(client, "compensation-approve", key, compensation_id=compensation.pk)
-    again = press(client, "compensation-approve", key, compensation_id=compensation.pk)
+    press(client, "compensation_approve", key, compensation_id=compensation.pk)
+    again = press(client, "compensation_approve", key, compensation_id=compensation.pk)
 
     assert again.status_code == 200 and "Already done" in text(again)
     assert ops(coupon) == ["ISSUE", "LOCK", "REDEEM", "REVERSE"]
@@ -70,13 +70,13 @@ def test_reject_needs_a_reason_and_writes_no_ledger_row(signed_in, coupon):
     compensation = proposal(coupon)
     client = signed_in("operator", "bob")
 
-    blank = press(client, "compensation-reject", compensation_id=compensation.pk, note="")
+    blank = press(client, "compensation_reject", compensation_id=compensation.pk, note="")
 
     assert re.search(r'id="rejectform-\d+-note".*?This field is required', text(blank), re.S)
     compensation.refresh_from_db()
     assert compensation.status == "PROPOSED"
 
-    press(client, "compensation-reject", compensation_id=compensation.pk, note="order was fine")
+    press(client, "compensation_reject", compensation_id=compensation.pk, note="order was fine")
 
     compensation.refresh_from_db()
     assert (compensation.status, compensation.decision_note) == ("REJECTED", "order was fine")
@@ -86,7 +86,7 @@ def test_reject_needs_a_reason_and_writes_no_ledger_row(signed_in, coupon):
 def test_invalid_proposal_input_shows_field_errors_and_proposes_nothing(signed_in, coupon):
     client = signed_in("operator")
 
-    answer = press(client, "compensation-propose", coupon_id="", operation_id="x",
+    answer = press(client, "compensation_propose", coupon_id="", operation_id="x",
                    amount="-5", reason="")
 
     page = text(answer)
@@ -100,7 +100,7 @@ def test_invalid_proposal_input_shows_field_errors_and_proposes_nothing(signed_i
 def test_proposing_for_an_operation_of_another_coupon_answers_not_found(signed_in, coupon):
     client = signed_in("operator")
 
-    answer = press(client, "compensation-propose", coupon_id=coupon.pk, operation_id=999999,
+    answer = press(client, "compensation_propose", coupon_id=coupon.pk, operation_id=999999,
                    reason="why not")
 
     assert answer.status_code == 404
@@ -126,7 +126,7 @@ def test_support_sees_proposals_without_amounts_reasons_or_buttons(signed_in, co
 def test_a_support_post_is_refused_and_nothing_is_decided(signed_in, coupon):
     compensation = proposal(coupon)
 
-    answer = press(signed_in("support"), "compensation-approve",
+    answer = press(signed_in("support"), "compensation_approve",
                    compensation_id=compensation.pk)
 
     assert answer.status_code == 403

@@ -40,7 +40,7 @@ def test_eight_racing_submissions_of_one_approval_form_return_the_coupon_once(
     key = new_key()
 
     def submit(client):
-        answer = press(client, "decision-approve", key, decision_id=decision.pk,
+        answer = press(client, "decision_approve", key, decision_id=decision.pk,
                        action="RETURN")
         return answer.status_code, text(answer)
 
@@ -60,7 +60,7 @@ def test_two_operators_approving_at_once_return_the_coupon_once(make_person, dec
                for client in signed_in_clients(make_person("operator", name))]
 
     def approve(client):
-        return press(client, "decision-approve", decision_id=decision.pk,
+        return press(client, "decision_approve", decision_id=decision.pk,
                      action="RETURN").status_code
 
     statuses = sorted(value for _, value in race(*(lambda c=c: approve(c) for c in clients)))
