@@ -37,9 +37,11 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection
 from rest_framework.exceptions import ValidationError
 
+from config.request_context import bound
 from coupons import clock
 from coupons.errors import CouponError
 from coupons.events.intake import fact_receive
+from coupons.metrics import FACTS_CONSUMED
 from coupons.models import ServiceClient
 
 log = logging.getLogger(__name__)
@@ -114,7 +116,7 @@ class FactConsumer:
 
     def __init__(self, *, client: ServiceClient, url: str | None = None,
                  exchange: str = EXCHANGE, queue: str = QUEUE, prefetch: int = 20):
-        self.client_id = client.pk
+        self.client_id, self.client_actor = client.pk, client.actor
         self.url = url or settings.BROKER_URL
         self.exchange, self.queue = exchange, queue
         self.dead_letter_queue = queue + DEAD_LETTER_SUFFIX
@@ -158,6 +160,7 @@ class FactConsumer:
                     continue
                 outcome = self._take(method, properties, body)
                 report.counts[outcome] += 1
+                FACTS_CONSUMED.labels(outcome=outcome).inc()
                 if outcome == "RETRY":
                     if once:
                         break
@@ -175,6 +178,11 @@ class FactConsumer:
         return min(MIN_BACKOFF_SECONDS * 2 ** (retries - 1), MAX_BACKOFF_SECONDS)
 
     def _take(self, method, properties, body: bytes) -> str:
+        with bound(request_id=properties.message_id or f"delivery-{method.delivery_tag}",
+                   client=self.client_actor):
+            return self._handle(method, properties, body)
+
+    def _handle(self, method, properties, body: bytes) -> str:
         headers = properties.headers or {}
         try:
             answer = handle(body, headers, self.client_id)
