@@ -147,24 +147,23 @@ class FactConsumer:
         """Consume; with `once`, return when the queue is idle or on the first transient
         failure (its message stays queued). Broker errors end the run with `error` set."""
         stop = stop or threading.Event()
-        report = ConsumeReport()
+        report, retries_in_a_row = ConsumeReport(), 0
         try:
             self.connect()
             messages = self.channel.consume(self.queue, inactivity_timeout=IDLE_SECONDS)
             for method, properties, body in messages:
-                if method is None:
-                    if once:
-                        break
-                    if stop.is_set():
+                if method is None:  # idle for IDLE_SECONDS
+                    if once or stop.is_set():
                         break
                     continue
                 outcome = self._take(method, properties, body)
                 report.counts[outcome] += 1
                 FACTS_CONSUMED.labels(outcome=outcome).inc()
-                if outcome == "RETRY":
+                retries_in_a_row = retries_in_a_row + 1 if outcome == "RETRY" else 0
+                if retries_in_a_row:
                     if once:
                         break
-                    stop.wait(self.backoff(report.counts["RETRY"]))
+                    stop.wait(self.backoff(retries_in_a_row))
                 if stop.is_set():
                     break
             self.channel.cancel()  # unacked prefetched messages go back to the queue

@@ -15,13 +15,13 @@ import collections
 import os
 
 from django.db import transaction
-from django.db.models import Count, Min
 from prometheus_client import (
     REGISTRY,
     CollectorRegistry,
     Counter,
     generate_latest,
     multiprocess,
+    start_http_server,
 )
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
@@ -61,39 +61,31 @@ class StateCollector:
         return []  # registering must not query the database
 
     def collect(self):
-        from coupons.models import (
-            CaseStatus,
-            ConflictCase,
-            CouponStatus,
-            ExpiryWarning,
-            LockStatus,
-            OutboxEvent,
-            UserCoupon,
-        )
+        # Imported here: the services import this module (to count commands) and these
+        # modules import the services.
+        from coupons import selectors
+        from coupons.relay import outbox_lag
 
-        now = clock.now()
-        backlog = OutboxEvent.objects.filter(published_at__isnull=True).aggregate(
-            rows=Count("id"), oldest=Min("created_at"))
+        lag = outbox_lag()
         yield GaugeMetricFamily("coupons_outbox_unpublished", "Outbox rows not yet published.",
-                                value=backlog["rows"])
-        age = (now - backlog["oldest"]).total_seconds() if backlog["oldest"] else 0.0
+                                value=lag.unpublished)
+        age = lag.oldest_age.total_seconds() if lag.oldest_age is not None else 0.0
         yield GaugeMetricFamily("coupons_outbox_oldest_unpublished_age_seconds",
                                 "Age of the oldest unpublished outbox row (0: none).", value=age)
         yield GaugeMetricFamily(
             "coupons_leases_expired_unreleased",
             "LOCKED coupons whose lease has ended and that no scanner released yet.",
-            value=UserCoupon.objects.filter(status=CouponStatus.LOCKED,
-                                            lock_expires_at__lte=now).count())
-        yield GaugeMetricFamily(
-            "coupons_conflict_cases_open", "Conflict cases waiting for an operator.",
-            value=ConflictCase.objects.filter(status=CaseStatus.OPEN).count())
-        yield CounterMetricFamily(
-            "coupons_expiry_warnings", "CouponExpiresBeforeFinalPayment warnings sent.",
-            value=ExpiryWarning.objects.count())
+            value=selectors.expired_leases_unreleased_count(now=clock.now()))
+        yield GaugeMetricFamily("coupons_conflict_cases_open",
+                                "Conflict cases waiting for an operator.",
+                                value=selectors.open_case_count())
+        sent, still_open = selectors.expiry_warning_counts()
+        yield CounterMetricFamily("coupons_expiry_warnings",
+                                  "CouponExpiresBeforeFinalPayment warnings sent.", value=sent)
         yield GaugeMetricFamily(
             "coupons_expiry_warnings_open",
             "Warned presale leases still active (the buyer has not paid or closed yet).",
-            value=ExpiryWarning.objects.filter(lock__status=LockStatus.ACTIVE).count())
+            value=still_open)
 
 
 STATE = CollectorRegistry(auto_describe=False)
@@ -109,3 +101,9 @@ def metrics_page() -> bytes:
     else:
         registry = REGISTRY
     return generate_latest(registry) + generate_latest(STATE)
+
+
+def serve_process_metrics(port: int) -> None:
+    """A worker's own counters (relay, consumer) on 127.0.0.1:`port`, for a Prometheus agent
+    on the same host: never on a public address. The state gauges are the web's /metrics."""
+    start_http_server(port, addr="127.0.0.1")

@@ -1,11 +1,15 @@
 """`manage.py consume_facts`: facts from the broker take the inbox's path of POST /events."""
 
 import json
+import socket
+import threading
+import time
+import urllib.request
 from datetime import timedelta
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.db import OperationalError, transaction
+from django.db import OperationalError, connection, transaction
 
 from coupons import facts_consumer
 from coupons.models import ConflictCase, CouponOperation, InboxMessage, UserCoupon
@@ -211,3 +215,46 @@ def test_dead_letter_details_are_json(clock, service_client, facts_broker, make_
     [letter] = facts_broker.dead_letters()
     assert json.loads(letter["headers"]["dead_letter_details"]) == {
         "payload": {"order_id": ["This field is required."]}}
+
+
+def test_metrics_port_serves_the_consumers_counters_on_localhost(
+    clock, service_client, facts_broker
+):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    facts_broker.publish(b"nope")
+
+    call_command("consume_facts", "--once", "--client", "order-service", "--metrics-port",
+                 str(port), "--exchange", facts_broker.exchange, "--queue", facts_broker.queue)
+
+    page = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+    assert 'coupons_facts_consumed_total{outcome="DEAD_LETTERED"}' in page
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_long_running_consumer_takes_facts_as_they_come_until_stopped(
+    coupons, clock, service_client, facts_broker, make_consumer
+):
+    consumer, stop = make_consumer(service_client[0]), threading.Event()
+    reports = []
+    loop = threading.Thread(target=lambda: (reports.append(consumer.run(once=False, stop=stop)),
+                                            connection.close()))
+    loop.start()
+    try:
+        time.sleep(0.3)  # real time: the consumer is waiting on the empty queue
+        facts_broker.publish(story(clock)[0])
+        deadline = time.monotonic() + 10
+        while UserCoupon.objects.get(user_id="u1").status != "USED":
+            assert time.monotonic() < deadline, "the fact was not consumed"
+            time.sleep(0.1)
+    finally:
+        stop.set()
+        loop.join(10)
+    assert not loop.is_alive()
+    assert reports[0].counts == {"PROCESSED": 1} and reports[0].error is None
+
+
+def test_back_off_doubles_per_retry_in_a_row_up_to_the_ceiling():
+    backoff = facts_consumer.FactConsumer.backoff
+    assert [backoff(n) for n in (1, 2, 3, 7, 20)] == [0.5, 1.0, 2.0, 30.0, 30.0]

@@ -10,6 +10,7 @@ from coupons.facts_consumer import (
     QUEUE,
     FactConsumer,
 )
+from coupons.metrics import serve_process_metrics
 from coupons.models import ServiceClient
 
 
@@ -28,12 +29,16 @@ class Command(BaseCommand):
         parser.add_argument("--exchange", default=EXCHANGE)
         parser.add_argument("--queue", default=QUEUE)
         parser.add_argument("--prefetch", type=int, default=20)
+        parser.add_argument("--metrics-port", type=int, default=None,
+                            help="Serve this process's counters on 127.0.0.1:PORT/metrics.")
 
-    def handle(self, *args, client, once, exchange, queue, prefetch, **options):
+    def handle(self, *args, client, once, exchange, queue, prefetch, metrics_port, **options):
         sender = ServiceClient.objects.filter(name=client, is_active=True).first()
         if sender is None:
             raise CommandError(f"No active service client named {client!r} "
                                "(manage.py create_service_client).")
+        if metrics_port is not None:
+            serve_process_metrics(metrics_port)
         consumer = FactConsumer(client=sender, exchange=exchange, queue=queue, prefetch=prefetch)
         try:
             if once:
@@ -60,6 +65,7 @@ class Command(BaseCommand):
             while not stop.is_set():
                 report = consumer.run(once=False, stop=stop)
                 if report.error is None:
+                    backoff = MIN_BACKOFF_SECONDS
                     continue
                 self.stderr.write(f"broker error: {report.error!r}; retrying in {backoff:.1f}s")
                 stop.wait(backoff)
