@@ -106,7 +106,9 @@ def handle(body: bytes, headers: dict, client_id: int) -> dict:
         raise Transient(f"database unavailable: {error}") from None
     except (Poison, Transient):
         raise
-    except Exception as error:  # a bug: over HTTP a 500, which the sender retries
+    except Exception as error:
+        # A bug (over HTTP, a 500). Retrying here would stall the queue behind one message
+        # until a release: dead-lettered with the error, re-driven once fixed.
         log.exception("fact consumer: unexpected error")
         raise Poison("INTERNAL_ERROR", f"{type(error).__name__}: {error}") from None
 
