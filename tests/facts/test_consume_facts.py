@@ -258,3 +258,33 @@ def test_the_long_running_consumer_takes_facts_as_they_come_until_stopped(
 def test_back_off_doubles_per_retry_in_a_row_up_to_the_ceiling():
     backoff = facts_consumer.FactConsumer.backoff
     assert [backoff(n) for n in (1, 2, 3, 7, 20)] == [0.5, 1.0, 2.0, 30.0, 30.0]
+
+
+def test_one_message_id_over_http_and_the_broker_is_one_fact(
+    coupons, clock, api, service_client, facts_broker, make_consumer
+):
+    body = story(clock)[0]
+    assert api.generic("POST", "/api/v1/events", body,
+                       content_type="application/json").json()["status"] == "PROCESSED"
+    facts_broker.publish(body)
+
+    report = make_consumer(service_client[0]).run(once=True)
+
+    assert report.counts == {"DUPLICATE": 1}
+    assert InboxMessage.objects.count() == 1
+
+
+def test_a_deactivated_clients_messages_wait_in_the_queue(
+    clock, service_client, facts_broker, make_consumer
+):
+    client = service_client[0]
+    consumer = make_consumer(client)
+    client.is_active = False
+    client.save(update_fields=["is_active"])
+    facts_broker.publish(event_body("m1", "OrderClosed", clock.now(), order_id="O1"))
+
+    report = consumer.run(once=True)
+
+    assert report.counts == {"RETRY": 1}
+    assert facts_broker.waiting() == 1 and facts_broker.dead_letters() == []
+    assert not InboxMessage.objects.exists()
