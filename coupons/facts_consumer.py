@@ -76,6 +76,10 @@ class ConsumeReport:
 
 
 def decode(body: bytes) -> object:
+    # The limit POST /events has (Django refuses a larger body before parsing it).
+    if len(body) > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
+        raise Poison("VALIDATION_ERROR", "The body is too large.",
+                     {"size": len(body), "limit": settings.DATA_UPLOAD_MAX_MEMORY_SIZE})
     try:
         return json.loads(body)
     except (UnicodeDecodeError, ValueError, RecursionError) as error:

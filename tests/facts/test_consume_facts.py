@@ -12,7 +12,13 @@ from django.core.management import CommandError, call_command
 from django.db import OperationalError, connection, transaction
 
 from coupons import facts_consumer
-from coupons.models import ConflictCase, CouponOperation, InboxMessage, UserCoupon
+from coupons.models import (
+    ConflictCase,
+    CouponOperation,
+    InboxMessage,
+    OutboxEvent,
+    UserCoupon,
+)
 from coupons.services import coupon_issue, service_client_create
 from tests.conftest import START, lock
 from tests.events.test_presale import presale_template
@@ -76,6 +82,8 @@ def end_state() -> dict:
             "payment_id")),
         "cases": sorted(ConflictCase.objects.values_list(
             "coupon__user_id", "order_id", "fact_type", "status", "recommendation")),
+        "events": sorted(OutboxEvent.objects.values_list(
+            "coupon__user_id", "event_type", "payload__state_version")),
     }
 
 
@@ -287,4 +295,18 @@ def test_a_deactivated_clients_messages_wait_in_the_queue(
 
     assert report.counts == {"RETRY": 1}
     assert facts_broker.waiting() == 1 and facts_broker.dead_letters() == []
+    assert not InboxMessage.objects.exists()
+
+
+def test_a_body_larger_than_post_events_accepts_is_dead_lettered(
+    clock, service_client, facts_broker, make_consumer, settings
+):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 100
+    body = event_body("m1", "OrderClosed", clock.now(), order_id="O" * 60)
+    facts_broker.publish(body)
+
+    make_consumer(service_client[0]).run(once=True)
+
+    [letter] = facts_broker.dead_letters()
+    assert letter["details"] == {"size": len(body), "limit": 100}
     assert not InboxMessage.objects.exists()
