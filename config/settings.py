@@ -141,6 +141,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         timeout=20, transaction_mode="IMMEDIATE"
     )
+    # Tests run in memory, as with the plain backend: said explicitly because pytest-django
+    # (xdist) only recognises the plain backend's default and would name a file instead.
+    DATABASES["default"].setdefault("TEST", {}).setdefault("NAME", ":memory:")
 
 # django-prometheus's wrappers of the same backends count queries, errors and connections.
 DATABASES["default"]["ENGINE"] = DATABASES["default"]["ENGINE"].replace(
