@@ -16,6 +16,8 @@ class NavEntry:
 
 # Console pages add their entry here, in the order the bar shows them.
 ENTRIES = [
+    NavEntry("Dashboard", "console:home", Capability.READ),
+    NavEntry("Search", "console:search", Capability.READ),
     # The queues show to the people who act on them; support may still open them read-only.
     NavEntry("Cases", "console:cases", Capability.RESOLVE_CASES),
     NavEntry("Approvals", "console:approvals", Capability.APPROVE_REFUNDS),
