@@ -284,6 +284,7 @@ class Command(BaseCommand):
         self.expired(story, t)
         self.voided(story, t)
         self.mistaken_redeem(story, t)
+        self.last_day(story, t, real_now)
         return incident
 
     def incident(self, story: Story, template) -> UserCoupon:
@@ -414,6 +415,26 @@ class Command(BaseCommand):
         story.release_by_handler(coupon, locked, actor=LEASE_SCANNER, reason="lease expired")
         story.at(34, "12:00")
         story.refused(story.lock, coupon, "order_demo_1403", "99.00")
+
+    def last_day(self, story: Story, t: dict, real_now: datetime) -> None:
+        """Checkouts over the last day, so the dashboard's hourly chart shows traffic: most
+        redeem, some first try an order below the threshold (refused), some payments fail."""
+        for n, hours_ago in enumerate((23, 21, 18, 16, 13, 11, 9, 7, 5, 3, 2)):
+            order = f"order_demo_30{n:02d}"
+            story.clock.set(real_now - timedelta(hours=hours_ago, minutes=40))
+            coupon = story.issue(t["amount"], f"user_demo_30{n:02d}")
+            story.later(minutes=10)
+            if n % 3 == 2:
+                story.refused(story.lock, coupon, f"{order}_small", "120.00")
+                story.later(minutes=5)
+            locked = story.lock(coupon, order, "260.00")
+            story.later(minutes=3)
+            if n % 4 == 3:
+                coupon_release(coupon_id=coupon.pk, lease=story.proof(locked),
+                               reason="payment failed",
+                               ctx=story.ctx(ORDER_SERVICE, f"{order}:release"))
+            else:
+                story.redeem(coupon, locked, f"payment_{order}")
 
     def expired(self, story: Story, t: dict) -> None:
         # Fixed window ended on day 20; the expiry scanner expires the unused coupon.
@@ -583,7 +604,8 @@ class Command(BaseCommand):
         out("  coupons:   " + ", ".join(f"{s} {counts.get(s, 0)}" for s in CouponStatus.values))
         out(f"  refusals:  {', '.join(story.refusals)} (see each coupon's rejection log)")
         out(f"  incident:  coupon {incident.pk} of {INCIDENT_USER}: {INCIDENT_ORDER_A} locked, "
-            f"order closed, {INCIDENT_ORDER_B} locked, A's late redeem refused, B redeemed")
+            f"order closed, {INCIDENT_ORDER_B} locked, A's late payment refused (conflict case "
+            "opened), B redeemed")
         if users:
             out("  logins:    " + ", ".join(
                 f"{name} / {password}" for name, password, _, _ in DEMO_USERS if name in users))
