@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from coupons.models import CouponStatus
 from coupons.selectors import template_list
-from timeline.search import SORTS, VALIDITY, SearchFilters, coupon_matches, coupon_search
+from timeline.search import KINDS, SORTS, VALIDITY, SearchFilters, coupon_matches, coupon_search
 from timeline.views.access import ConsolePage
 
 PAGE_SIZE = 25
@@ -67,7 +67,8 @@ class Search(ConsolePage):
             return render(request, "console/search.html", context, status=404)
         for coupon in page:
             coupon.matched_by = matches.get(coupon.pk, []) if matches else []
-        kinds = sorted({kind for found in (matches or {}).values() for kind in found})
+        kinds = sorted({kind for found in (matches or {}).values() for kind in found},
+                       key=KINDS.index)
         context.update(page=page, filters=filters, matched_kinds=kinds,
                        sort_links=sort_links(request, filters))
         return render(request, "console/search.html", context)

@@ -419,7 +419,7 @@ class Command(BaseCommand):
     def last_day(self, story: Story, t: dict, real_now: datetime) -> None:
         """Checkouts over the last day, so the dashboard's hourly chart shows traffic: most
         redeem, some first try an order below the threshold (refused), some payments fail."""
-        for n, hours_ago in enumerate((23, 21, 18, 16, 13, 11, 9, 7, 5, 3, 2)):
+        for n, hours_ago in enumerate((22, 21, 18, 16, 13, 11, 9, 7, 5, 3, 2)):
             order = f"order_demo_30{n:02d}"
             story.clock.set(real_now - timedelta(hours=hours_ago, minutes=40))
             coupon = story.issue(t["amount"], f"user_demo_30{n:02d}")
