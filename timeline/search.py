@@ -10,14 +10,17 @@ the list page asks for (a count and a page: two more queries).
 import uuid
 from dataclasses import dataclass
 
-from django.db.models import Exists, OuterRef, Q, QuerySet, Value
-from django.db.models.functions import Lower
+from django.db.models import BigIntegerField, Exists, OuterRef, Q, QuerySet, Value
+from django.db.models.fields.json import KT
+from django.db.models.functions import Cast, Lower
 
 from coupons import clock
 from coupons.models import (
     CaseStatus,
     ConflictCase,
     CouponLock,
+    FactType,
+    OrderFact,
     Redemption,
     UserCoupon,
 )
@@ -64,8 +67,11 @@ def coupon_matches(text: str) -> dict[int, list[str]]:
         # Every lease an order ever took names its coupon, so an order that was released (or
         # lost the coupon to another order) still finds it.
         CouponLock.objects.filter(order_id=text).values_list("coupon_id", Value(ORDER)),
-        # An order known only from a case (its payment came after the coupon moved on).
+        # An order known only from a case (its payment came after the coupon moved on), or
+        # from a presale deposit whose LOCK was refused (the fact names the coupon).
         ConflictCase.objects.filter(order_id=text).values_list("coupon_id", Value(ORDER)),
+        UserCoupon.objects.filter(pk__in=deposit_coupon_ids(text)).values_list(
+            "id", Value(ORDER)),
         RefundCoupon.objects.filter(order_id=text).values_list("coupon_id", Value(ORDER)),
         Redemption.objects.filter(payment_id=text).values_list("coupon_id", Value(PAYMENT)),
         ConflictCase.objects.filter(payment_id=text).values_list("coupon_id", Value(PAYMENT)),
@@ -86,6 +92,13 @@ def coupon_matches(text: str) -> dict[int, list[str]]:
     for kinds in matches.values():
         kinds.sort(key=KINDS.index)
     return matches
+
+
+def deposit_coupon_ids(order_id: str) -> QuerySet:
+    """The coupon ids the order's DepositPaid facts asked to lock (as text in the payload)."""
+    return OrderFact.objects.filter(
+        order_id=order_id, fact_type=FactType.DEPOSIT_PAID,
+    ).annotate(coupon_ref=Cast(KT("payload__coupon_id"), BigIntegerField())).values("coupon_ref")
 
 
 def as_uuid(text: str) -> uuid.UUID | None:

@@ -60,6 +60,29 @@ def test_each_kind_of_id_goes_straight_to_its_coupon(support, story, key):
     assert answer["Location"] == reverse("console:coupon", args=[story["coupon"].pk])
 
 
+def test_a_presale_order_whose_deposit_could_not_lock_finds_the_coupon(support, story, send,
+                                                                       ctx):
+    # Order-C holds the coupon; this order's deposit fact asked for it and was refused.
+    lock(story["coupon"], ctx, order_id="order-C")
+    outcome = send("DepositPaid", order_id="order-late-deposit", coupon_id=story["coupon"].pk,
+                   user_id="u1", order_amount="500.00",
+                   final_payment_deadline="2026-07-01T00:00:00+00:00")
+    assert outcome["outcome"]["action"] == "LOCK_REFUSED"
+
+    answer = support.get(SEARCH, {"q": "order-late-deposit"})
+
+    assert answer["Location"] == reverse("console:coupon", args=[story["coupon"].pk])
+
+
+def test_a_deposit_naming_no_existing_coupon_finds_nothing(support, story, send):
+    send("DepositPaid", order_id="order-ghost", coupon_id=999999, user_id="u1",
+         order_amount="500.00", final_payment_deadline="2026-07-01T00:00:00+00:00")
+
+    answer = support.get(SEARCH, {"q": "order-ghost"})
+
+    assert answer.status_code == 200 and coupon_ids_listed(answer) == []
+
+
 def test_an_id_matching_several_coupons_lists_them_and_says_how_each_matched(
         support, story, template, ctx):
     other = coupon_issue(template_id=template.pk, user_id="u1", ctx=ctx).coupon
