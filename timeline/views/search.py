@@ -15,11 +15,13 @@ PAGE_SIZE = 25
 
 class SearchForm(forms.Form):
     q = forms.CharField(required=False, max_length=128, strip=True, label="Id")
-    status = forms.ChoiceField(required=False, choices=[("", "Any status"), *CouponStatus.choices])
+    status = forms.ChoiceField(required=False, choices=[("", "Any status"), *CouponStatus.choices],
+                               widget=forms.Select(attrs={"aria-label": "Status"}))
     template = forms.TypedChoiceField(required=False, coerce=int, empty_value=None,
-                                      label="Template")
+                                      widget=forms.Select(attrs={"aria-label": "Template"}))
     validity = forms.ChoiceField(required=False, choices=[("", "Any validity"),
-                                                          *VALIDITY.items()])
+                                                          *VALIDITY.items()],
+                                 widget=forms.Select(attrs={"aria-label": "Validity"}))
     open_case = forms.BooleanField(required=False, label="Has an open case")
     sort = forms.ChoiceField(required=False, choices=[
         (name, name) for column in SORTS for name in (column, f"-{column}")])
