@@ -1,9 +1,12 @@
 """`manage.py seed_demo`: console users, a service client, templates and coupons in every state.
 
-Every coupon history here is made by calling coupons.services, exactly as the order service, the
-event handlers and the scanners would: the ledger, leases, redemptions, outbox and rejection log
-are the ones the real commands write, so the console and the per-coupon check show true data.
-Histories are laid over the last 40 days with a FrozenClock, so their times read like real ones.
+Every coupon history here is made the way production makes it: commands call coupons.services
+as the order service and the scanners do, and order, payment and refund facts go through the
+inbox (`Story.deliver`, the code path of POST /api/v1/events), whose handlers lock, redeem,
+release, decide refunds and open conflict cases. The ledger, leases, redemptions, outbox, cases,
+settlements, compensations and rejection log are the ones the real code writes, so the console,
+its queues and the per-coupon check show true data. Histories are laid over the last 40 days
+with a FrozenClock, so their times read like real ones.
 """
 
 from datetime import datetime, timedelta
