@@ -69,6 +69,11 @@ def test_the_chart_counts_commands_and_refusals_in_hour_buckets(signed_in, clock
                                            "2026-06-01T14:00:00+00:00")]
     assert all(hours[h] == [f"{h[11:16]} UTC: 0 commands", f"{h[11:16]} UTC: 0 refusals"]
                for h in quiet)
+    # One scale for both series: the busiest hour (1) fills the plot, a quiet one is flat.
+    heights = dict(re.findall(
+        r'data-hour="([^"]+)">\s*<rect class="commands" [^>]*height="([\d.]+)"', page))
+    assert heights["2026-06-01T14:00:00+00:00"] == "176.0"
+    assert heights["2026-06-01T13:00:00+00:00"] == "0.0"
 
 
 def test_leases_ending_within_the_hour_are_listed(signed_in, clock, template, ctx):
