@@ -140,3 +140,48 @@ def test_seed_demo_leaves_a_mistaken_redeem_proposed_for_reversal():
     )
     assert proposal.operation.actor == "user:operator"  # the operator's mistaken redeem
     assert proposal.coupon.status == CouponStatus.USED
+
+
+def test_seed_demo_sends_the_incident_as_facts_and_opens_its_case():
+    from coupons.models import ConflictCase, InboxMessage
+
+    seed()
+
+    coupon = UserCoupon.objects.get(user_id=INCIDENT_USER)
+    facts = InboxMessage.objects.filter(order_id__in=["order_demo_A", "order_demo_B"])
+    assert [(m.fact_type, m.order_id) for m in facts.order_by("received_at", "id")] == [
+        ("OrderClosed", "order_demo_A"),
+        ("PaymentSucceeded", "order_demo_A"),
+        ("PaymentSucceeded", "order_demo_B"),
+    ]
+    case = ConflictCase.objects.get(coupon=coupon)
+    assert (case.order_id, case.payment_id, case.status, case.recommendation) == (
+        "order_demo_A", "payment_demo_PA", "OPEN", "ORDER_DISCOUNT_REFUND")
+    assert case.evidence["refused_with"] == "TOKEN_MISMATCH"
+    # The coordinator released A on the close and redeemed B on its payment.
+    assert [op.actor for op in coupon.operations.filter(op_type__in=["RELEASE", "REDEEM"])] == [
+        "system:coordinator", "system:coordinator"]
+
+
+def test_seed_demo_settles_a_presale_under_each_strategy():
+    from coupons.models import PresaleSettlement
+
+    seed()
+
+    settled = {(s.strategy, s.result) for s in PresaleSettlement.objects.all()}
+    assert {
+        ("STRICT", "REDEEMED"), ("LOCK_HONORS", "REDEEMED"), ("STRICT", "PAID_IN_FULL"),
+        ("SUBSTITUTE", "SUBSTITUTED"), ("SUBSTITUTE", "COMPENSATED"),
+    } <= settled
+
+
+def test_seed_demo_leaves_work_in_every_operator_queue():
+    from coupons.models import ConflictCase
+    from refunds.models import Compensation, RefundCoupon
+
+    seed()
+
+    assert ConflictCase.objects.filter(status="OPEN").count() >= 1
+    assert RefundCoupon.objects.filter(status="PENDING_APPROVAL").count() >= 2
+    proposed = set(Compensation.objects.filter(status="PROPOSED").values_list("kind", flat=True))
+    assert {"REVERSE_OPERATION", "PRESALE_EXPIRED_COUPON"} <= proposed

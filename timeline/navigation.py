@@ -16,6 +16,8 @@ class NavEntry:
 
 # Console pages add their entry here, in the order the bar shows them.
 ENTRIES = [
+    NavEntry("Dashboard", "console:home", Capability.READ),
+    NavEntry("Search", "console:search", Capability.READ),
     # The queues show to the people who act on them; support may still open them read-only.
     NavEntry("Cases", "console:cases", Capability.RESOLVE_CASES),
     NavEntry("Approvals", "console:approvals", Capability.APPROVE_REFUNDS),
@@ -27,7 +29,9 @@ ENTRIES = [
 def console_nav(request) -> dict:
     """Context processor: the entries this person may open, and which one is current."""
     user = getattr(request, "user", None)
-    if user is None or not user.is_authenticated:
+    # DRF pages (the API docs) render with the API's caller as the user: a service client has
+    # no groups and no navigation.
+    if user is None or not user.is_authenticated or not hasattr(user, "has_perm"):
         return {"console_nav": []}
     entries = []
     for entry in ENTRIES:

@@ -10,12 +10,14 @@ from timeline.views import (
     queues_approvals,
     queues_cases,
     queues_compensations,
+    search,
 )
 
 app_name = "console"
 
 urlpatterns = [
     path("", home.Home.as_view(), name="home"),
+    path("search/", search.Search.as_view(), name="search"),
     path("coupons/<int:coupon_id>/", coupon.CouponPage.as_view(), name="coupon"),
     path("cases/", queues_cases.CaseQueue.as_view(), name="cases"),
     path("cases/<int:case_id>/resolve", queues_cases.CaseResolve.as_view(), name="case_resolve"),

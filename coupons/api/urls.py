@@ -2,6 +2,7 @@ from django.urls import path, register_converter
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from . import compensation_views, event_views, policy_views, refund_views, views
+from .docs import sign_in_first
 
 
 class DatabaseIdConverter:
@@ -69,6 +70,8 @@ urlpatterns = [
     path("return-policies/<dbid:policy_id>/versions/<dbid:number>/preview",
          refund_views.PolicyVersionPreviewApi.as_view(), name="policy-version-preview"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
-    path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),
+    path("docs/", sign_in_first(SpectacularSwaggerView.as_view(url_name="api:schema")),
+         name="docs"),
+    path("redoc/", sign_in_first(SpectacularRedocView.as_view(url_name="api:schema")),
+         name="redoc"),
 ]

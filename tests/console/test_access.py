@@ -100,3 +100,34 @@ def test_an_action_without_a_declared_capability_fails_closed(rf, make_person):
 
 def test_reads_need_the_read_capability(rf, make_person):
     assert Undeclared.as_view()(person_request(rf, make_person(None), "get")).status_code == 403
+
+
+def test_every_role_sees_the_dashboard_and_search_in_the_navigation(signed_in):
+    for role in ("support", "operator", "policy_admin"):
+        page = signed_in(role, f"{role}-nav").get("/search/").content.decode()
+        assert '<a href="/">Dashboard</a>' in page, role
+        assert '<a href="/search/" aria-current="page">Search</a>' in page, role
+
+
+@pytest.mark.parametrize("docs", ["/api/v1/docs/", "/api/v1/redoc/"])
+def test_api_docs_send_a_signed_out_visitor_to_the_console_sign_in(client, docs):
+    answer = client.get(docs)
+
+    assert answer.status_code == 302
+    assert answer["Location"] == f"{reverse('console:login')}?next={docs}"
+
+
+@pytest.mark.parametrize("docs", ["/api/v1/docs/", "/api/v1/redoc/"])
+def test_api_docs_open_for_a_signed_in_person(signed_in, docs):
+    answer = signed_in("support").get(docs)
+
+    assert answer.status_code == 200
+    assert b"/api/v1/schema/" in answer.content
+
+
+def test_the_schema_still_answers_api_clients_not_the_sign_in_page(client, service_client):
+    _, key = service_client
+    assert client.get("/api/v1/schema/").status_code == 401
+    assert client.get("/api/v1/schema/", HTTP_AUTHORIZATION=f"Token {key}").status_code == 200
+    # A client sending a key to the docs page is answered by the API, never redirected.
+    assert client.get("/api/v1/docs/", HTTP_AUTHORIZATION=f"Token {key}").status_code == 200

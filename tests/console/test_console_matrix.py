@@ -30,6 +30,7 @@ PUBLIC = {"login", "logout"}
 
 CONSOLE_MATRIX = [
     ("home", "GET", lambda objects: {}, EVERYONE),
+    ("search", "GET", lambda objects: {}, EVERYONE),
     ("coupon", "GET", lambda objects: {"coupon_id": objects["coupon"].pk}, EVERYONE),
     # Support reads the queues but presses none of their buttons.
     ("cases", "GET", lambda objects: {}, EVERYONE),

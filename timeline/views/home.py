@@ -1,8 +1,17 @@
+"""The dashboard: what waits for a person, and the last day's commands and refusals."""
+
 from django.shortcuts import render
 
+from timeline.charts import hour_chart
+from timeline.dashboard import EXPIRES_BEFORE_FINAL_PAYMENT, dashboard_get
 from timeline.views.access import ConsolePage
 
 
 class Home(ConsolePage):
     def get(self, request):
-        return render(request, "console/home.html")
+        dashboard = dashboard_get()
+        return render(request, "console/home.html", {
+            "dashboard": dashboard,
+            "chart": hour_chart(dashboard.hours),
+            "expires_event": EXPIRES_BEFORE_FINAL_PAYMENT,
+        })

@@ -1,9 +1,12 @@
 """`manage.py seed_demo`: console users, a service client, templates and coupons in every state.
 
-Every coupon history here is made by calling coupons.services, exactly as the order service, the
-event handlers and the scanners would: the ledger, leases, redemptions, outbox and rejection log
-are the ones the real commands write, so the console and the per-coupon check show true data.
-Histories are laid over the last 40 days with a FrozenClock, so their times read like real ones.
+Every coupon history here is made the way production makes it: commands call coupons.services
+as the order service and the scanners do, and order, payment and refund facts go through the
+inbox (`Story.deliver`, the code path of POST /api/v1/events), whose handlers lock, redeem,
+release, decide refunds and open conflict cases. The ledger, leases, redemptions, outbox, cases,
+settlements, compensations and rejection log are the ones the real code writes, so the console,
+its queues and the per-coupon check show true data. Histories are laid over the last 40 days
+with a FrozenClock, so their times read like real ones.
 """
 
 from datetime import datetime, timedelta
@@ -16,6 +19,7 @@ from django.core.management.base import BaseCommand
 from django.db.models import Count
 from django.utils import timezone
 
+from coupons.api.event_serializers import PAYLOADS
 from coupons.capabilities import CLIENT_GRANTS
 from coupons.clock import FrozenClock, use_clock
 from coupons.errors import CouponError
@@ -39,7 +43,6 @@ from coupons.services import (
     coupon_release,
     coupon_renew,
     coupon_void,
-    refund_receive,
     service_client_create,
     template_create,
 )
@@ -66,7 +69,6 @@ ORDER_CLOSED_HANDLER = "system:coordinator"
 LEASE_SCANNER = "system:lease-scanner"
 EXPIRY_SCANNER = "system:expiry-scanner"
 GRANTS = "system:campaign-grant"
-REFUND_SERVICE = "client:demo-refund-service"
 
 
 def demo_exists() -> bool:
@@ -83,6 +85,21 @@ class Story:
         self.clock = clock
         self.start = start
         self.refusals = []
+        self.sender: ServiceClient | None = None  # the demo client, once made
+
+    def deliver(self, fact_type: str, order_id: str, message_id: str = "", **payload) -> dict:
+        """Send a fact as the order, payment or refund service does: validated by the API's
+        payload serializer, then into the inbox (POST /api/v1/events). Answers its outcome."""
+        checked = PAYLOADS[fact_type](data={"order_id": order_id, **payload})
+        checked.is_valid(raise_exception=True)
+        outcome = inbox_receive(
+            message_id=message_id or f"msg_{fact_type}_{order_id}", fact_type=fact_type,
+            order_id=order_id, occurred_at=self.clock.now(), payload=dict(checked.data),
+            sender=ORDER_SERVICE, sender_scope=self.sender.idempotency_scope,
+        ).message.outcome
+        if "error_code" in outcome:
+            self.refusals.append(outcome["error_code"])
+        return outcome
 
     def at(self, day: int, hhmm: str) -> datetime:
         """Move the clock to `day` days after the start, at hh:mm UTC."""
@@ -172,6 +189,7 @@ class Command(BaseCommand):
             client, key = service_client_create(
                 name=DEMO_CLIENT, capabilities=CLIENT_GRANTS.values(), fact_types=FactType.values
             )
+            story.sender = client
             templates = self.create_templates(story, real_now)
             incident = self.seed_coupons(story, templates, real_now)
             self.seed_refunds(story, templates, real_now)
@@ -231,6 +249,18 @@ class Command(BaseCommand):
                     hour=0, minute=0, second=0, microsecond=0),
                 expiry_during_lock=ExpiryDuringLock.STRICT,
             ),
+            "honours": dict(
+                code="demo-presale-honoured", name="Presale: 40 off 400, honoured past expiry",
+                kind=CouponKind.AMOUNT_OFF, face_value=Decimal("40.00"),
+                min_order_amount=Decimal("400.00"), valid_days=30,
+                expiry_during_lock=ExpiryDuringLock.LOCK_HONORS,
+            ),
+            "strict": dict(
+                code="demo-presale-strict", name="Presale: 40 off 400, lapses if unpaid in time",
+                kind=CouponKind.AMOUNT_OFF, face_value=Decimal("40.00"),
+                min_order_amount=Decimal("400.00"), valid_days=30,
+                expiry_during_lock=ExpiryDuringLock.STRICT,
+            ),
             "substitute": dict(
                 code="demo-20-off-substitute", name="20 off 150, substituted if it lapses in lock",
                 kind=CouponKind.AMOUNT_OFF, face_value=Decimal("20.00"),
@@ -251,34 +281,36 @@ class Command(BaseCommand):
     def seed_coupons(self, story: Story, t: dict, real_now: datetime) -> UserCoupon:
         incident = self.incident(story, t["amount"])
         self.used(story, t)
+        self.presales_past_validity(story, t)
         self.locked(story, t, real_now)
         self.available(story, t)
         self.expired(story, t)
         self.voided(story, t)
         self.mistaken_redeem(story, t)
+        self.last_day(story, t, real_now)
         return incident
 
     def incident(self, story: Story, template) -> UserCoupon:
-        """The seed's incident, replayed on today's code: the late redeem is refused."""
+        """The seed's incident, replayed on today's code as the facts arrived: the late payment
+        is refused and opens a conflict case for an operator."""
         story.at(30, "09:12")
         coupon = story.issue(template, INCIDENT_USER)
 
         story.at(32, "20:41")
-        locked_a = story.lock(coupon, INCIDENT_ORDER_A, "268.00")
-        # 20:43 order A is paid, but the payment callback is delayed in the queue.
+        story.lock(coupon, INCIDENT_ORDER_A, "268.00")
+        # 20:43 order A is paid, but the payment callback is delayed in the queue. The order
+        # service's close job sees no payment and closes the order; the coordinator releases.
         story.at(32, "20:56")
-        story.release_by_handler(
-            coupon, locked_a, actor=ORDER_CLOSED_HANDLER,
-            reason=f"order {INCIDENT_ORDER_A} closed: no payment seen before the close timeout",
-        )
+        story.deliver(FactType.ORDER_CLOSED, INCIDENT_ORDER_A)
         story.at(32, "21:02")
-        locked_b = story.lock(coupon, INCIDENT_ORDER_B, "312.00")
-        # A's callback finally arrives. It still carries A's token and version: TOKEN_MISMATCH,
-        # logged by the service; in the old system this (coupon id only) marked the coupon USED.
+        story.lock(coupon, INCIDENT_ORDER_B, "312.00")
+        # A's payment fact finally arrives. The coordinator proves A's stored lease, which has
+        # ended: TOKEN_MISMATCH (in the old system this, by coupon id only, marked it USED),
+        # and a conflict case recommends refunding A its discount.
         story.at(32, "21:04")
-        story.refused(story.redeem, coupon, locked_a, "payment_demo_PA")
+        story.deliver(FactType.PAYMENT_SUCCEEDED, INCIDENT_ORDER_A, payment_id="payment_demo_PA")
         story.at(32, "21:05")
-        story.redeem(coupon, locked_b, "payment_demo_PB")
+        story.deliver(FactType.PAYMENT_SUCCEEDED, INCIDENT_ORDER_B, payment_id="payment_demo_PB")
         return coupon
 
     def used(self, story: Story, t: dict) -> None:
@@ -297,23 +329,55 @@ class Command(BaseCommand):
         story.later(minutes=1)
         story.redeem(coupon, locked, "payment_demo_1301")
 
-        # Presale: LOCK at deposit, leased until the final-payment deadline plus a day of grace;
-        # REDEEM at final payment, twelve days later.
+        # Presale: the deposit fact locks, leased until the final-payment deadline plus a day
+        # of grace; the final payment fact redeems, twelve days later, inside the validity.
         story.at(5, "10:00")
         coupon = story.issue(t["presale"], "user_demo_1004")
         story.at(8, "20:00")
-        locked = story.lock(coupon, "order_demo_1401", "1299.00",
-                            lease_until=story.start + timedelta(days=21))
+        self.deposit(story, coupon, "order_demo_1401", "1299.00",
+                     deadline=story.start + timedelta(days=20))
         story.at(20, "09:31")
-        story.redeem(coupon, locked, "payment_demo_1401_final")
+        story.deliver(FactType.FINAL_PAYMENT_SUCCEEDED, "order_demo_1401",
+                      payment_id="payment_demo_1401_final")
+
+    @staticmethod
+    def deposit(story: Story, coupon, order_id: str, amount: str, *, deadline) -> dict:
+        return story.deliver(
+            FactType.DEPOSIT_PAID, order_id, coupon_id=coupon.pk, user_id=coupon.user_id,
+            order_amount=amount, final_payment_deadline=deadline.isoformat(),
+            quote_id=f"quote_{order_id}",
+        )
+
+    def presales_past_validity(self, story: Story, t: dict) -> None:
+        """A presale whose coupon lapses between deposit and final payment, under each
+        strategy: honoured, paid in full (STRICT), substituted, and compensated when no
+        substitute fits (a proposal waiting for an operator)."""
+        deadline = story.start + timedelta(days=35)
+        cases = [
+            ("honours", "user_demo_1010", "order_demo_2101", []),
+            ("strict", "user_demo_1011", "order_demo_2102", []),
+            ("substitute", "user_demo_1012", "order_demo_2103", ["amount"]),
+            ("substitute", "user_demo_1013", "order_demo_2104", []),
+        ]
+        for template, user_id, order_id, spares in cases:
+            story.at(2, "10:00")  # valid for 30 days: until day 32
+            coupon = story.issue(t[template], user_id)
+            for spare in spares:  # a coupon of the same kind the final payment may use instead
+                story.at(20, "10:00")
+                story.issue(t[spare], user_id)
+            story.at(26, "19:30")
+            self.deposit(story, coupon, order_id, "600.00", deadline=deadline)
+            story.at(34, "11:15")
+            story.deliver(FactType.FINAL_PAYMENT_SUCCEEDED, order_id,
+                          payment_id=f"payment_{order_id}_final")
 
     def locked(self, story: Story, t: dict, real_now: datetime) -> None:
         # A presale deposit paid four days ago; final payment is due in three days.
         story.at(6, "12:00")
         coupon = story.issue(t["presale"], "user_demo_1005")
         story.at(36, "21:15")
-        story.lock(coupon, "order_demo_1501", "1588.00",
-                   lease_until=real_now + timedelta(days=4))
+        self.deposit(story, coupon, "order_demo_1501", "1588.00",
+                     deadline=real_now + timedelta(days=3))
 
         # An order being paid right now: locked, then its lease renewed once.
         story.at(30, "09:40")
@@ -354,6 +418,26 @@ class Command(BaseCommand):
         story.release_by_handler(coupon, locked, actor=LEASE_SCANNER, reason="lease expired")
         story.at(34, "12:00")
         story.refused(story.lock, coupon, "order_demo_1403", "99.00")
+
+    def last_day(self, story: Story, t: dict, real_now: datetime) -> None:
+        """Checkouts over the last day, so the dashboard's hourly chart shows traffic: most
+        redeem, some first try an order below the threshold (refused), some payments fail."""
+        for n, hours_ago in enumerate((22, 21, 18, 16, 13, 11, 9, 7, 5, 3, 2)):
+            order = f"order_demo_30{n:02d}"
+            story.clock.set(real_now - timedelta(hours=hours_ago, minutes=40))
+            coupon = story.issue(t["amount"], f"user_demo_30{n:02d}")
+            story.later(minutes=10)
+            if n % 3 == 2:
+                story.refused(story.lock, coupon, f"{order}_small", "120.00")
+                story.later(minutes=5)
+            locked = story.lock(coupon, order, "260.00")
+            story.later(minutes=3)
+            if n % 4 == 3:
+                coupon_release(coupon_id=coupon.pk, lease=story.proof(locked),
+                               reason="payment failed",
+                               ctx=story.ctx(ORDER_SERVICE, f"{order}:release"))
+            else:
+                story.redeem(coupon, locked, f"payment_{order}")
 
     def expired(self, story: Story, t: dict) -> None:
         # Fixed window ended on day 20; the expiry scanner expires the unused coupon.
@@ -407,12 +491,11 @@ class Command(BaseCommand):
     def seed_refunds(self, story: Story, t: dict, real_now: datetime) -> None:
         """After-sale decisions under the default return policy, sent the way the refund
         service sends them: POST refunds (refund_receive) or a RefundSucceeded fact."""
-        def refund(order_id, amount, refund_type, **extra):
-            return refund_receive(
-                refund_id=f"refund_{order_id}", order_id=order_id,
-                payment_id=f"payment_{order_id}", refund_amount=Decimal(amount),
-                refund_type=refund_type, ctx=story.ctx(REFUND_SERVICE, f"refund_{order_id}"),
-                **extra,
+        def refund(order_id, amount, refund_type, risk_flag=False):
+            return story.deliver(
+                FactType.REFUND_SUCCEEDED, order_id, refund_id=f"refund_{order_id}",
+                payment_id=f"payment_{order_id}", refund_amount=amount,
+                refund_type=refund_type, risk_flag=risk_flag,
             )
 
         # A full refund two days after payment: the coupon comes back (RETURN).
@@ -450,15 +533,13 @@ class Command(BaseCommand):
         story.at(20, "10:00")
         coupon = story.issue(t["presale"], "user_demo_1008")
         story.at(30, "20:00")
-        self.fact(story, FactType.DEPOSIT_PAID, "order_demo_1802", {
-            "coupon_id": coupon.pk, "user_id": coupon.user_id, "order_amount": "1200.00",
-            "final_payment_deadline": (real_now + timedelta(days=5)).isoformat(),
-        })
+        self.deposit(story, coupon, "order_demo_1802", "1200.00",
+                     deadline=real_now + timedelta(days=5))
         story.at(31, "09:00")
-        self.fact(story, FactType.REFUND_SUCCEEDED, "order_demo_1802", {
-            "payment_id": "payment_order_demo_1802_deposit", "refund_id": "refund_order_demo_1802",
-            "refund_amount": "200.00", "refund_type": "FULL",
-        })
+        story.deliver(FactType.REFUND_SUCCEEDED, "order_demo_1802",
+                      payment_id="payment_order_demo_1802_deposit",
+                      refund_id="refund_order_demo_1802", refund_amount="200.00",
+                      refund_type="FULL")
 
         # A refund flagged by the risk check waits for an operator (MANUAL_REVIEW).
         story.at(21, "10:00")
@@ -470,14 +551,15 @@ class Command(BaseCommand):
         story.at(37, "10:30")
         refund("order_demo_1901", "490.00", "FULL", risk_flag=True)
 
-    @staticmethod
-    def fact(story: Story, fact_type: str, order_id: str, payload: dict) -> None:
-        inbox_receive(
-            message_id=f"msg_{fact_type}_{order_id}", fact_type=fact_type, order_id=order_id,
-            occurred_at=story.clock.now(), payload={"order_id": order_id, **payload},
-            sender=ORDER_SERVICE,
-            sender_scope=ServiceClient.objects.get(name=DEMO_CLIENT).idempotency_scope,
-        )
+        # Another flagged one, from yesterday: the approvals queue has two to decide.
+        story.at(25, "10:00")
+        coupon = story.issue(t["percent"], "user_demo_1014")
+        story.at(38, "12:10")
+        locked = story.lock(coupon, "order_demo_1902", "360.00")
+        story.later(minutes=2)
+        story.redeem(coupon, locked, "payment_order_demo_1902")
+        story.at(39, "09:45")
+        refund("order_demo_1902", "306.00", "FULL", risk_flag=True)
 
     def mistaken_redeem(self, story: Story, t: dict) -> None:
         """A redeem an operator made by mistake, and a colleague's proposal to reverse it.
@@ -487,29 +569,20 @@ class Command(BaseCommand):
         full in the meantime. The admin proposes reversing that REDEEM; the proposal waits for
         a second person (sign in as `operator`: GET /api/v1/compensations, then approve).
         """
-        from coupons.events.inbox import inbox_receive
         from coupons.models import OperationType
         from coupons.services.cases import case_resolve
         from coupons.services.compensation_propose import compensation_propose
 
         order, payment = "order_demo_2001", "payment_demo_2001"
 
-        def fact(fact_type, **payload):
-            return inbox_receive(
-                message_id=f"{order}:{fact_type}", fact_type=fact_type, order_id=order,
-                occurred_at=story.clock.now(), payload={"order_id": order, **payload},
-                sender=ORDER_SERVICE,
-                sender_scope=ServiceClient.objects.get(name=DEMO_CLIENT).idempotency_scope,
-            ).message.outcome
-
         story.at(33, "10:00")
         coupon = story.issue(t["amount"], "user_demo_1007")
         story.at(36, "18:05")
         story.lock(coupon, order, "245.00")
         story.at(36, "18:35")
-        fact(FactType.ORDER_CLOSED)
+        story.deliver(FactType.ORDER_CLOSED, order)
         story.at(36, "18:41")
-        case_id = fact(FactType.PAYMENT_SUCCEEDED, payment_id=payment)["case_id"]
+        case_id = story.deliver(FactType.PAYMENT_SUCCEEDED, order, payment_id=payment)["case_id"]
         story.at(37, "09:20")
         case_resolve(case_id=case_id, action="APPLY", note="late payment: redeem for it",
                      ctx=story.ctx("user:operator", f"case-{case_id}-apply"))
@@ -534,7 +607,8 @@ class Command(BaseCommand):
         out("  coupons:   " + ", ".join(f"{s} {counts.get(s, 0)}" for s in CouponStatus.values))
         out(f"  refusals:  {', '.join(story.refusals)} (see each coupon's rejection log)")
         out(f"  incident:  coupon {incident.pk} of {INCIDENT_USER}: {INCIDENT_ORDER_A} locked, "
-            f"order closed, {INCIDENT_ORDER_B} locked, A's late redeem refused, B redeemed")
+            f"order closed, {INCIDENT_ORDER_B} locked, A's late payment refused (conflict case "
+            "opened), B redeemed")
         if users:
             out("  logins:    " + ", ".join(
                 f"{name} / {password}" for name, password, _, _ in DEMO_USERS if name in users))

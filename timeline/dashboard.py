@@ -1,0 +1,109 @@
+"""Reads for the console's dashboard: what needs a person now, and the last day's traffic.
+
+Every figure is one grouped or aggregated query, so the page costs the same number of queries
+however many coupons, ledger rows or outbox events there are.
+"""
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.db.models import Count, Min
+from django.db.models.functions import TruncHour
+
+from coupons import clock
+from coupons.models import (
+    CaseStatus,
+    CommandRejection,
+    ConflictCase,
+    CouponOperation,
+    CouponStatus,
+    OutboxEvent,
+    UserCoupon,
+)
+from refunds.models import Compensation, RefundCoupon
+
+# Published by the presale helper when a deposit's coupon lapses before its final payment.
+EXPIRES_BEFORE_FINAL_PAYMENT = "CouponExpiresBeforeFinalPayment"
+EXPIRING_WINDOW = timedelta(hours=1)
+CHART_HOURS = 24
+# The dashboard lists at most this many leases and cases; the rest are a count and a link.
+LISTED = 8
+
+
+@dataclass(frozen=True)
+class HourBucket:
+    starts_at: datetime
+    commands: int
+    refusals: int
+
+
+@dataclass(frozen=True)
+class Dashboard:
+    now: datetime
+    coupons_by_state: list[tuple[str, int]]
+    open_cases: int
+    oldest_open_cases: list[ConflictCase]
+    refunds_pending: int
+    compensations_pending: int
+    expiring_leases: list[UserCoupon]
+    expiring_lease_count: int
+    outbox_unpublished: int
+    outbox_oldest_unpublished_at: datetime | None
+    expires_before_final_payment: int
+    hours: list[HourBucket]
+
+    @property
+    def coupon_total(self) -> int:
+        return sum(count for _, count in self.coupons_by_state)
+
+    @property
+    def pending_approvals(self) -> int:
+        return self.refunds_pending + self.compensations_pending
+
+
+def dashboard_get() -> Dashboard:
+    now = clock.now()
+    by_state = dict(UserCoupon.objects.values_list("status").annotate(n=Count("id")).order_by())
+    open_cases = ConflictCase.objects.filter(status=CaseStatus.OPEN)
+    expiring = UserCoupon.objects.filter(
+        status=CouponStatus.LOCKED, lock_expires_at__gte=now,
+        lock_expires_at__lt=now + EXPIRING_WINDOW,
+    )
+    outbox = OutboxEvent.objects.filter(published_at__isnull=True).aggregate(
+        n=Count("id"), oldest=Min("created_at"))
+    return Dashboard(
+        now=now,
+        coupons_by_state=[(state, by_state.get(state, 0)) for state in CouponStatus.values],
+        open_cases=open_cases.count(),
+        oldest_open_cases=list(open_cases.order_by("opened_at", "id")[:LISTED]),
+        refunds_pending=RefundCoupon.objects.filter(
+            status=RefundCoupon.Status.PENDING_APPROVAL).count(),
+        compensations_pending=Compensation.objects.filter(
+            status=Compensation.Status.PROPOSED).count(),
+        expiring_leases=list(expiring.order_by("lock_expires_at", "id")[:LISTED]),
+        expiring_lease_count=expiring.count(),
+        outbox_unpublished=outbox["n"],
+        outbox_oldest_unpublished_at=outbox["oldest"],
+        expires_before_final_payment=OutboxEvent.objects.filter(
+            event_type=EXPIRES_BEFORE_FINAL_PAYMENT).count(),
+        hours=hourly_traffic(now),
+    )
+
+
+def hourly_traffic(now: datetime) -> list[HourBucket]:
+    """Ledger operations and refused commands per hour, the current hour last.
+
+    The database groups by hour; the 24 buckets are filled in here so quiet hours show as 0.
+    """
+    current_hour = now.replace(minute=0, second=0, microsecond=0)
+    since = current_hour - timedelta(hours=CHART_HOURS - 1)
+    commands = per_hour(CouponOperation.objects.filter(created_at__gte=since, created_at__lte=now))
+    refusals = per_hour(CommandRejection.objects.filter(created_at__gte=since,
+                                                        created_at__lte=now))
+    starts = [since + timedelta(hours=i) for i in range(CHART_HOURS)]
+    return [HourBucket(hour, commands.get(hour, 0), refusals.get(hour, 0)) for hour in starts]
+
+
+def per_hour(rows) -> dict[datetime, int]:
+    grouped = rows.annotate(hour=TruncHour("created_at")).values("hour").annotate(n=Count("id"))
+    return {row["hour"]: row["n"] for row in grouped.order_by()}

@@ -1,0 +1,98 @@
+"""Search: one box for any id; straight to the coupon when exactly one matches, else a list."""
+
+from django import forms
+from django.core.paginator import InvalidPage, Paginator
+from django.shortcuts import redirect, render
+from django.urls import reverse
+
+from coupons.models import CouponStatus
+from coupons.selectors import template_list
+from timeline.search import KINDS, SORTS, VALIDITY, SearchFilters, coupon_matches, coupon_search
+from timeline.views.access import ConsolePage
+
+PAGE_SIZE = 25
+
+
+class SearchForm(forms.Form):
+    q = forms.CharField(required=False, max_length=128, strip=True, label="Id")
+    status = forms.ChoiceField(required=False, choices=[("", "Any status"), *CouponStatus.choices],
+                               widget=forms.Select(attrs={"aria-label": "Status"}))
+    template = forms.TypedChoiceField(required=False, coerce=int, empty_value=None,
+                                      widget=forms.Select(attrs={"aria-label": "Template"}))
+    validity = forms.ChoiceField(required=False, choices=[("", "Any validity"),
+                                                          *VALIDITY.items()],
+                                 widget=forms.Select(attrs={"aria-label": "Validity"}))
+    open_case = forms.BooleanField(required=False, label="Has an open case")
+    sort = forms.ChoiceField(required=False, choices=[
+        (name, name) for column in SORTS for name in (column, f"-{column}")])
+    page = forms.IntegerField(required=False, min_value=1)
+
+    def __init__(self, *args, templates, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["template"].choices = [("", "Any template"),
+                                           *((t.pk, t.code) for t in templates)]
+
+    def filters(self) -> SearchFilters:
+        data = self.cleaned_data
+        sort = data["sort"] or "id"
+        return SearchFilters(
+            status=data["status"], template_id=data["template"], validity=data["validity"],
+            open_case=data["open_case"], sort=sort.lstrip("-"), descending=sort.startswith("-"),
+        )
+
+
+class Search(ConsolePage):
+    def get(self, request):
+        templates = list(template_list())
+        form = SearchForm(request.GET, templates=templates)
+        context = {"form": form, "query": request.GET.get("q", "").strip()}
+        if not form.is_valid():
+            context["bad_values"] = [(name, request.GET.get(name, ""), errors)
+                                     for name, errors in form.errors.items()]
+            return render(request, "console/search.html", context, status=400)
+        text, filters = form.cleaned_data["q"], form.filters()
+        if not text and not filters.narrowing:
+            return render(request, "console/search.html", context)
+        matches = coupon_matches(text) if text else None
+        untouched_list = not filters.narrowing and not form.cleaned_data["sort"]
+        if matches is not None and len(matches) == 1 and untouched_list:
+            (coupon_id,) = matches
+            return redirect(reverse("console:coupon", args=[coupon_id]))
+        context["page_query"] = query_without(request, "page")
+        paginator = Paginator(coupon_search(coupon_ids=matches, filters=filters), PAGE_SIZE)
+        try:
+            page = paginator.page(form.cleaned_data["page"] or 1)
+        except InvalidPage:
+            context["page_error"] = (
+                f"There is no page {form.cleaned_data['page']}: the list has "
+                f"{paginator.num_pages} page{'s' if paginator.num_pages != 1 else ''}.")
+            return render(request, "console/search.html", context, status=404)
+        for coupon in page:
+            coupon.matched_by = matches.get(coupon.pk, []) if matches else []
+        kinds = sorted({kind for found in (matches or {}).values() for kind in found},
+                       key=KINDS.index)
+        context.update(page=page, filters=filters, matched_kinds=kinds,
+                       sort_links=sort_links(request, filters))
+        return render(request, "console/search.html", context)
+
+
+def query_without(request, *names) -> str:
+    params = request.GET.copy()
+    for name in names:
+        params.pop(name, None)
+    return params.urlencode()
+
+
+def sort_links(request, filters: SearchFilters) -> dict[str, dict]:
+    """For each sortable column: the link that sorts by it (again: the other way) and its
+    aria-sort state."""
+    base = query_without(request, "sort", "page")
+    links = {}
+    for column in SORTS:
+        current = filters.sort == column
+        flip = current and not filters.descending
+        links[column] = {
+            "url": f"?{base}&sort={'-' if flip else ''}{column}".replace("?&", "?"),
+            "aria": ("descending" if filters.descending else "ascending") if current else "none",
+        }
+    return links
