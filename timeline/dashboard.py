@@ -20,10 +20,9 @@ from coupons.models import (
     OutboxEvent,
     UserCoupon,
 )
+from coupons.selectors import expiry_warning_counts
 from refunds.models import Compensation, RefundCoupon
 
-# Published by the presale helper when a deposit's coupon lapses before its final payment.
-EXPIRES_BEFORE_FINAL_PAYMENT = "CouponExpiresBeforeFinalPayment"
 EXPIRING_WINDOW = timedelta(hours=1)
 CHART_HOURS = 24
 # The dashboard lists at most this many leases and cases; the rest are a count and a link.
@@ -49,7 +48,9 @@ class Dashboard:
     expiring_lease_count: int
     outbox_unpublished: int
     outbox_oldest_unpublished_at: datetime | None
-    expires_before_final_payment: int
+    # CouponExpiresBeforeFinalPayment warnings sent, and those whose buyer has not paid yet.
+    expiry_warnings_sent: int
+    expiry_warnings_open: int
     hours: list[HourBucket]
 
     @property
@@ -71,6 +72,8 @@ def dashboard_get() -> Dashboard:
     )
     outbox = OutboxEvent.objects.filter(published_at__isnull=True).aggregate(
         n=Count("id"), oldest=Min("created_at"))
+    # From the warnings themselves: their outbox rows are pruned once published.
+    warnings_sent, warnings_open = expiry_warning_counts()
     return Dashboard(
         now=now,
         coupons_by_state=[(state, by_state.get(state, 0)) for state in CouponStatus.values],
@@ -84,8 +87,8 @@ def dashboard_get() -> Dashboard:
         expiring_lease_count=expiring.count(),
         outbox_unpublished=outbox["n"],
         outbox_oldest_unpublished_at=outbox["oldest"],
-        expires_before_final_payment=OutboxEvent.objects.filter(
-            event_type=EXPIRES_BEFORE_FINAL_PAYMENT).count(),
+        expiry_warnings_sent=warnings_sent,
+        expiry_warnings_open=warnings_open,
         hours=hourly_traffic(now),
     )
 

@@ -10,8 +10,10 @@ from django.utils import timezone
 
 from coupons.errors import CouponError
 from coupons.models import CommandRejection, CouponOperation, CouponStatus, OutboxEvent, UserCoupon
+from coupons.scanners import scan_presale_expiry
 from coupons.services import coupon_issue
 from tests.conftest import START, lock
+from tests.events.test_presale import deposit, issue, presale_template
 
 pytestmark = pytest.mark.django_db
 
@@ -43,6 +45,8 @@ def test_an_empty_console_says_what_to_do(signed_in):
     assert "Nothing waits for an operator" in card(page, "pending-approvals")
     assert "No lease ends in the next hour" in card(page, "expiring-leases")
     assert "Every event has been published" in card(page, "outbox")
+    assert "No presale coupon lapses before its final payment" in card(
+        page, "expires-before-final-payment")
     assert "No commands and no refusals in the last 24 hours" in page
     assert 'href="/api/v1/docs/"' in page and 'href="/admin/"' in page
 
@@ -142,6 +146,25 @@ def test_the_dashboard_makes_a_fixed_number_of_queries(seeded, signed_in,
                                                       django_assert_max_num_queries):
     client = signed_in("operator")
     # Session, user, permissions (2), groups (header); states, case count and list, two
-    # pending counts, expiring count and list, outbox, event type, two hourly groupings.
-    with django_assert_max_num_queries(17):
+    # pending counts, expiring count and list, outbox, two expiry-warning counts, two hourly
+    # groupings.
+    with django_assert_max_num_queries(18):
         assert client.get("/").status_code == 200
+
+
+def test_presale_coupons_lapsing_before_final_payment_are_counted_until_paid(
+    signed_in, clock, send
+):
+    coupon = issue(presale_template("presale", "STRICT"))
+    deposit(send, coupon)
+    scan_presale_expiry()
+    client = signed_in("support")
+
+    page = client.get("/").content.decode()
+    assert figure(page, "expires-before-final-payment") == 1
+    assert "1 warned in all" in card(page, "expires-before-final-payment")
+
+    send("OrderClosed", order_id="PS-1", reason="buyer gave up")
+    page = client.get("/").content.decode()
+    assert figure(page, "expires-before-final-payment") == 0
+    assert "1 warned in all" in card(page, "expires-before-final-payment")

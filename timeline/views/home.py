@@ -3,7 +3,7 @@
 from django.shortcuts import render
 
 from timeline.charts import hour_chart
-from timeline.dashboard import EXPIRES_BEFORE_FINAL_PAYMENT, dashboard_get
+from timeline.dashboard import dashboard_get
 from timeline.views.access import ConsolePage
 
 
@@ -13,5 +13,4 @@ class Home(ConsolePage):
         return render(request, "console/home.html", {
             "dashboard": dashboard,
             "chart": hour_chart(dashboard.hours),
-            "expires_event": EXPIRES_BEFORE_FINAL_PAYMENT,
         })
