@@ -8,6 +8,8 @@ from coupons.models import (
     CouponLock,
     CouponOperation,
     CouponTemplate,
+    Finding,
+    ReconciliationRun,
     UserCoupon,
 )
 from coupons.services.payloads import iso
@@ -74,3 +76,12 @@ def lock_token_get(*, lock_id) -> str:
             "This lock's token was made under a lease-token key that has been retired.",
             coupon=lock.coupon,
         ) from None
+
+
+def finding_list() -> QuerySet[Finding]:
+    """Reconciliation findings, worst first (P0 sorts before P1), oldest first within one."""
+    return Finding.objects.order_by("severity", "first_seen_at", "id")
+
+
+def reconciliation_last_run() -> ReconciliationRun | None:
+    return ReconciliationRun.objects.exclude(finished_at=None).order_by("-finished_at").first()

@@ -10,10 +10,11 @@ import pytest
 from django.conf import settings
 
 from coupons import clock
-from coupons.models import Finding, FindingStatus, InboxMessage, OrderFact
+from coupons.models import FactType, Finding, FindingStatus, InboxMessage, OrderFact
 from coupons.relay import EXCHANGE
-from coupons.services import CommandContext
+from coupons.services import CommandContext, coupon_issue
 from coupons.services.reconcile import reconcile_run
+from tests.conftest import lock
 
 _messages = itertools.count(1)
 
@@ -30,6 +31,15 @@ def fact_without_handler(order_id: str, fact_type: str, payment_id: str = "") ->
         order_id=order_id, fact_type=fact_type, payment_id=payment_id, occurred_at=clock.now(),
         payload=message.payload, first_message=message, recorded_at=clock.now(),
     )
+
+
+def closed_order_still_locked(template, ctx) -> Finding:
+    """A coupon locked by an order that closed without its release: one open P2 finding."""
+    coupon = coupon_issue(template_id=template.pk, user_id="u1", ctx=ctx).coupon
+    lock(coupon, ctx, order_id="closed-unreleased")
+    fact_without_handler("closed-unreleased", FactType.ORDER_CLOSED)
+    reconcile()
+    return Finding.objects.get(coupon=coupon, status=FindingStatus.OPEN)
 
 
 def reconcile(**kwargs):
