@@ -16,6 +16,7 @@ class NavEntry:
 
 # Console pages add their entry here, in the order the bar shows them.
 ENTRIES = [
+    NavEntry("Reconciliation", "console:reconciliation", Capability.RESOLVE_CASES),
 ]
 
 

@@ -22,11 +22,12 @@ class Severity(models.TextChoices):
 class Repair(models.TextChoices):
     """What a finding proposes; an operator applies it through the services, never the run."""
 
-    COMPENSATING_REDEEM = "COMPENSATING_REDEEM"
-    RELEASE = "RELEASE"
-    REDRIVE_RETURN = "REDRIVE_RETURN"
-    REDRIVE_EVENT = "REDRIVE_EVENT"
-    MANUAL_REVIEW = "MANUAL_REVIEW"  # no command can undo it safely: a person decides
+    COMPENSATING_REDEEM = "COMPENSATING_REDEEM", "compensating redeem for the paid order"
+    RELEASE = "RELEASE", "release the ended order's lease"
+    REDRIVE_RETURN = "REDRIVE_RETURN", "re-drive the refund's RETURN"
+    REDRIVE_EVENT = "REDRIVE_EVENT", "re-drive the unpublished event"
+    # No command can undo it safely: a person decides (a compensation, a void).
+    MANUAL_REVIEW = "MANUAL_REVIEW", "manual review"
 
 
 class FindingStatus(models.TextChoices):

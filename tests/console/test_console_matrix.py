@@ -10,12 +10,14 @@ import pytest
 from django.urls import URLPattern, get_resolver, reverse
 
 from coupons.models import CommandRejection
+from tests.reconciliation.conftest import closed_order_still_locked
 
 pytestmark = pytest.mark.django_db
 
 OK, DENIED = "ok", 403
 ROLES = ("support", "operator", "policy_admin")
 EVERYONE = dict.fromkeys(ROLES, OK)
+OPERATORS = {"support": DENIED, "operator": OK, "policy_admin": DENIED}
 
 # Console URLs that are not pages behind a capability.
 PUBLIC = {"login", "logout"}
@@ -23,6 +25,9 @@ PUBLIC = {"login", "logout"}
 CONSOLE_MATRIX = [
     ("home", "GET", lambda objects: {}, EVERYONE),
     ("coupon", "GET", lambda objects: {"coupon_id": objects["coupon"].pk}, EVERYONE),
+    ("reconciliation", "GET", lambda objects: {}, OPERATORS),
+    ("reconciliation-resolve", "POST", lambda objects: {"finding_id": objects["finding"].pk},
+     OPERATORS),
 ]
 
 
@@ -38,9 +43,9 @@ def test_every_console_url_has_a_row():
 
 
 @pytest.fixture
-def objects(db, coupon):
+def objects(db, coupon, ctx):
     """Ids the matrix rows need (a coupon, a case, a pending decision...), made once per test."""
-    return {"coupon": coupon}
+    return {"coupon": coupon, "finding": closed_order_still_locked(coupon.template, ctx)}
 
 
 def call(client, method, url, **headers):
