@@ -84,4 +84,5 @@ def finding_list() -> QuerySet[Finding]:
 
 
 def reconciliation_last_run() -> ReconciliationRun | None:
-    return ReconciliationRun.objects.exclude(finished_at=None).order_by("-finished_at", "-id").first()
+    finished = ReconciliationRun.objects.exclude(finished_at=None)
+    return finished.order_by("-finished_at", "-id").first()
