@@ -203,3 +203,20 @@ def test_batches_cover_every_coupon(template, ctx):
 
     assert (run.coupons_checked, run.found_new) == (5, 5)
     assert sorted(f.coupon_id for f in open_findings()) == sorted(c.pk for c in coupons)
+
+
+def test_a_coupon_that_moved_while_its_batch_was_read_waits_for_the_next_run(coupon, ctx):
+    """A command committing between the batch's reads could make them disagree: the batch
+    leaves that coupon's findings as they were, neither refreshed nor closed."""
+    from coupons.services.reconcile.checks import COUPON_FIELDS
+    from coupons.services.reconcile.run import record_batch
+
+    _, proof = lock(coupon, ctx, order_id="order-A")
+    fact_without_handler("order-A", FactType.ORDER_CLOSED)
+    reconcile()
+    read_before = list(UserCoupon.objects.filter(pk=coupon.pk).values(*COUPON_FIELDS))
+    coupon_release(coupon_id=coupon.pk, lease=proof, ctx=ctx)  # commits after the read
+
+    assert record_batch(read_before, detected=[]) == (0, 0, 0)
+    assert open_findings()[0].coupon_id == coupon.pk
+    assert reconcile().closed == 1
