@@ -219,3 +219,28 @@ def test_a_ledger_version_gap_is_a_p0(template, ctx, broken_on_purpose):
     assert found(coupon) == {("LEDGER_GAP", "P0")}
     assert open_findings()[0].evidence["gaps"] == ["v2 expected, row v3→v4"]
 
+
+
+def test_honest_presale_histories_find_nothing(clock, send):
+    """Deposit locks, final payment redeems, expires (STRICT) or leaves a compensation
+    (SUBSTITUTE without a substitute); a closed presale order releases."""
+    from tests.events.test_presale import (
+        VALID_UNTIL,
+        deposit,
+        final_payment,
+        presale_template,
+    )
+    from tests.events.test_presale import issue as issue_presale
+
+    orders = {"honors": "LOCK_HONORS", "strict": "STRICT", "substitute": "SUBSTITUTE",
+              "closed": "LOCK_HONORS"}
+    for order, strategy in orders.items():
+        deposit(send, issue_presale(presale_template(f"ps-{order}", strategy)), order_id=order)
+    send(FactType.ORDER_CLOSED, order_id="closed")
+    clock.set(VALID_UNTIL + timedelta(hours=1))
+    for order in ("honors", "strict", "substitute"):
+        final_payment(send, order_id=order, payment_id=f"FP-{order}")
+    assert sorted(UserCoupon.objects.values_list("status", flat=True)) == [
+        "AVAILABLE", "EXPIRED", "EXPIRED", "USED"]
+
+    assert reconcile().found_new == 0
