@@ -11,7 +11,12 @@ from coupons.models import (
     ReconciliationRun,
     UserCoupon,
 )
-from coupons.services.reconcile.checks import COUPON_FIELDS, check_batch, load_batch
+from coupons.services.reconcile.checks import (
+    COUPON_FIELDS,
+    check_batch,
+    coupon_range,
+    load_batch,
+)
 
 DISMISSED = "DISMISSED"
 
@@ -46,22 +51,25 @@ def moved_since(coupons: list[dict]) -> set[int]:
     """Coupons a command changed while the batch was read: their reads may disagree (a
     redeem committing between two queries), so they wait for the next run, untouched."""
     read = {c["id"]: c["state_version"] for c in coupons}
-    now = UserCoupon.objects.filter(id__in=read).values_list("id", "state_version")
-    return {pk for pk, version in now if version != read[pk]}
+    now = UserCoupon.objects.filter(id__range=(coupons[0]["id"], coupons[-1]["id"]))
+    return {pk for pk, version in now.values_list("id", "state_version")
+            if pk in read and version != read[pk]}
 
 
 def record_batch(coupons: list[dict], detected: list) -> tuple[int, int, int]:
     """Answers (new, still open, closed) for this batch."""
     now = clock.now()
     moved = moved_since(coupons)
-    ids = [c["id"] for c in coupons if c["id"] not in moved]
+    ids = {c["id"] for c in coupons} - moved
     found = {d.key: d for d in detected if d.coupon_id not in moved}
     with transaction.atomic():
-        known = Finding.objects.select_for_update().filter(coupon_id__in=ids).filter(
-            Q(status=FindingStatus.OPEN) | Q(resolution=DISMISSED)
+        known = Finding.objects.select_for_update().filter(
+            Q(status=FindingStatus.OPEN) | Q(resolution=DISMISSED), **coupon_range(coupons)
         )
         open_findings, dismissed = {}, set()
         for finding in known:
+            if finding.coupon_id not in ids:
+                continue  # moved meanwhile, or inserted inside the range after the read
             key = (finding.kind, finding.coupon_id, finding.subject)
             if finding.status == FindingStatus.OPEN:
                 open_findings[key] = finding
