@@ -25,6 +25,7 @@ def test_open_findings_are_listed_worst_first_with_their_coupon(
     assert f'href="{reverse("console:coupon", args=[gap.pk])}"' in html
     assert f'href="{reverse("console:coupon", args=[released.coupon_id])}"' in html
     assert "Order closed-unreleased ended (OrderClosed) unpaid" in html
+    assert "<dt>gaps</dt><dd>v2 expected, row v3→v4</dd>" in html
     assert "Apply: release the ended order&#x27;s lease" in html
     assert "2 coupons checked, 1 new, 1 still open, 0 closed" in html
 
