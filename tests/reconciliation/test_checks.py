@@ -4,6 +4,7 @@ histories made through the services find nothing."""
 from datetime import timedelta
 from decimal import Decimal
 
+import pgtrigger
 import pytest
 from django.conf import settings
 
@@ -244,3 +245,39 @@ def test_honest_presale_histories_find_nothing(clock, send):
         "AVAILABLE", "EXPIRED", "EXPIRED", "USED"]
 
     assert reconcile().found_new == 0
+
+
+def test_a_return_whose_event_was_published_then_pruned_is_not_a_finding(
+        template, ctx, clock, broker_exchange):
+    from django.core.management import call_command
+
+    coupon = redeemed(template, ctx)
+    refund_receive(refund_id="R1", order_id="order-A", payment_id="P1",
+                   refund_amount=Decimal("270.00"), refund_type="FULL", ctx=ctx)
+    relay = Relay(exchange=broker_exchange)
+    relay.run_batch()
+    relay.close()
+    clock.advance(days=settings.COUPONS["OUTBOX_RETENTION_DAYS"] + 1)
+    call_command("prune")
+    assert not OutboxEvent.objects.filter(coupon=coupon).exists()
+
+    assert reconcile().found_new == 0
+
+
+def test_a_return_whose_event_is_missing_without_a_prune_needs_a_person(
+        template, ctx, broken_on_purpose):
+    coupon = redeemed(template, ctx)
+    refund_receive(refund_id="R1", order_id="order-A", payment_id="P1",
+                   refund_amount=Decimal("270.00"), refund_type="FULL", ctx=ctx)
+    returned = RefundCoupon.objects.get(refund_id="R1").operation
+    # A hand-made delete past the outbox's guards (on PostgreSQL they refuse it).
+    with pgtrigger.ignore("coupons.OutboxEvent:delete_refused",
+                          "coupons.OutboxEvent:unpublished_kept"):
+        OutboxEvent.objects.filter(operation=returned).delete()
+    broken_on_purpose.add(coupon.pk)
+
+    reconcile()
+
+    [finding] = open_findings()
+    assert (finding.kind, finding.repair) == ("RETURN_EVENT_UNPUBLISHED", "MANUAL_REVIEW")
+    assert "it has no outbox event" in finding.summary

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.conf import settings
+from django.db.models import Max
 
 from coupons import clock
 from coupons.models import (
@@ -23,6 +24,7 @@ from coupons.models import (
     OrderCoupon,
     OrderFact,
     OutboxEvent,
+    PruneRun,
     Redemption,
     Repair,
     Severity,
@@ -67,6 +69,9 @@ class Batch:
     facts: dict = field(default_factory=lambda: defaultdict(dict))  # order → type → payment
     return_events: dict = field(default_factory=dict)  # RETURN operation id → outbox row
     reversed_ops: set = field(default_factory=set)  # operations an approved REVERSE undid
+    # RETURN operations older than a prune's outbox cutoff: a missing event was published and
+    # then removed by retention, not lost.
+    pruned_ops: set = field(default_factory=set)
 
 
 def load_batch(coupons: list[dict]) -> Batch:
@@ -115,6 +120,11 @@ def load_batch(coupons: list[dict]) -> Batch:
         "id", "operation_id", "created_at", "published_at"
     ):
         batch.return_events[event["operation_id"]] = event
+    without_event = set(operation_ids) - set(batch.return_events)
+    pruned_before = PruneRun.objects.aggregate(before=Max("outbox_before"))["before"]
+    if without_event and pruned_before is not None:
+        batch.pruned_ops = set(CouponOperation.objects.filter(
+            pk__in=without_event, created_at__lt=pruned_before).values_list("pk", flat=True))
     return batch
 
 
@@ -279,6 +289,8 @@ def return_event_unpublished(batch: Batch, coupon: dict) -> list[Detected]:
         if decision["operation_id"] is None:
             continue  # not returned at all: return_not_advanced reports it
         event = batch.return_events.get(decision["operation_id"])
+        if decision["operation_id"] in batch.pruned_ops:
+            continue
         if event is not None and (event["published_at"] is not None
                                   or event["created_at"] > cutoff):
             continue
