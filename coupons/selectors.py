@@ -1,6 +1,6 @@
 """Reads. Views and serializers get coupons and their history from here."""
 
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet
 
 from coupons.errors import NotFound, TokenMismatch
 from coupons.models import (
@@ -9,7 +9,9 @@ from coupons.models import (
     CouponOperation,
     CouponTemplate,
     Finding,
+    FindingStatus,
     ReconciliationRun,
+    Severity,
     UserCoupon,
 )
 from coupons.services.payloads import iso
@@ -81,6 +83,14 @@ def lock_token_get(*, lock_id) -> str:
 def finding_list() -> QuerySet[Finding]:
     """Reconciliation findings, worst first (P0 sorts before P1), oldest first within one."""
     return Finding.objects.order_by("severity", "first_seen_at", "id")
+
+
+def finding_open_counts() -> dict[str, int]:
+    """Open findings per severity, every severity named (0 included): for the page, the
+    command's summary and a metrics gauge."""
+    counts = dict(Finding.objects.filter(status=FindingStatus.OPEN).values_list("severity")
+                  .annotate(n=Count("id")))
+    return {severity: counts.get(severity, 0) for severity in Severity.values}
 
 
 def reconciliation_last_run() -> ReconciliationRun | None:

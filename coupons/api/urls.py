@@ -60,7 +60,7 @@ urlpatterns = [
          name="case-resolve"),
     path("reconciliation", reconciliation_views.FindingListApi.as_view(), name="reconciliation"),
     path("reconciliation/<dbid:finding_id>/resolve",
-         reconciliation_views.FindingResolveApi.as_view(), name="reconciliation-resolve"),
+         reconciliation_views.FindingResolveApi.as_view(), name="reconciliation_resolve"),
     path("return-policies", policy_views.PolicyListCreateApi.as_view(), name="return-policies"),
     path("return-policies/<dbid:policy_id>", policy_views.PolicyDetailApi.as_view(),
          name="return-policy"),

@@ -26,7 +26,7 @@ CONSOLE_MATRIX = [
     ("home", "GET", lambda objects: {}, EVERYONE),
     ("coupon", "GET", lambda objects: {"coupon_id": objects["coupon"].pk}, EVERYONE),
     ("reconciliation", "GET", lambda objects: {}, OPERATORS),
-    ("reconciliation-resolve", "POST", lambda objects: {"finding_id": objects["finding"].pk},
+    ("reconciliation_resolve", "POST", lambda objects: {"finding_id": objects["finding"].pk},
      OPERATORS),
 ]
 

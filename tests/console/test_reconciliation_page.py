@@ -39,7 +39,7 @@ def test_apply_runs_the_release_and_says_so(signed_in, template, ctx):
     finding = closed_order_still_locked(template, ctx)
     client = signed_in("operator", "op-1")
 
-    answer = client.post(reverse("console:reconciliation-resolve", args=[finding.pk]),
+    answer = client.post(reverse("console:reconciliation_resolve", args=[finding.pk]),
                          {"action": "APPLY"}, follow=True)
 
     said = f"Finding {finding.pk} applied: release the ended order&#x27;s lease."
@@ -52,7 +52,7 @@ def test_apply_runs_the_release_and_says_so(signed_in, template, ctx):
 def test_dismiss_without_a_reason_is_refused_beside_the_list(signed_in, template, ctx):
     finding = closed_order_still_locked(template, ctx)
     client = signed_in("operator")
-    url = reverse("console:reconciliation-resolve", args=[finding.pk])
+    url = reverse("console:reconciliation_resolve", args=[finding.pk])
 
     refused = client.post(url, {"action": "DISMISS", "note": ""}, follow=True)
     dismissed = client.post(url, {"action": "DISMISS", "note": "order service fixed it"},

@@ -2,13 +2,12 @@
 
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.db.models import Count
 from django.shortcuts import redirect, render
 
 from coupons.capabilities import Capability
 from coupons.errors import CouponError
-from coupons.models import FindingStatus, Severity
-from coupons.selectors import finding_list, reconciliation_last_run
+from coupons.models import FindingStatus
+from coupons.selectors import finding_list, finding_open_counts, reconciliation_last_run
 from coupons.services import CommandContext
 from coupons.services.reconcile import finding_apply, finding_dismiss
 from timeline.views.access import ConsolePage
@@ -22,11 +21,10 @@ class ReconciliationPage(ConsolePage):
 
     def get(self, request):
         open_findings = finding_list().filter(status=FindingStatus.OPEN).select_related("coupon")
-        counts = dict(open_findings.values_list("severity").annotate(n=Count("id")))
         page = Paginator(open_findings, PER_PAGE).get_page(request.GET.get("page"))
         return render(request, "console/reconciliation.html", {
             "page": page, "last_run": reconciliation_last_run(),
-            "counts": [(severity, counts.get(severity, 0)) for severity in Severity.values],
+            "counts": finding_open_counts().items(),
         })
 
 

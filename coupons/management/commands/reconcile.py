@@ -1,6 +1,7 @@
 from django.core.management.base import BaseCommand
 
-from coupons.models import Finding, FindingStatus, Severity
+from coupons.models import Severity
+from coupons.selectors import finding_open_counts
 from coupons.services.reconcile import reconcile_run
 
 
@@ -21,8 +22,7 @@ class Command(BaseCommand):
             f"checked {run.coupons_checked} coupons in {seconds:.1f}s: {run.found_new} new, "
             f"{run.still_open} still open, {run.closed} closed"
         )
-        open_findings = Finding.objects.filter(status=FindingStatus.OPEN)
-        by_severity = {s: open_findings.filter(severity=s).count() for s in Severity.values}
+        by_severity = finding_open_counts()
         self.stdout.write("open: " + ", ".join(f"{s} {n}" for s, n in by_severity.items()))
         if by_severity[Severity.P0]:
             # Not an error of the command: the data is wrong, and whoever runs it must hear.
