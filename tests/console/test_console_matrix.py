@@ -25,7 +25,7 @@ PUBLIC = {"login", "logout"}
 CONSOLE_MATRIX = [
     ("home", "GET", lambda objects: {}, EVERYONE),
     ("coupon", "GET", lambda objects: {"coupon_id": objects["coupon"].pk}, EVERYONE),
-    ("reconciliation", "GET", lambda objects: {}, OPERATORS),
+    ("reconciliation", "GET", lambda objects: {}, EVERYONE),
     ("reconciliation_resolve", "POST", lambda objects: {"finding_id": objects["finding"].pk},
      OPERATORS),
 ]

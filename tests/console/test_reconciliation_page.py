@@ -30,6 +30,17 @@ def test_open_findings_are_listed_worst_first_with_their_coupon(
     assert "2 coupons checked, 1 new, 1 still open, 0 closed" in html
 
 
+def test_support_reads_the_findings_without_their_buttons(signed_in, template, ctx):
+    closed_order_still_locked(template, ctx)
+
+    html = signed_in("support").get(PAGE).content.decode()
+
+    assert "Order closed-unreleased ended (OrderClosed) unpaid" in html
+    assert "release the ended order&#x27;s lease" in html
+    assert "<form method=\"post\" action=\"/reconciliation/" not in html
+    assert "Dismiss" not in html
+
+
 def test_the_nav_shows_the_page_to_operators_only(signed_in):
     assert f'href="{PAGE}"' in signed_in("operator").get("/").content.decode()
     assert f'href="{PAGE}"' not in signed_in("support", "support-2").get("/").content.decode()

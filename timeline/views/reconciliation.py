@@ -16,8 +16,7 @@ PER_PAGE = 50
 
 
 class ReconciliationPage(ConsolePage):
-    # The operators' queue, like the API's list: orders, payments and proposed repairs.
-    capabilities = {"GET": Capability.RESOLVE_CASES}
+    """Support reads it (READ), as the other queues; only operators see its buttons."""
 
     def get(self, request):
         open_findings = finding_list().filter(status=FindingStatus.OPEN).select_related("coupon")
@@ -25,6 +24,7 @@ class ReconciliationPage(ConsolePage):
         return render(request, "console/reconciliation.html", {
             "page": page, "last_run": reconciliation_last_run(),
             "counts": finding_open_counts().items(),
+            "can_resolve": request.user.has_perm(Capability.RESOLVE_CASES.perm),
         })
 
 
