@@ -59,12 +59,17 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_htmx",
     "pgtrigger",  # database triggers that keep history rows append-only (PostgreSQL)
+    "django_prometheus",  # HTTP and database metrics at /metrics (config/metrics.py)
     "coupons",
     "refunds",
     "timeline",
 ]
 
 MIDDLEWARE = [
+    # Outermost pair: django-prometheus times every request, probes included.
+    "django_prometheus.middleware.PrometheusBeforeMiddleware",
+    # Logs carry the request id (X-Request-ID, accepted or made), the client and the coupon.
+    "config.request_context.RequestContextMiddleware",
     # First: /healthz and /readyz answer a load balancer before host checks and the HTTPS
     # redirect (config/health.py; README "Production").
     "config.health.HealthCheckMiddleware",
@@ -82,6 +87,7 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     # Last, as django-axes asks: it answers a locked-out sign-in.
     "axes.middleware.AxesMiddleware",
+    "django_prometheus.middleware.PrometheusAfterMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -135,6 +141,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         timeout=20, transaction_mode="IMMEDIATE"
     )
+
+# django-prometheus's wrappers of the same backends count queries, errors and connections.
+DATABASES["default"]["ENGINE"] = DATABASES["default"]["ENGINE"].replace(
+    "django.db.backends.", "django_prometheus.db.backends."
+)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -270,13 +281,27 @@ COUPONS = {
 # --- Events (issue 10): the outbox relay's broker; see README "Events" ---------------------------
 BROKER_URL = os.environ.get("BROKER_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
 
+# --- Signals (issue 10): README "Operating it" ---------------------------------------------------
+# /metrics answers only `Authorization: Bearer <METRICS_TOKEN>`; unset, /metrics is a 404. It
+# shows volumes, error codes and backlogs: for the monitoring system, not for the public.
+METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
+if METRICS_TOKEN and len(METRICS_TOKEN) < 32:
+    raise ImproperlyConfigured("METRICS_TOKEN must be at least 32 characters.")
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     # Issue 6: no API key, lease token or Authorization header in any log line.
     "filters": {"redact_secrets": {"()": "config.log_redaction.RedactSecrets"}},
+    # One JSON object a line, with the request id, client and coupon (config/log_json.py);
+    # LOG_FORMAT=text for people reading a terminal.
+    "formatters": {
+        "json": {"()": "config.log_json.JsonFormatter"},
+        "text": {"format": "%(levelname)s %(name)s %(message)s"},
+    },
     "handlers": {
-        "console": {"class": "logging.StreamHandler", "filters": ["redact_secrets"]},
+        "console": {"class": "logging.StreamHandler", "filters": ["redact_secrets"],
+                    "formatter": os.environ.get("LOG_FORMAT", "json")},
     },
     "root": {"handlers": ["console"], "level": "WARNING"},
     "loggers": {

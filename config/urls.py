@@ -1,8 +1,11 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from config.metrics import metrics_view
+
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("metrics", metrics_view, name="metrics"),
     path("api/v1/", include(("coupons.api.urls", "api"), namespace="api")),
     path("", include("timeline.urls")),
 ]

@@ -29,6 +29,7 @@ from django.db.models import Min
 from django.db.models.functions import Mod
 
 from coupons import clock
+from coupons.metrics import RELAY_PUBLISH_FAILURES
 from coupons.models import OutboxEvent
 
 log = logging.getLogger(__name__)
@@ -133,6 +134,7 @@ class Relay:
         try:
             self.connect()
         except pika.exceptions.AMQPError as exc:
+            RELAY_PUBLISH_FAILURES.labels(stage="connect").inc()
             self.close()
             result.error = exc
             return result
@@ -147,6 +149,7 @@ class Relay:
                 try:
                     self.publish(event)
                 except pika.exceptions.AMQPError as exc:
+                    RELAY_PUBLISH_FAILURES.labels(stage="publish").inc()
                     blocked.add(event.coupon_id)
                     result.failed += 1
                     result.error = exc

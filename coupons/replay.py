@@ -194,8 +194,10 @@ def _check_returns(report: CheckReport, coupon, operations) -> None:
     # A RETURN later reversed (an approved compensation) may make its redemption count again.
     reversed_ops = {op.original_operation_id for op in operations
                     if op.op_type == OperationType.REVERSE}
-    returned_locks = {op.original_operation.lock_id for op in returns
-                      if op.original_operation and op.pk not in reversed_ops}
+    # Looked up among the rows already read: one query per RETURN made long ledgers slow.
+    by_id = {op.pk: op for op in operations}
+    returned_locks = {by_id[op.original_operation_id].lock_id for op in returns
+                      if op.original_operation_id in by_id and op.pk not in reversed_ops}
     still_successful = coupon.redemptions.filter(lock_id__in=returned_locks, succeeded=True)
     for op in returns:
         step = f"RETURN v{op.from_version}→v{op.to_version}"

@@ -7,7 +7,8 @@ and the version the scanner read, so a lease renewed since is left alone. The le
 releases a batch's unpaid leases with one set-based command (coupons/services/bulk_release.py),
 the expiry scanner expires a batch with one (bulk_expire.py);
 a paid lease (a compensating redeem) and a row the batch command left alone go through the
-one-row commands, which record why they refuse.
+one-row commands, which record why they refuse. The presale expiry scanner issues no command:
+it warns, once per lease, through the outbox (coupons/services/expiry_warning.py).
 """
 
 import time
@@ -15,12 +16,20 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import Exists, F, OuterRef, Q
+from django.utils.dateparse import parse_datetime
 
 from coupons import clock
 from coupons.errors import CouponError, CouponExpired
 from coupons.events.facts import order_payment, orders_paid
-from coupons.models import CouponStatus, UserCoupon
+from coupons.models import (
+    CouponStatus,
+    ExpiryDuringLock,
+    ExpiryWarning,
+    FactType,
+    OrderFact,
+    UserCoupon,
+)
 from coupons.services import (
     CommandContext,
     LeaseProof,
@@ -30,6 +39,7 @@ from coupons.services import (
 )
 from coupons.services.bulk_expire import coupons_expire
 from coupons.services.bulk_release import coupons_release_expired
+from coupons.services.expiry_warning import expiry_warning_send
 
 LEASE_SCANNER = CommandContext(actor="system:lease-scanner")
 EXPIRY_SCANNER = CommandContext(actor="system:expiry-scanner")
@@ -173,3 +183,45 @@ def scan_leases(**options) -> ScanReport:
 def expire_coupons(**options) -> ScanReport:
     return scan(due=coupons_due_to_expire, time_field="valid_until",
                 handle_batch=expire_due_coupons, **options)
+
+
+def presale_leases_expiring_early():
+    """LOCKED presale coupons (the order paid a deposit) under STRICT or SUBSTITUTE, not yet
+    warned about, whose validity ends before their lease does. The lease lasts until the
+    final-payment deadline plus grace, so this is a superset of the ones that fail: the
+    deadline itself is in the deposit's payload, compared per batch."""
+    return UserCoupon.objects.select_related("current_lock").filter(
+        Exists(OrderFact.objects.filter(order_id=OuterRef("locked_order_id"),
+                                        fact_type=FactType.DEPOSIT_PAID)),
+        ~Exists(ExpiryWarning.objects.filter(lock_id=OuterRef("current_lock_id"))),
+        status=CouponStatus.LOCKED,
+        template_version__expiry_during_lock__in=(ExpiryDuringLock.STRICT,
+                                                  ExpiryDuringLock.SUBSTITUTE),
+        valid_until__lt=F("lock_expires_at"),
+    )
+
+
+def warn_expiring_presale_leases(coupons: list[UserCoupon]) -> Counter:
+    deadlines = {
+        order_id: parse_datetime(payload["final_payment_deadline"])
+        for order_id, payload in OrderFact.objects.filter(
+            order_id__in={c.locked_order_id for c in coupons}, fact_type=FactType.DEPOSIT_PAID,
+        ).values_list("order_id", "payload")
+    }
+    counts, now = Counter(), clock.now()
+    for coupon in coupons:
+        deadline = deadlines.get(coupon.locked_order_id)
+        if deadline is None:  # its deposit pruned since the batch was read
+            counts["skipped"] += 1
+            continue
+        if coupon.valid_until >= deadline:
+            counts["fine"] += 1  # expires in the grace after the deadline: paid in time, or closed
+            continue
+        expiry_warning_send(coupon=coupon, final_payment_deadline=deadline, now=now)
+        counts["warned"] += 1
+    return counts
+
+
+def scan_presale_expiry(**options) -> ScanReport:
+    return scan(due=presale_leases_expiring_early, time_field="valid_until",
+                handle_batch=warn_expiring_presale_leases, **options)

@@ -4,12 +4,17 @@ from django.db.models import Count, QuerySet
 
 from coupons.errors import NotFound, TokenMismatch
 from coupons.models import (
+    CaseStatus,
     CommandRejection,
+    ConflictCase,
     CouponLock,
     CouponOperation,
+    CouponStatus,
     CouponTemplate,
+    ExpiryWarning,
     Finding,
     FindingStatus,
+    LockStatus,
     ReconciliationRun,
     Severity,
     UserCoupon,
@@ -80,6 +85,23 @@ def lock_token_get(*, lock_id) -> str:
         ) from None
 
 
+# --- What operators watch (coupons/metrics.py; a dashboard may show the same counts) ---------
+
+
+def expired_leases_unreleased_count(*, now) -> int:
+    """LOCKED coupons whose lease has ended: the lease scanner has not released them yet."""
+    return UserCoupon.objects.filter(status=CouponStatus.LOCKED, lock_expires_at__lte=now).count()
+
+
+def open_case_count() -> int:
+    return ConflictCase.objects.filter(status=CaseStatus.OPEN).count()
+
+
+def expiry_warning_counts() -> tuple[int, int]:
+    """CouponExpiresBeforeFinalPayment warnings sent, and those whose lease is still active
+    (the buyer has neither paid nor closed the order yet)."""
+    return (ExpiryWarning.objects.count(),
+            ExpiryWarning.objects.filter(lock__status=LockStatus.ACTIVE).count())
 def finding_list() -> QuerySet[Finding]:
     """Reconciliation findings, worst first (P0 sorts before P1), oldest first within one."""
     return Finding.objects.order_by("severity", "first_seen_at", "id")

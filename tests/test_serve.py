@@ -9,6 +9,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -40,9 +41,10 @@ def get(url: str, **headers) -> tuple[int, dict, bytes]:
         return error.code, dict(error.headers), error.read()
 
 
-@pytest.fixture
-def served(tmp_path):
-    """bin/serve on a free port with a server's environment and a fresh SQLite file."""
+@contextmanager
+def serving(tmp_path, **environment):
+    """bin/serve on a free port with a server's environment (plus `environment`) and a fresh
+    SQLite file; yields its base URL."""
     if shutil.which("bash") is None:
         pytest.skip("bin/serve is a bash script and bash is not installed")
     try:
@@ -54,7 +56,7 @@ def served(tmp_path):
         "PATH": os.environ.get("PATH", ""), **PRODUCTION_ENV,
         "DATABASE_URL": f"sqlite:///{tmp_path / 'serve.sqlite3'}",
         "PYTHON": sys.executable, "PORT": str(port), "GUNICORN_BIND": f"127.0.0.1:{port}",
-        "GUNICORN_WORKERS": "1", "GUNICORN_THREADS": "2",
+        "GUNICORN_WORKERS": "1", "GUNICORN_THREADS": "2", **environment,
     }
     log = (tmp_path / "serve.log").open("w+")
     server = subprocess.Popen([str(ROOT / "bin" / "serve")], cwd=tmp_path, env=env,
@@ -78,6 +80,12 @@ def served(tmp_path):
         log.close()
 
 
+@pytest.fixture
+def served(tmp_path):
+    with serving(tmp_path) as base:
+        yield base
+
+
 def test_bin_serve_answers_the_probes_over_plain_http_and_serves_static_files(served):
     status, headers, body = get(f"{served}/healthz")
     assert (status, body) == (200, b'{"status": "ok"}')
@@ -93,3 +101,22 @@ def test_bin_serve_answers_the_probes_over_plain_http_and_serves_static_files(se
                              **{"X-Forwarded-Proto": "https"})
     assert status == 200
     assert headers["Content-Type"].startswith("text/css")
+
+
+def test_bin_serve_sums_every_workers_counters_at_metrics(tmp_path):
+    token = "t" * 40
+    through_proxy = {"Host": PUBLIC_HOST, "X-Forwarded-Proto": "https"}
+    with serving(tmp_path, GUNICORN_WORKERS="2", METRICS_TOKEN=token,
+                 PROMETHEUS_MULTIPROC_DIR=str(tmp_path / "metrics")) as base:
+        for _ in range(10):
+            assert get(f"{base}/healthz")[0] == 200
+        assert get(f"{base}/metrics", **through_proxy)[0] == 401
+        status, _, body = get(f"{base}/metrics", Authorization=f"Bearer {token}",
+                              **through_proxy)
+
+    assert status == 200
+    counted = next(line for line in body.decode().splitlines()
+                   if line.startswith("django_http_requests_before_middlewares_total "))
+    # Ten probes (and the waits for the start) whichever worker answered each.
+    assert float(counted.split()[1]) >= 12
+    assert b"coupons_outbox_unpublished 0.0" in body

@@ -16,6 +16,11 @@ class NavEntry:
 
 # Console pages add their entry here, in the order the bar shows them.
 ENTRIES = [
+    # The queues show to the people who act on them; support may still open them read-only.
+    NavEntry("Cases", "console:cases", Capability.RESOLVE_CASES),
+    NavEntry("Approvals", "console:approvals", Capability.APPROVE_REFUNDS),
+    NavEntry("Compensations", "console:compensations", Capability.APPROVE_COMPENSATION),
+    NavEntry("Policies", "console:policies", Capability.EDIT_POLICIES),
     NavEntry("Reconciliation", "console:reconciliation", Capability.RESOLVE_CASES),
 ]
 

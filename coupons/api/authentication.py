@@ -1,6 +1,7 @@
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 
+from config.request_context import bind
 from coupons.models import ServiceClient
 from coupons.services.tokens import hash_token
 
@@ -12,6 +13,7 @@ class ServiceTokenAuthentication(authentication.TokenAuthentication):
         client = ServiceClient.objects.filter(key_hash=hash_token(key), is_active=True).first()
         if client is None:
             raise exceptions.AuthenticationFailed("Invalid or inactive API key.")
+        bind(client=client.actor)  # for the request's log lines
         return client, None
 
 

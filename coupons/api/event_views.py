@@ -2,20 +2,18 @@
 
 import django_filters
 from drf_spectacular.utils import extend_schema
-from rest_framework.exceptions import ValidationError
 from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from coupons.capabilities import Capability
-from coupons.errors import CapabilityMissing
-from coupons.events.inbox import inbox_receive
-from coupons.models import CaseStatus, ConflictCase, ServiceClient
+from coupons.events.intake import fact_receive
+from coupons.models import CaseStatus, ConflictCase
 from coupons.services.cases import case_resolve
 
 from . import event_serializers as s
 from .commands import IDEMPOTENCY_KEY_HEADER, run_command
-from .permissions import actor_of, can_see_details, idempotency_scope_of
+from .permissions import can_see_details
 
 
 class EventReceiveApi(APIView):
@@ -28,26 +26,7 @@ class EventReceiveApi(APIView):
 
     @extend_schema(request=s.EventInput, responses={202: s.EventOutput})
     def post(self, request):
-        event = s.EventInput(data=request.data)
-        event.is_valid(raise_exception=True)
-        fact_type = event.validated_data["type"]
-        if isinstance(request.user, ServiceClient) and not request.user.may_send(fact_type):
-            # A client speaks only for the facts it owns: a refund service cannot say an
-            # order was paid.
-            raise CapabilityMissing(
-                f"This client may not send {fact_type} facts.",
-                capability=Capability.POST_FACTS.value, fact_type=fact_type,
-            )
-        payload = s.PAYLOADS[fact_type](data=event.validated_data["payload"])
-        if not payload.is_valid():
-            raise ValidationError({"payload": payload.errors})
-        result = inbox_receive(
-            message_id=event.validated_data["message_id"], fact_type=fact_type,
-            order_id=payload.validated_data["order_id"],
-            occurred_at=event.validated_data["occurred_at"],
-            payload=dict(payload.data), sender=actor_of(request.user),
-            sender_scope=idempotency_scope_of(request.user),
-        )
+        result = fact_receive(data=request.data, sender=request.user)
         return Response(result.payload(), status=202)
 
 

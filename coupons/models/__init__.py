@@ -14,7 +14,7 @@ from coupons.models.inbox import FactType, InboxMessage, OrderFact
 from coupons.models.ledger import CouponOperation, OperationType
 from coupons.models.locks import CouponLock, LockStatus, OrderCoupon
 from coupons.models.outbox import OutboxEvent
-from coupons.models.presale import PresaleSettlement, SettlementResult
+from coupons.models.presale import ExpiryWarning, PresaleSettlement, SettlementResult
 from coupons.models.redemptions import Redemption
 from coupons.models.rejections import CommandRejection
 from coupons.models.retention import PruneRun
@@ -48,6 +48,7 @@ __all__ = [
     "CouponTemplate",
     "CouponTemplateVersion",
     "ExpiryDuringLock",
+    "ExpiryWarning",
     "IdempotencyRecord",
     "LockStatus",
     "OperationType",

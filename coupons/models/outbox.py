@@ -9,8 +9,11 @@ class OutboxEvent(models.Model):
 
     event_type = models.CharField(max_length=64)  # CouponLocked, CouponRedeemed, ...
     coupon = models.ForeignKey("coupons.UserCoupon", on_delete=models.PROTECT, related_name="+")
+    # Null only for a notification that changes no state (CouponExpiresBeforeFinalPayment,
+    # recorded by ExpiryWarning): every state change has its ledger row here.
     operation = models.OneToOneField(
-        "coupons.CouponOperation", on_delete=models.PROTECT, related_name="outbox_event"
+        "coupons.CouponOperation", null=True, blank=True, on_delete=models.PROTECT,
+        related_name="outbox_event",
     )
     payload = models.JSONField()
     created_at = models.DateTimeField()

@@ -1,5 +1,7 @@
 from django.db import models
 
+from coupons.models.append_only import AppendOnlyModel, append_only_triggers
+
 
 class SettlementResult(models.TextChoices):
     REDEEMED = "REDEEMED"  # the deposit's coupon paid for the order
@@ -26,3 +28,27 @@ class PresaleSettlement(models.Model):
 
     def __str__(self):
         return f"presale {self.order_id}: {self.result}"
+
+
+class ExpiryWarning(AppendOnlyModel):
+    """A `CouponExpiresBeforeFinalPayment` event was written to the outbox for this lease.
+
+    A warning changes no coupon state, so it has no ledger row (SPEC §8 counts state changes)
+    and its outbox row has no operation. This row is its record: one per lease (the unique
+    lock), so a rerun, a second scanner or a retried batch never warns the buyer twice.
+    """
+
+    lock = models.OneToOneField("coupons.CouponLock", on_delete=models.PROTECT,
+                                related_name="expiry_warning")
+    coupon = models.ForeignKey("coupons.UserCoupon", on_delete=models.PROTECT, related_name="+")
+    order_id = models.CharField(max_length=64)
+    strategy = models.CharField(max_length=16)
+    valid_until = models.DateTimeField()
+    final_payment_deadline = models.DateTimeField()
+    created_at = models.DateTimeField()
+
+    class Meta:
+        triggers = append_only_triggers()
+
+    def __str__(self):
+        return f"expiry warning {self.order_id} (coupon {self.coupon_id})"

@@ -2,6 +2,7 @@
 
 from django.db.models import Q
 
+from coupons import metrics
 from coupons.ledger_chain import GENESIS, seal
 from coupons.models import CouponOperation, OutboxEvent
 from coupons.services.payloads import iso, money
@@ -36,6 +37,7 @@ def append_operation(*, coupon, op_type, from_state, from_version, ctx, now, **f
     )
     seal(operation, prev_hash)
     operation.save(force_insert=True)
+    metrics.commands_done([op_type])
     return operation
 
 
@@ -71,6 +73,7 @@ def append_operations(operations: list[CouponOperation]) -> list[CouponOperation
     for op in operations:
         seal(op, GENESIS if op.from_version == 0
              else previous.get((op.coupon_id, op.from_version), GENESIS))
+    metrics.commands_done(op.op_type for op in operations)
     return CouponOperation.objects.bulk_create(operations)
 
 

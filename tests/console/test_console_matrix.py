@@ -10,14 +10,21 @@ import pytest
 from django.urls import URLPattern, get_resolver, reverse
 
 from coupons.models import CommandRejection
+from coupons.services.policies import policy_create
+from refunds.models import ReturnPolicy
+from tests.console import queue_objects
 from tests.reconciliation.conftest import closed_order_still_locked
 
 pytestmark = pytest.mark.django_db
 
 OK, DENIED = "ok", 403
+# Let in, but the matrix's empty form is bad input: answered in the page, nothing changes.
+BAD_INPUT = 400
 ROLES = ("support", "operator", "policy_admin")
 EVERYONE = dict.fromkeys(ROLES, OK)
 OPERATORS = {"support": DENIED, "operator": OK, "policy_admin": DENIED}
+POLICY_ADMINS = {"support": DENIED, "operator": DENIED, "policy_admin": OK}
+POLICY_ADMIN_FORMS = {**POLICY_ADMINS, "policy_admin": BAD_INPUT}
 
 # Console URLs that are not pages behind a capability.
 PUBLIC = {"login", "logout"}
@@ -25,6 +32,34 @@ PUBLIC = {"login", "logout"}
 CONSOLE_MATRIX = [
     ("home", "GET", lambda objects: {}, EVERYONE),
     ("coupon", "GET", lambda objects: {"coupon_id": objects["coupon"].pk}, EVERYONE),
+    # Support reads the queues but presses none of their buttons.
+    ("cases", "GET", lambda objects: {}, EVERYONE),
+    ("case_resolve", "POST", lambda objects: {"case_id": objects["case"].pk}, OPERATORS),
+    ("approvals", "GET", lambda objects: {}, EVERYONE),
+    ("decision_approve", "POST", lambda objects: {"decision_id": objects["decision"].pk},
+     OPERATORS),
+    ("decision_reject", "POST", lambda objects: {"decision_id": objects["decision"].pk},
+     OPERATORS),
+    ("compensations", "GET", lambda objects: {}, EVERYONE),
+    ("compensation_propose", "POST", lambda objects: {}, OPERATORS),
+    ("compensation_approve", "POST",
+     lambda objects: {"compensation_id": objects["compensation"].pk}, OPERATORS),
+    ("compensation_reject", "POST",
+     lambda objects: {"compensation_id": objects["compensation"].pk}, OPERATORS),
+    ("policies", "GET", lambda objects: {}, EVERYONE),
+    ("policy_new", "GET", lambda objects: {}, POLICY_ADMINS),
+    ("policy_new", "POST", lambda objects: {}, POLICY_ADMIN_FORMS),
+    ("policy", "GET", lambda objects: {"policy_id": objects["policy"].pk}, EVERYONE),
+    ("policy_diff", "GET", lambda objects: {"policy_id": objects["policy"].pk}, EVERYONE),
+    ("policy_draft_new", "POST", lambda objects: {"policy_id": objects["policy"].pk},
+     POLICY_ADMINS),
+    ("policy_version", "GET", lambda objects: objects["published"], EVERYONE),
+    ("policy_version_edit", "GET", lambda objects: objects["draft"], POLICY_ADMINS),
+    ("policy_version_edit", "POST", lambda objects: objects["draft"], POLICY_ADMIN_FORMS),
+    ("policy_version_impact", "GET", lambda objects: objects["draft"], EVERYONE),
+    ("policy_version_publish", "POST", lambda objects: objects["draft"], POLICY_ADMIN_FORMS),
+    ("coupon_timeline", "GET", lambda objects: {"coupon_id": objects["coupon"].pk}, EVERYONE),
+    ("coupon_ledger", "GET", lambda objects: {"coupon_id": objects["coupon"].pk}, EVERYONE),
     ("reconciliation", "GET", lambda objects: {}, EVERYONE),
     ("reconciliation_resolve", "POST", lambda objects: {"finding_id": objects["finding"].pk},
      OPERATORS),
@@ -43,9 +78,22 @@ def test_every_console_url_has_a_row():
 
 
 @pytest.fixture
-def objects(db, coupon, ctx):
+def objects(db, coupon, template, ctx):
     """Ids the matrix rows need (a coupon, a case, a pending decision...), made once per test."""
-    return {"coupon": coupon, "finding": closed_order_still_locked(coupon.template, ctx)}
+    default = ReturnPolicy.objects.get(code=ReturnPolicy.DEFAULT_CODE)
+    # A policy whose first version is still a draft (the default one has none, so a new draft
+    # of it can be made).
+    drafted = policy_create(code="matrix", name="Matrix policy", actor="user:matrix")
+    return {
+        "coupon": coupon,
+        "case": queue_objects.late_payment_case(queue_objects.fresh_coupon(template)),
+        "decision": queue_objects.pending_decision(queue_objects.fresh_coupon(template)),
+        "compensation": queue_objects.proposal(queue_objects.fresh_coupon(template)),
+        "policy": default,
+        "published": {"policy_id": default.pk, "number": 1},
+        "draft": {"policy_id": drafted.pk, "number": 1},
+        "finding": closed_order_still_locked(template, ctx),
+    }
 
 
 def call(client, method, url, **headers):
@@ -74,5 +122,6 @@ def test_each_role_gets_its_answer(signed_in, objects, role, name, method, kwarg
         assert answer.status_code in (200, 302), answer.status_code
     else:
         assert answer.status_code == expected[role]
-        assert CommandRejection.objects.filter(
-            op_type="CONSOLE", error_code="PERMISSION_DENIED").exists()
+    denial_recorded = CommandRejection.objects.filter(
+        op_type="CONSOLE", error_code="PERMISSION_DENIED").exists()
+    assert denial_recorded is (expected[role] == DENIED)

@@ -3,6 +3,7 @@ import threading
 
 from django.core.management.base import BaseCommand, CommandError
 
+from coupons.metrics import serve_process_metrics
 from coupons.relay import Relay, outbox_lag, run_forever
 
 
@@ -19,10 +20,14 @@ class Command(BaseCommand):
         parser.add_argument("--shards", type=int, default=1,
                             help="Number of shards (N): this relay takes coupon_id %% N == K.")
         parser.add_argument("--exchange", default="coupons")
+        parser.add_argument("--metrics-port", type=int, default=None,
+                            help="Serve this process's counters on 127.0.0.1:PORT/metrics.")
 
-    def handle(self, *args, once, batch_size, shard, shards, exchange, **options):
+    def handle(self, *args, once, batch_size, shard, shards, exchange, metrics_port, **options):
         if shards < 1 or not 0 <= shard < shards:
             raise CommandError("--shard K --shards N needs 0 <= K < N.")
+        if metrics_port is not None:
+            serve_process_metrics(metrics_port)
         relay = Relay(exchange=exchange, batch_size=batch_size, shard=shard, shards=shards)
         try:
             if once:

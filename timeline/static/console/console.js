@@ -19,3 +19,11 @@ document.addEventListener("keydown", (event) => {
     search.focus();
   }
 });
+// A queue action's refusal (409, 422 ...) comes back as the item's partial: swap it in so the
+// code and message show beside the form. Other error answers (the 403 page) are not swapped.
+document.addEventListener("htmx:beforeSwap", (event) => {
+  if (event.detail.xhr.getResponseHeader("X-Console-Fragment")) {
+    event.detail.shouldSwap = true;
+    event.detail.isError = false;
+  }
+});

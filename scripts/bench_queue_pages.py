@@ -1,0 +1,97 @@
+"""Benchmark the operators' queue pages: SQL queries and render time of one full page.
+
+Rerun (a throwaway test database, SQLite unless DATABASE_URL names PostgreSQL; seconds):
+
+    .venv/bin/python scripts/bench_queue_pages.py --items 100 --runs 20
+
+It fills each queue with N waiting items through the services (a conflict case from a late
+payment, a risk-flagged refund decision, a compensation proposal), signs an operator in with
+the test client and GETs /cases/, /approvals/ and /compensations/ (one page of 25 items and
+their forms), printing each page's query count and median render time. Also an htmx approval
+of one refund decision (the partial with its RETURN row).
+"""
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.test_settings")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--items", type=int, default=100, help="waiting items per queue")
+    parser.add_argument("--runs", type=int, default=20, help="GETs per page")
+    args = parser.parse_args()
+
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.test.utils import setup_databases, teardown_databases
+
+    # Not setup_test_environment(): it instruments every template render (a copy of each
+    # context for assertions), which would be most of what this measures.
+    settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
+    databases = setup_databases(verbosity=0, interactive=False)
+    try:
+        run(args)
+    finally:
+        teardown_databases(databases, verbosity=0)
+
+
+def run(args):
+    from datetime import UTC, datetime
+    from decimal import Decimal
+
+    from django.contrib.auth.models import Group, User
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    from coupons.clock import FrozenClock, use_clock
+    from coupons.services import template_create
+    from tests.console import queue_objects as make
+    from tests.console.queue_helpers import press
+
+    with use_clock(FrozenClock(datetime(2026, 6, 1, 12, tzinfo=UTC))):
+        template = template_create(
+            code="off30", name="30 off 200", kind="AMOUNT_OFF", face_value=Decimal("30.00"),
+            min_order_amount=Decimal("200.00"), valid_days=30)
+        decisions = []
+        for n in range(args.items):
+            decisions.append(make.pending_decision(make.fresh_coupon(template), f"order-R{n}"))
+            make.late_payment_case(make.fresh_coupon(template), f"order-A{n}")
+            make.proposal(make.fresh_coupon(template), order_id=f"order-C{n}")
+        operator = User.objects.create_user("bench-operator")
+        operator.groups.add(Group.objects.get(name="operator"))
+        client = Client()
+        client.force_login(operator)
+
+        print(f"{args.items} waiting items per queue, {args.runs} GETs per page "
+              f"({connection.vendor})")
+        for url in ("/cases/", "/approvals/", "/compensations/"):
+            client.get(url)  # warm the template cache
+            timings = []
+            for _ in range(args.runs):
+                with CaptureQueriesContext(connection) as queries:
+                    started = time.perf_counter()
+                    assert client.get(url).status_code == 200
+                    timings.append(time.perf_counter() - started)
+            print(f"  GET {url:<16} {len(queries):>2} queries, "
+                  f"median {statistics.median(timings) * 1000:.1f} ms")
+        with CaptureQueriesContext(connection) as queries:
+            started = time.perf_counter()
+            answer = press(client, "decision_approve", decision_id=decisions[0].pk,
+                           action="RETURN")
+            took = time.perf_counter() - started
+        assert answer.status_code == 200 and b"RETURN" in answer.content
+        print(f"  POST approve (htmx)   {len(queries):>2} queries, {took * 1000:.1f} ms")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,425 @@
+"""The return-policy editor: drafts from the latest version, rules edited, moved and removed
+through the service, engine errors beside their inputs, impact counts, publish, diff, roles."""
+
+import re
+from datetime import UTC, datetime, time, timedelta
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from coupons.models import CommandRejection
+from coupons.services.policies import policy_draft_create, policy_draft_update, policy_publish
+from refunds.impact import policy_impact
+from refunds.models import RefundCoupon, ReturnPolicy, ReturnPolicyVersion
+from tests.conftest import START
+from tests.refunds.conftest import issue, redeem
+from tests.refunds.test_impact_replay import stored_history
+
+pytestmark = pytest.mark.django_db
+
+FLAGS = ("coupon_expired", "template_returnable", "campaign_closed", "risk_flag")
+
+
+@pytest.fixture
+def default():
+    return ReturnPolicy.objects.get(code="default")
+
+
+@pytest.fixture
+def admin(signed_in):
+    return signed_in("policy_admin", "pat")
+
+
+@pytest.fixture
+def draft(default, clock):
+    return policy_draft_create(default, "user:pat")
+
+
+def edit_url(version):
+    return reverse("console:policy_version_edit",
+                   kwargs={"policy_id": version.policy_id, "number": version.number})
+
+
+def version_url(version, name="console:policy_version"):
+    return reverse(name, kwargs={"policy_id": version.policy_id, "number": version.number})
+
+
+def editor_post(rules, **extra) -> dict:
+    """The editor's form as a browser sends it, one rule per form, ORDER = position."""
+    data = {"form-TOTAL_FORMS": str(len(rules)), "form-INITIAL_FORMS": str(len(rules)),
+            "form-MIN_NUM_FORMS": "0", "form-MAX_NUM_FORMS": "1000"}
+    for n, rule in enumerate(rules):
+        prefix = f"form-{n}-"
+        data[prefix + "label"] = rule["label"]
+        data[prefix + "action"] = rule["action"]
+        data[prefix + "ORDER"] = str(n + 1)
+        if rule.get("requires_approval"):
+            data[prefix + "requires_approval"] = "on"
+        for name, value in rule.get("when", {}).items():
+            if name in FLAGS:
+                value = "yes" if value else "no"
+            data[prefix + name] = value if isinstance(value, list) else str(value)
+        for key, value in (rule.get("compensation") or {}).items():
+            data[prefix + ("compensation_template" if key == "template_id"
+                           else "compensation_amount")] = str(value)
+    data.update(extra)
+    return data
+
+
+def rule_labels_shown(html: str) -> list[str]:
+    return re.findall(r'name="form-\d+-label"(?: value="([^"]*)")?', html)
+
+
+def errors_beside(html: str, field_id: str) -> str:
+    found = re.search(rf'id="{field_id}-errors">(.*?)</ul>', html, re.S)
+    return found.group(1) if found else ""
+
+
+def test_policies_list_and_versions_say_who_published_when(admin, draft):
+    listing = admin.get(reverse("console:policies")).content.decode()
+    assert "default" in listing and "Default return policy" in listing
+    assert "New policy" in listing
+    assert 'href="/policies/' in listing
+
+    page = admin.get(reverse("console:policy", kwargs={"policy_id": draft.policy_id}))
+    html = page.content.decode()
+    assert "v1" in html and "v2" in html
+    assert "PUBLISHED" in html and "DRAFT" in html
+    assert "migration, <time" in html  # v1 published by the migration, with its time
+    assert f'href="{edit_url(draft)}"' in html
+    assert "New draft from" not in html  # one draft at a time: this one is open
+
+
+def test_new_draft_copies_the_latest_version_once(admin, default, clock):
+    url = reverse("console:policy_draft_new", kwargs={"policy_id": default.pk})
+
+    answer = admin.post(url)
+
+    draft = ReturnPolicyVersion.objects.get(policy=default, number=2)
+    assert answer.status_code == 302 and answer["Location"] == edit_url(draft)
+    v1 = ReturnPolicyVersion.objects.get(policy=default, number=1)
+    assert (draft.status, draft.based_on_id, draft.rules) == ("DRAFT", v1.pk, v1.rules)
+    assert draft.created_by == "user:pat"
+    editor = admin.get(answer["Location"]).content.decode()
+    assert rule_labels_shown(editor) == [rule["label"] for rule in v1.rules]
+
+    again = admin.post(url)
+    assert again.status_code == 409
+    assert "already has a draft" in again.content.decode()
+    assert ReturnPolicyVersion.objects.filter(policy=default).count() == 2
+
+
+def test_edited_rules_are_saved_through_the_service(admin, draft):
+    rules = [dict(rule) for rule in draft.rules]
+    rules[4] = {**rules[4], "label": "Full refund within 7 days returns the coupon",
+                "when": {"refund_type": "FULL", "days_since_redemption_max": 7}}
+
+    answer = admin.post(edit_url(draft), editor_post(rules))
+
+    assert answer.status_code == 302 and answer["Location"] == version_url(draft)
+    draft.refresh_from_db()
+    assert draft.rules[4]["when"] == {"refund_type": "FULL", "days_since_redemption_max": 7}
+    page = admin.get(answer["Location"]).content.decode()
+    assert "Saved draft v2: 6 rules." in page
+    assert "Full refund within 7 days returns the coupon" in page
+    assert "the refund is FULL, and redeemed at most 7 days ago" in page
+
+
+def test_reorder_by_position_and_remove_on_save(admin, draft):
+    rules = draft.rules
+    data = editor_post(rules, **{"form-0-ORDER": "2", "form-1-ORDER": "1",
+                                 "form-3-DELETE": "on"})
+
+    assert admin.post(edit_url(draft), data).status_code == 302
+
+    draft.refresh_from_db()
+    assert [rule["label"] for rule in draft.rules] == [
+        rules[1]["label"], rules[0]["label"], rules[2]["label"], rules[4]["label"],
+        rules[5]["label"]]
+
+
+def test_move_add_and_remove_buttons_rearrange_the_page_and_save_nothing(admin, draft):
+    rules = draft.rules
+    labels = [rule["label"] for rule in rules]
+
+    moved = admin.post(edit_url(draft), editor_post(rules, op="up-1"))
+    assert moved.status_code == 200
+    assert rule_labels_shown(moved.content.decode()) == [labels[1], labels[0], *labels[2:]]
+
+    added = admin.post(edit_url(draft), editor_post(rules, op="add"))
+    # The new rule goes before the default, which stays last.
+    assert rule_labels_shown(added.content.decode()) == [*labels[:-1], "", labels[-1]]
+
+    removed = admin.post(edit_url(draft), editor_post(rules, op="remove-2"))
+    assert rule_labels_shown(removed.content.decode()) == labels[:2] + labels[3:]
+
+    draft.refresh_from_db()
+    assert draft.rules == rules
+
+
+def test_engine_errors_show_beside_their_inputs_and_nothing_is_saved(admin, draft):
+    rules = [dict(rule) for rule in draft.rules]
+    rules[2] = {**rules[2], "when": {"refund_type": "PARTIAL", "refunded_share_min": "1.5"}}
+    rules[3] = {**rules[3], "action": "COMPENSATE"}  # but says neither template nor amount
+    rules[4] = {**rules[4], "when": {"days_since_redemption_max": "soon"}}
+    rules[5] = {**rules[5], "when": {"risk_flag": True}}  # the default may have no condition
+
+    answer = admin.post(edit_url(draft), editor_post(rules))
+
+    assert answer.status_code == 400
+    html = answer.content.decode()
+    assert "must be between 0 and 1" in errors_beside(html, "id_form-2-refunded_share_min")
+    assert "give exactly one of" in errors_beside(html, "id_form-3-compensation_template")
+    assert "whole number of days" in errors_beside(html, "id_form-4-days_since_redemption_max")
+    assert "Conditions: the last rule is the default: no conditions" in html
+    # What was typed stays in the inputs to be corrected.
+    assert 'name="form-2-refunded_share_min" value="1.5"' in html
+    draft.refresh_from_db()
+    assert draft.rules == ReturnPolicyVersion.objects.get(pk=draft.based_on_id).rules
+
+
+def test_a_credit_amount_error_sits_beside_the_amount(admin, draft):
+    rules = [dict(rule) for rule in draft.rules]
+    rules[3] = {**rules[3], "action": "COMPENSATE", "compensation": {"amount": "5.001"}}
+
+    html = admin.post(edit_url(draft), editor_post(rules)).content.decode()
+
+    assert "two decimal places" in errors_beside(html, "id_form-3-compensation_amount")
+
+
+def test_removing_every_rule_is_refused_with_the_engine_words(admin, draft):
+    data = editor_post(draft.rules[:1], **{"form-0-DELETE": "on"})
+
+    answer = admin.post(edit_url(draft), data)
+
+    assert answer.status_code == 400
+    assert "Rules: must be a non-empty list of rules" in answer.content.decode()
+    draft.refresh_from_db()
+    assert len(draft.rules) == 6
+
+
+@pytest.fixture
+def history(template, ctx):
+    coupons = [issue(template, ctx, user_id=f"u{n}") for n in range(2)]
+    for n, coupon in enumerate(coupons):
+        redeem(coupon, ctx, order_id=f"order-real-{n}")
+    stored_history(coupons, 300)
+
+
+def test_impact_of_the_draft_is_shown_as_counts_and_examples(admin, draft, history):
+    rules = [dict(rule) for rule in draft.rules]
+    rules[4] = {**rules[4], "when": {"refund_type": "FULL", "days_since_redemption_max": 7}}
+    draft = policy_draft_update(draft, rules, "user:pat")
+    expected = policy_impact(draft)
+    assert expected["changed"] > 0  # the history has full refunds 8..30 days after redemption
+
+    html = admin.get(version_url(draft, "console:policy_version_impact")).content.decode()
+
+    assert f'id="impact-decisions">{expected["decisions"]}<' in html
+    assert f'id="impact-changed">{expected["changed"]}<' in html
+    change = expected["changes"][0]
+    assert change["from"] == "RETURN" and change["to"] == "KEEP_USED"
+    assert f"<td>{change['count']}</td>" in html
+    for refund_id in change["example_refund_ids"]:
+        coupon_id = RefundCoupon.objects.get(refund_id=refund_id).coupon_id
+        assert f'<a href="/coupons/{coupon_id}/">{refund_id}</a>' in html
+    assert "Publish v2" in html
+
+
+def test_impact_replays_only_the_days_asked_for(admin, draft, history):
+    rules = [dict(rule) for rule in draft.rules]
+    rules[4] = {**rules[4], "when": {"refund_type": "FULL", "days_since_redemption_max": 7}}
+    draft = policy_draft_update(draft, rules, "user:pat")
+    url = version_url(draft, "console:policy_version_impact")
+    since, until = START.date() + timedelta(days=10), START.date() + timedelta(days=39)
+    # Days are whole UTC days: from the first one's midnight to the midnight after the last.
+    first_midnight = datetime.combine(since, time(), UTC)
+    expected = policy_impact(draft, date_from=first_midnight,
+                             date_to=first_midnight + timedelta(days=30))
+    assert 0 < expected["decisions"] < policy_impact(draft)["decisions"]
+
+    html = admin.get(url, {"since": since.isoformat(), "until": until.isoformat()}).content
+    backwards = admin.get(url, {"since": until.isoformat(), "until": since.isoformat()})
+
+    assert f'id="impact-decisions">{expected["decisions"]}<'.encode() in html
+    assert f'id="impact-changed">{expected["changed"]}<'.encode() in html
+    assert "must not be before the first day" in errors_beside(
+        backwards.content.decode(), "id_until")
+    assert b'id="impact-decisions"' not in backwards.content
+    # The last day there is: everything from `since` on, not an overflow.
+    to_the_end = admin.get(url, {"since": since.isoformat(), "until": "9999-12-31"}).content
+    from_since = policy_impact(draft, date_from=first_midnight)["decisions"]
+    assert f'id="impact-decisions">{from_since}<'.encode() in to_the_end
+
+
+def test_publish_asks_for_confirmation_then_freezes_the_version(admin, draft):
+    publish = version_url(draft, "console:policy_version_publish")
+
+    unconfirmed = admin.post(publish, {})
+    assert unconfirmed.status_code == 400
+    assert "Tick this box to publish." in errors_beside(unconfirmed.content.decode(), "id_confirm")
+    draft.refresh_from_db()
+    assert draft.status == "DRAFT"
+
+    answer = admin.post(publish, {"confirm": "on"})
+
+    assert answer.status_code == 302 and answer["Location"] == version_url(draft)
+    draft.refresh_from_db()
+    assert (draft.status, draft.published_by) == ("PUBLISHED", "user:pat")
+    page = admin.get(answer["Location"]).content.decode()
+    assert "Published v2: refunds from now on use it." in page
+    assert "Edit rules" not in page and "read only" in page
+
+
+def test_a_published_version_refuses_edits_and_stays_as_it_was(admin, draft):
+    rules = draft.rules
+    policy_publish(draft, "user:pat")
+    changed = [dict(rule) for rule in rules]
+    changed[0]["label"] = "Rewritten after publishing"
+
+    posted = admin.post(edit_url(draft), editor_post(changed))
+    opened = admin.get(edit_url(draft))
+    published_again = admin.post(version_url(draft, "console:policy_version_publish"),
+                                 {"confirm": "on"})
+
+    for answer in (posted, opened, published_again):
+        assert answer.status_code == 409
+        assert "A published policy version never changes" in answer.content.decode()
+    assert 'name="form-0-label"' not in opened.content.decode()
+    draft.refresh_from_db()
+    assert draft.rules == rules and draft.status == "PUBLISHED"
+
+
+def test_diff_shows_rules_changed_added_removed_and_moved(admin, draft):
+    rules = [dict(rule) for rule in draft.rules]
+    rules[4] = {**rules[4], "when": {"refund_type": "FULL", "days_since_redemption_max": 7}}
+    rules.insert(5, {"label": "Closed campaigns get a credit", "when": {"campaign_closed": True},
+                     "action": "COMPENSATE", "compensation": {"amount": "5.00"}})
+    del rules[1]
+    policy_draft_update(draft, rules, "user:pat")
+
+    answer = admin.get(reverse("console:policy_diff", kwargs={"policy_id": draft.policy_id}),
+                       {"from": 1, "to": 2})
+
+    html = answer.content.decode()
+    rows = dict(re.findall(r'<tr class="diff-(\w+)">\s*<td>(.*?)</td>', html, re.S))
+    assert "The template says its coupons are not returned" in rows["removed"]
+    assert "redeemed at most 30 days ago" in rows["changed"]
+    assert "redeemed at most 7 days ago" in html
+    assert "give a credit of ¥5.00" in html
+    assert html.count('class="diff-added"') == 1 and html.count('class="diff-same"') == 4
+
+
+def test_support_reads_policies_but_sees_no_editor_and_cannot_use_it(signed_in, default,
+                                                                     draft):
+    support = signed_in("support", "sam")
+
+    listing = support.get(reverse("console:policies"))
+    page = support.get(reverse("console:policy", kwargs={"policy_id": default.pk}))
+    version = support.get(version_url(draft)).content.decode()
+    impact = support.get(version_url(draft, "console:policy_version_impact")).content.decode()
+    assert listing.status_code == page.status_code == 200
+    assert 'href="/policies/"' not in listing.content.decode()  # no navigation entry
+    assert "New policy" not in listing.content.decode()
+    assert "Edit rules" not in version and "Publish v2" not in impact
+
+    for answer in (
+        support.post(reverse("console:policy_draft_new", kwargs={"policy_id": default.pk})),
+        support.get(edit_url(draft)),
+        support.post(reverse("console:policy_new"), {"code": "mine", "name": "Mine"}),
+        support.post(edit_url(draft), editor_post([{"label": "x", "action": "VOID"}])),
+        support.post(version_url(draft, "console:policy_version_publish"), {"confirm": "on"}),
+    ):
+        assert answer.status_code == 403
+    draft.refresh_from_db()
+    assert draft.status == "DRAFT" and len(draft.rules) == 6
+    assert not ReturnPolicy.objects.filter(code="mine").exists()
+    assert CommandRejection.objects.filter(op_type="CONSOLE", actor__contains="sam").count() == 5
+
+
+def test_only_policy_admins_see_the_policies_entry(signed_in):
+    for role, shown in (("policy_admin", True), ("operator", False), ("support", False)):
+        home = signed_in(role, f"{role}-nav").get("/").content.decode()
+        assert ('<a href="/policies/"' in home) is shown, role
+
+
+def test_an_htmx_save_answers_a_redirect_header(admin, draft):
+    answer = admin.post(edit_url(draft), editor_post(draft.rules), HTTP_HX_REQUEST="true")
+
+    assert answer.status_code == 204 and answer["HX-Redirect"] == version_url(draft)
+
+
+def test_an_htmx_edit_of_a_published_version_replaces_the_page_with_the_refusal(admin, draft):
+    policy_publish(draft, "user:pat")
+
+    answer = admin.post(edit_url(draft), editor_post(draft.rules), HTTP_HX_REQUEST="true")
+
+    assert answer.status_code == 409
+    assert (answer["HX-Retarget"], answer["HX-Reselect"]) == ("main", "main")
+    assert "A published policy version never changes" in answer.content.decode()
+
+
+def test_policy_pages_make_a_fixed_number_of_queries_however_many_versions(
+        admin, default, clock, django_assert_max_num_queries):
+    for _ in range(15):
+        policy_publish(policy_draft_create(default, "user:pat"), "user:pat")
+    draft = policy_draft_create(default, "user:pat")
+    pages = [reverse("console:policies"),
+             reverse("console:policy", kwargs={"policy_id": default.pk}),
+             version_url(draft), edit_url(draft),
+             reverse("console:policy_diff", kwargs={"policy_id": default.pk})]
+    for url in pages:
+        # Session, user, groups and permissions are 4 or 5 of these; the page itself 2 or 3.
+        with django_assert_max_num_queries(8):
+            assert admin.get(url).status_code == 200
+
+
+def test_editor_posts_without_the_csrf_token_are_refused(make_person, draft):
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(make_person("policy_admin", "pat"))
+    rules = [dict(rule) for rule in draft.rules]
+    rules[0]["label"] = "Forged"
+
+    for url, data in ((edit_url(draft), editor_post(rules)),
+                      (version_url(draft, "console:policy_version_publish"), {"confirm": "on"})):
+        assert browser.post(url, data).status_code == 403
+    draft.refresh_from_db()
+    assert draft.status == "DRAFT" and draft.rules[0]["label"] != "Forged"
+
+
+def test_a_new_policy_starts_as_a_draft_of_the_default_rules(admin, default, clock):
+    answer = admin.post(reverse("console:policy_new"),
+                        {"code": "seven-days", "name": "Seven days"})
+
+    policy = ReturnPolicy.objects.get(code="seven-days")
+    assert answer.status_code == 302
+    assert answer["Location"] == reverse("console:policy_version_edit",
+                                         kwargs={"policy_id": policy.pk, "number": 1})
+    first = policy.versions.get()
+    assert first.status == "DRAFT" and first.created_by == "user:pat"
+    assert first.rules == default.versions.get(number=1).rules
+
+
+def test_a_policy_code_taken_or_not_a_slug_is_refused_beside_the_code(admin, clock):
+    url = reverse("console:policy_new")
+    for code, message in (("default", "already taken"), ("seven days", "Enter a valid")):
+        answer = admin.post(url, {"code": code, "name": "Seven days"})
+        assert answer.status_code == 400
+        assert message in errors_beside(answer.content.decode(), "id_code")
+    assert ReturnPolicy.objects.count() == 1
+
+
+def test_digits_that_are_not_decimal_are_bad_input_not_a_crash(admin, draft):
+    rules = [dict(rule) for rule in draft.rules]
+    rules[4] = {**rules[4], "when": {"days_since_redemption_max": "²"}}
+
+    saved = admin.post(edit_url(draft), editor_post(rules))
+    moved = admin.post(edit_url(draft), editor_post(draft.rules, op="up-²"))
+    diff = admin.get(reverse("console:policy_diff", kwargs={"policy_id": draft.policy_id}),
+                     {"from": "²"})
+
+    assert saved.status_code == 400
+    assert "whole number of days" in errors_beside(saved.content.decode(),
+                                                   "id_form-4-days_since_redemption_max")
+    assert moved.status_code == diff.status_code == 200

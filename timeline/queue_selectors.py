@@ -1,0 +1,86 @@
+"""Reads behind the operators' queues: conflict cases, refund approvals, compensations.
+
+Each queue lists what waits first. Rows are dicts passed through `coupons.redaction.visible`,
+so case notes, evidence and compensation amounts reach only holders of VIEW_CASE_DETAILS,
+exactly as the API and the timeline show them.
+"""
+
+from django.db.models import Case, IntegerField, QuerySet, Value, When
+
+from coupons.models import CaseStatus, ConflictCase, CouponOperation
+from coupons.redaction import visible
+from refunds.models import Compensation, RefundCoupon
+
+# Filter name → the statuses it shows; None shows every status.
+CASE_FILTERS = {"all": None, "open": [CaseStatus.OPEN],
+                "resolved": [CaseStatus.RESOLVED, CaseStatus.DISMISSED]}
+APPROVAL_FILTERS = {"pending": [RefundCoupon.Status.PENDING_APPROVAL],
+                    "reviewed": [RefundCoupon.Status.EXECUTED, RefundCoupon.Status.REJECTED],
+                    "all": None}
+COMPENSATION_FILTERS = {"all": None, "proposed": [Compensation.Status.PROPOSED],
+                        "decided": [Compensation.Status.APPROVED, Compensation.Status.REJECTED]}
+
+
+def _waiting_first(queryset, waiting_status, *order):
+    return queryset.annotate(waiting=Case(
+        When(status=waiting_status, then=Value(0)), default=Value(1), output_field=IntegerField(),
+    )).order_by("waiting", *order)
+
+
+def _filtered(queryset, statuses):
+    return queryset if statuses is None else queryset.filter(status__in=statuses)
+
+
+def case_queue(*, shown: str) -> QuerySet[ConflictCase]:
+    cases = _waiting_first(ConflictCase.objects.all(), CaseStatus.OPEN, "-opened_at", "-id")
+    return _filtered(cases, CASE_FILTERS[shown])
+
+
+def approval_queue(*, shown: str) -> QuerySet[RefundCoupon]:
+    decisions = RefundCoupon.objects.select_related("policy_version__policy")
+    decisions = _waiting_first(decisions, RefundCoupon.Status.PENDING_APPROVAL,
+                               "received_at", "id")
+    # Only decisions a person reviews: AUTO-executed ones never waited in this queue.
+    return _filtered(decisions.filter(requires_approval=True), APPROVAL_FILTERS[shown])
+
+
+def compensation_queue(*, shown: str) -> QuerySet[Compensation]:
+    compensations = Compensation.objects.select_related("operation", "resulting_operation")
+    compensations = _waiting_first(compensations, Compensation.Status.PROPOSED,
+                                   "-created_at", "-id")
+    return _filtered(compensations, COMPENSATION_FILTERS[shown])
+
+
+def case_get(*, case_id) -> ConflictCase | None:
+    return ConflictCase.objects.filter(pk=case_id).first()
+
+
+def decision_get(*, decision_id) -> RefundCoupon | None:
+    return RefundCoupon.objects.select_related("policy_version__policy").filter(
+        pk=decision_id).first()
+
+
+def compensation_get(*, compensation_id) -> Compensation | None:
+    return (Compensation.objects.select_related("operation", "resulting_operation")
+            .filter(pk=compensation_id).first())
+
+
+def case_row(case: ConflictCase, *, can_see_details: bool) -> dict:
+    return visible(ConflictCase, {
+        "record": case, "evidence": case.evidence, "resolution_note": case.resolution_note,
+    }, can_see_details=can_see_details)
+
+
+def compensation_row(compensation: Compensation, *, can_see_details: bool) -> dict:
+    return visible(Compensation, {
+        "record": compensation, "amount": compensation.amount, "reason": compensation.reason,
+    }, can_see_details=can_see_details)
+
+
+def operations_written(*, coupon_id, idempotency_key: str) -> list[CouponOperation]:
+    """The ledger rows one console action appended (they carry its idempotency key)."""
+    if not idempotency_key:
+        return []
+    return list(CouponOperation.objects.filter(coupon_id=coupon_id,
+                                               idempotency_key=idempotency_key)
+                .order_by("to_version"))

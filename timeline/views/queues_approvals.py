@@ -1,0 +1,71 @@
+"""Refund decisions waiting for an operator: approve (it executes) or reject with a reason."""
+
+from django.shortcuts import render
+
+from coupons.capabilities import Capability
+from coupons.services import refund_approve, refund_reject
+from refunds.models import RefundCoupon
+from refunds.selectors import decision_payload
+from timeline.queue_forms import ApproveDecisionForm, RejectForm
+from timeline.queue_selectors import APPROVAL_FILTERS, approval_queue, decision_get
+from timeline.views.access import ConsolePage
+from timeline.views.queue_actions import QueueAction
+from timeline.views.queues_common import queue_page
+
+ROW_TEMPLATE = "console/queues/_decision.html"
+
+
+def decision_item(request, decision, **submitted) -> dict:
+    """`submitted` is the form just sent back (errors, fresh key); buttons only while pending."""
+    forms = {}
+    waiting = decision.status == RefundCoupon.Status.PENDING_APPROVAL
+    if waiting and request.user.has_perm(Capability.APPROVE_REFUNDS.perm):
+        forms = {"approve": ApproveDecisionForm(record=decision),
+                 "reject": RejectForm(record=decision), **submitted}
+    return {"decision": decision, "forms": forms}
+
+
+class ApprovalQueue(ConsolePage):
+    def get(self, request):
+        context = queue_page(request, filters=APPROVAL_FILTERS, default="pending",
+                             select=approval_queue, make_item=decision_item)
+        return render(request, "console/queues/approvals.html",
+                      {**context, "row_template": ROW_TEMPLATE})
+
+
+class DecisionAction(QueueAction):
+    capabilities = {"POST": Capability.APPROVE_REFUNDS}
+    row_template = ROW_TEMPLATE
+    list_url_name = "console:approvals"
+
+    def load(self, decision_id):
+        return decision_get(decision_id=decision_id)
+
+    def item(self, request, decision, **forms):
+        return decision_item(request, decision, **forms)
+
+    def summary(self, decision):
+        done = decision.executed_action or decision.action
+        if decision.status == RefundCoupon.Status.REJECTED:
+            return f"Refund decision #{decision.pk} rejected: the coupon keeps its state."
+        return f"Refund decision #{decision.pk} {decision.status.lower()}: {done}."
+
+
+class DecisionApprove(DecisionAction):
+    form_class = ApproveDecisionForm
+    form_slot = "approve"
+    verb = "Approve refund decision"
+
+    def execute(self, ctx, data, decision):
+        return decision_payload(refund_approve(
+            decision_id=decision.pk, note=data["note"], action=data["action"] or None, ctx=ctx))
+
+
+class DecisionReject(DecisionAction):
+    form_class = RejectForm
+    form_slot = "reject"
+    verb = "Reject refund decision"
+
+    def execute(self, ctx, data, decision):
+        return decision_payload(refund_reject(decision_id=decision.pk, note=data["note"],
+                                              ctx=ctx))

@@ -1,0 +1,54 @@
+"""The conflict-case queue: open cases first; resolve with the recommendation or by hand."""
+
+from django.shortcuts import render
+
+from coupons.api.permissions import can_see_details
+from coupons.capabilities import Capability
+from coupons.models import CaseStatus
+from coupons.services.cases import case_resolve
+from timeline.queue_forms import CaseResolveForm
+from timeline.queue_selectors import CASE_FILTERS, case_get, case_queue, case_row
+from timeline.views.access import ConsolePage
+from timeline.views.queue_actions import QueueAction
+from timeline.views.queues_common import queue_page
+
+ROW_TEMPLATE = "console/queues/_case.html"
+
+
+def case_item(request, case, **submitted) -> dict:
+    """`submitted` is the form just sent back (errors, fresh key); buttons only while open."""
+    forms = {}
+    if case.status == CaseStatus.OPEN and request.user.has_perm(Capability.RESOLVE_CASES.perm):
+        forms = {"resolve": CaseResolveForm(record=case), **submitted}
+    return {"case": case_row(case, can_see_details=can_see_details(request.user)),
+            "forms": forms}
+
+
+class CaseQueue(ConsolePage):
+    def get(self, request):
+        context = queue_page(request, filters=CASE_FILTERS, default="all", select=case_queue,
+                             make_item=case_item)
+        return render(request, "console/queues/cases.html",
+                      {**context, "row_template": ROW_TEMPLATE})
+
+
+class CaseResolve(QueueAction):
+    capabilities = {"POST": Capability.RESOLVE_CASES}
+    form_class = CaseResolveForm
+    form_slot = "resolve"
+    row_template = ROW_TEMPLATE
+    list_url_name = "console:cases"
+    verb = "Resolve conflict case"
+
+    def load(self, case_id):
+        return case_get(case_id=case_id)
+
+    def execute(self, ctx, data, case):
+        case = case_resolve(case_id=case.pk, action=data["action"], note=data["note"], ctx=ctx)
+        return {"id": case.pk, "status": case.status, "resolution": case.resolution}
+
+    def item(self, request, case, **forms):
+        return case_item(request, case, **forms)
+
+    def summary(self, case):
+        return f"Case #{case.pk} {case.status.lower()}: {case.resolution}."

@@ -1,0 +1,127 @@
+"""Compensation proposals: an operator proposes for one ledger operation, another decides."""
+
+from django.shortcuts import render
+
+from coupons.api.permissions import actor_of, can_see_details
+from coupons.capabilities import Capability
+from coupons.services.compensation_decide import compensation_approve, compensation_reject
+from coupons.services.compensation_payloads import compensation_payload
+from coupons.services.compensation_propose import compensation_propose
+from refunds.models import Compensation
+from timeline.queue_forms import ApproveCompensationForm, ProposeCompensationForm, RejectForm
+from timeline.queue_selectors import (
+    COMPENSATION_FILTERS,
+    compensation_get,
+    compensation_queue,
+    compensation_row,
+)
+from timeline.views.access import ConsolePage
+from timeline.views.queue_actions import QueueAction
+from timeline.views.queues_common import queue_page
+
+ROW_TEMPLATE = "console/queues/_compensation.html"
+PROPOSE_TEMPLATE = "console/queues/_propose.html"
+
+
+def compensation_item(request, compensation, **submitted) -> dict:
+    """`submitted` is the form just sent back (errors, fresh key); buttons only while open."""
+    forms = {}
+    waiting = compensation.status == Compensation.Status.PROPOSED
+    if waiting and request.user.has_perm(Capability.APPROVE_COMPENSATION.perm):
+        forms = {"approve": ApproveCompensationForm(record=compensation),
+                 "reject": RejectForm(record=compensation), **submitted}
+    return {
+        "compensation": compensation_row(compensation,
+                                         can_see_details=can_see_details(request.user)),
+        "forms": forms,
+        # The proposer sees the buttons too and is told SAME_OPERATOR by the service.
+        "proposed_by_viewer": compensation.created_by == actor_of(request.user),
+    }
+
+
+def propose_item(request, proposal=None, **forms) -> dict:
+    """The proposal form, prefilled from `?coupon=&operation=` (the coupon page links here),
+    and the proposal it just made."""
+    if not request.user.has_perm(Capability.PROPOSE_COMPENSATION.perm):
+        return {"forms": {}}
+    initial = {"coupon_id": request.GET.get("coupon"), "operation_id": request.GET.get("operation")}
+    forms = {"propose": ProposeCompensationForm(initial=initial), **forms}
+    made = proposal and compensation_item(request, proposal)
+    return {"forms": forms, "made": made}
+
+
+class CompensationQueue(ConsolePage):
+    def get(self, request):
+        context = queue_page(request, filters=COMPENSATION_FILTERS, default="all",
+                             select=compensation_queue, make_item=compensation_item)
+        return render(request, "console/queues/compensations.html", {
+            **context, "row_template": ROW_TEMPLATE, "propose_template": PROPOSE_TEMPLATE,
+            "propose": propose_item(request),
+        })
+
+
+class CompensationPropose(QueueAction):
+    capabilities = {"POST": Capability.PROPOSE_COMPENSATION}
+    form_class = ProposeCompensationForm
+    form_slot = "propose"
+    row_template = PROPOSE_TEMPLATE
+    list_url_name = "console:compensations"
+    verb = "Propose a compensation"
+
+    def load(self):
+        return None
+
+    def after(self, outcome, **kwargs):
+        if outcome.error:
+            return None
+        return compensation_get(compensation_id=outcome.body["id"])
+
+    def execute(self, ctx, data, _):
+        return compensation_payload(compensation_propose(
+            coupon_id=data["coupon_id"], operation_id=data["operation_id"],
+            reason=data["reason"], amount=data["amount"], ctx=ctx))
+
+    def item(self, request, proposal, **forms):
+        return propose_item(request, proposal, **forms)
+
+    def coupon_id_of(self, proposal):
+        return proposal.coupon_id
+
+    def summary(self, proposal):
+        return (f"Compensation #{proposal.pk} proposed ({proposal.kind}); another operator "
+                "approves or rejects it.")
+
+
+class CompensationAction(QueueAction):
+    capabilities = {"POST": Capability.APPROVE_COMPENSATION}
+    row_template = ROW_TEMPLATE
+    list_url_name = "console:compensations"
+
+    def load(self, compensation_id):
+        return compensation_get(compensation_id=compensation_id)
+
+    def item(self, request, compensation, **forms):
+        return compensation_item(request, compensation, **forms)
+
+    def summary(self, compensation):
+        return f"Compensation #{compensation.pk} {compensation.status.lower()}."
+
+
+class CompensationApprove(CompensationAction):
+    form_class = ApproveCompensationForm
+    form_slot = "approve"
+    verb = "Approve compensation"
+
+    def execute(self, ctx, data, compensation):
+        return compensation_payload(compensation_approve(
+            compensation_id=compensation.pk, note=data["note"], ctx=ctx))
+
+
+class CompensationReject(CompensationAction):
+    form_class = RejectForm
+    form_slot = "reject"
+    verb = "Reject compensation"
+
+    def execute(self, ctx, data, compensation):
+        return compensation_payload(compensation_reject(
+            compensation_id=compensation.pk, note=data["note"], ctx=ctx))
