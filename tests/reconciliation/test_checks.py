@@ -66,9 +66,9 @@ def test_honest_histories_find_nothing(template, ctx, send, clock):
 
 
 def test_honest_histories_find_nothing_once_the_relay_published(template, ctx, send, clock,
-                                                              broker_exchange):
+                                                              broker_queue):
     honest_histories(template, ctx, send)
-    relay = Relay(exchange=broker_exchange)
+    relay = Relay(exchange=broker_queue.exchange)
     while relay.run_batch().published:
         pass
     relay.close()
@@ -248,13 +248,13 @@ def test_honest_presale_histories_find_nothing(clock, send):
 
 
 def test_a_return_whose_event_was_published_then_pruned_is_not_a_finding(
-        template, ctx, clock, broker_exchange):
+        template, ctx, clock, broker_queue):
     from django.core.management import call_command
 
     coupon = redeemed(template, ctx)
     refund_receive(refund_id="R1", order_id="order-A", payment_id="P1",
                    refund_amount=Decimal("270.00"), refund_type="FULL", ctx=ctx)
-    relay = Relay(exchange=broker_exchange)
+    relay = Relay(exchange=broker_queue.exchange)
     relay.run_batch()
     relay.close()
     clock.advance(days=settings.COUPONS["OUTBOX_RETENTION_DAYS"] + 1)
