@@ -281,3 +281,27 @@ def test_a_return_whose_event_is_missing_without_a_prune_needs_a_person(
     [finding] = open_findings()
     assert (finding.kind, finding.repair) == ("RETURN_EVENT_UNPUBLISHED", "MANUAL_REVIEW")
     assert "it has no outbox event" in finding.summary
+
+
+def test_an_order_that_locked_again_after_a_failed_payment_is_not_a_release(
+        coupon, ctx, send, clock):
+    lock(coupon, ctx, order_id="order-A")
+    send(FactType.PAYMENT_FAILED, order_id="order-A")  # released by its handler
+    clock.advance(minutes=1)
+    lock(coupon, ctx, order_id="order-A")  # the buyer tries another card
+
+    assert reconcile().found_new == 0
+
+
+def test_an_order_closed_after_locking_again_is_a_release(coupon, ctx, send, clock):
+    lock(coupon, ctx, order_id="order-A")
+    send(FactType.PAYMENT_FAILED, order_id="order-A")
+    clock.advance(minutes=1)
+    lock(coupon, ctx, order_id="order-A")
+    clock.advance(minutes=1)
+    fact_without_handler("order-A", FactType.ORDER_CLOSED)
+
+    reconcile()
+
+    assert found(coupon) == {("CLOSED_STILL_LOCKED", "P2")}
+    assert open_findings()[0].evidence["facts"] == ["OrderClosed"]

@@ -33,7 +33,8 @@ from refunds.models import Compensation, RefundCoupon
 
 PAYMENT_FACTS = (FactType.PAYMENT_SUCCEEDED, FactType.FINAL_PAYMENT_SUCCEEDED)
 ENDING_FACTS = (FactType.ORDER_CLOSED, FactType.PAYMENT_FAILED)
-COUPON_FIELDS = ("id", "status", "state_version", "locked_order_id", "current_lock_id")
+COUPON_FIELDS = ("id", "status", "state_version", "locked_order_id", "current_lock_id",
+                 "current_lock__locked_at")
 # Ledger gaps listed in a finding's evidence: enough to start reading, bounded in size.
 MAX_GAPS_SHOWN = 10
 
@@ -67,6 +68,7 @@ class Batch:
     decisions: dict = field(default_factory=lambda: defaultdict(list))
     settled: set = field(default_factory=set)  # (coupon_id, order_id) a person took over
     facts: dict = field(default_factory=lambda: defaultdict(dict))  # order → type → payment
+    fact_times: dict = field(default_factory=dict)  # (order, type) → last recorded
     return_events: dict = field(default_factory=dict)  # RETURN operation id → outbox row
     reversed_ops: set = field(default_factory=set)  # operations an approved REVERSE undid
     # RETURN operations older than a prune's outbox cutoff: a missing event was published and
@@ -109,11 +111,13 @@ def load_batch(coupons: list[dict]) -> Batch:
         Compensation.objects.filter(**of_coupons).exclude(order_id="")
         .values_list("coupon_id", "order_id")
     )
-    for order_id, fact_type, payment_id in OrderFact.objects.filter(
+    for order_id, fact_type, payment_id, recorded_at in OrderFact.objects.filter(
         order_id__in=bindings.values("order_id"),
         fact_type__in=(*PAYMENT_FACTS, *ENDING_FACTS, FactType.DEPOSIT_PAID),
-    ).values_list("order_id", "fact_type", "payment_id").order_by("id"):
+    ).values_list("order_id", "fact_type", "payment_id", "recorded_at").order_by("id"):
         batch.facts[order_id].setdefault(fact_type, payment_id)
+        batch.fact_times[order_id, fact_type] = max(
+            recorded_at, batch.fact_times.get((order_id, fact_type), recorded_at))
     operation_ids = [d["operation_id"] for rows in batch.decisions.values() for d in rows
                      if d["operation_id"] is not None]
     for event in OutboxEvent.objects.filter(operation_id__in=operation_ids).values(
@@ -191,7 +195,10 @@ def closed_still_locked(batch: Batch, coupon: dict) -> list[Detected]:
     if coupon["status"] != CouponStatus.LOCKED or is_paid(batch, order_id):
         return []
     facts = batch.facts.get(order_id, {})
-    ended = [t for t in ENDING_FACTS if t in facts]
+    # Only a fact heard after this lease began ends it: a declined card released an earlier
+    # lease, and the order may have locked the coupon again to retry.
+    ended = [t for t in ENDING_FACTS
+             if t in facts and batch.fact_times[order_id, t] >= coupon["current_lock__locked_at"]]
     # A presale order's declined final payment may be retried until its deadline: only its
     # close ends it (the same rule as the PaymentFailed handler).
     if FactType.DEPOSIT_PAID in facts and FactType.ORDER_CLOSED not in facts:
