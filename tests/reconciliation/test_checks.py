@@ -305,3 +305,14 @@ def test_an_order_closed_after_locking_again_is_a_release(coupon, ctx, send, clo
 
     assert found(coupon) == {("CLOSED_STILL_LOCKED", "P2")}
     assert open_findings()[0].evidence["facts"] == ["OrderClosed"]
+
+
+def test_an_order_that_switched_coupons_at_checkout_is_not_a_finding(template, ctx, send):
+    first, second = issue(template, ctx), issue(template, ctx)
+    _, proof = lock(first, ctx, order_id="order-A")
+    coupon_release(coupon_id=first.pk, lease=proof, ctx=ctx, reason="buyer chose another")
+    lock(second, ctx, order_id="order-A")
+    send(FactType.PAYMENT_SUCCEEDED, order_id="order-A", payment_id="P-A")
+    assert UserCoupon.objects.get(pk=second.pk).status == "USED"
+
+    assert reconcile().found_new == 0

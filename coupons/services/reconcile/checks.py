@@ -69,6 +69,7 @@ class Batch:
     settled: set = field(default_factory=set)  # (coupon_id, order_id) a person took over
     facts: dict = field(default_factory=lambda: defaultdict(dict))  # order → type → payment
     fact_times: dict = field(default_factory=dict)  # (order, type) → last recorded
+    latest_binding: dict = field(default_factory=dict)  # order → its newest binding's id
     return_events: dict = field(default_factory=dict)  # RETURN operation id → outbox row
     reversed_ops: set = field(default_factory=set)  # operations an approved REVERSE undid
     # RETURN operations older than a prune's outbox cutoff: a missing event was published and
@@ -93,8 +94,14 @@ def load_batch(coupons: list[dict]) -> Batch:
         if op_type == OperationType.REVERSE:
             batch.reversed_ops.add(original_id)
     bindings = OrderCoupon.objects.filter(**of_coupons)
-    for binding in bindings.values("coupon_id", "order_id", "lock_id").order_by("id"):
+    for binding in bindings.values("id", "coupon_id", "order_id", "lock_id").order_by("id"):
         batch.bindings[binding["coupon_id"]].append(binding)
+    # An order that switched coupons at checkout pays with its newest binding only (the
+    # payment handler redeems that one), so only that binding makes the coupon the order's.
+    batch.latest_binding = dict(
+        OrderCoupon.objects.filter(order_id__in=bindings.values("order_id"))
+        .values("order_id").annotate(latest=Max("id")).values_list("order_id", "latest")
+    )
     for redemption in Redemption.objects.filter(**of_coupons).values(
         "id", "coupon_id", "order_id", "lock_id", "succeeded"
     ).order_by("id"):
@@ -156,8 +163,9 @@ def payment_of(batch: Batch, order_id: str) -> str:
 
 
 def bound_orders(batch: Batch, coupon_id: int) -> list[str]:
-    """The orders ever bound to the coupon, first binding first, each once."""
-    return list(dict.fromkeys(b["order_id"] for b in batch.bindings.get(coupon_id, [])))
+    """The orders whose newest binding is to this coupon, in binding order."""
+    return [b["order_id"] for b in batch.bindings.get(coupon_id, [])
+            if batch.latest_binding.get(b["order_id"]) == b["id"]]
 
 
 # --- 1. a paid order used the coupon, which is still LOCKED / AVAILABLE ------------------
