@@ -316,3 +316,24 @@ def test_an_order_that_switched_coupons_at_checkout_is_not_a_finding(template, c
     assert UserCoupon.objects.get(pk=second.pk).status == "USED"
 
     assert reconcile().found_new == 0
+
+
+def test_a_return_an_approved_compensation_reversed_is_not_a_redrive(template, ctx):
+    from coupons.models import OperationType
+    from coupons.services import CommandContext
+    from coupons.services.compensation_decide import compensation_approve
+    from coupons.services.compensation_propose import compensation_propose
+
+    coupon = redeemed(template, ctx)
+    refund_receive(refund_id="R1", order_id="order-A", payment_id="P1",
+                   refund_amount=Decimal("270.00"), refund_type="FULL", ctx=ctx)
+    wrong_return = coupon.operations.get(op_type=OperationType.RETURN)
+    proposal = compensation_propose(coupon_id=coupon.pk, operation_id=wrong_return.pk,
+                                    reason="refund was cancelled",
+                                    ctx=CommandContext(actor="alice"))
+    compensation_approve(compensation_id=proposal.pk, ctx=CommandContext(actor="bob"))
+    # USED again, its redemption counting again, under a decision that still says RETURN.
+    assert UserCoupon.objects.get(pk=coupon.pk).status == "USED"
+    assert coupon.redemptions.get().succeeded
+
+    assert reconcile().found_new == 0
