@@ -7,11 +7,9 @@ import uuid
 import pika
 import pika.exceptions
 import pytest
-from django.conf import settings
 
 from coupons import clock
 from coupons.models import FactType, Finding, FindingStatus, InboxMessage, OrderFact
-from coupons.relay import EXCHANGE
 from coupons.services import CommandContext, coupon_issue
 from coupons.services.reconcile import reconcile_run
 from tests.conftest import lock
@@ -61,41 +59,22 @@ def operator():
 
 
 @pytest.fixture
-def coupons_exchange_queue():
-    """A throwaway queue bound to the relay's exchange: what a re-drive publishes lands here."""
+def broker_queue():
+    """A throwaway exchange and a queue bound to it (its `.exchange`), deleted after."""
+    from tests.relay.conftest import TestQueue
+
     try:
-        connection = pika.BlockingConnection(pika.URLParameters(settings.BROKER_URL))
+        queue = TestQueue(f"test-reconcile-{uuid.uuid4().hex[:12]}")
     except pika.exceptions.AMQPConnectionError as error:
         pytest.skip(f"RabbitMQ not reachable at BROKER_URL ({error!r}); CI runs it")
-    channel = connection.channel()
-    channel.exchange_declare(EXCHANGE, exchange_type="topic", durable=True)
-    name = f"test-reconcile-{uuid.uuid4().hex[:12]}"
-    channel.queue_declare(name, exclusive=True, auto_delete=True)
-    channel.queue_bind(name, EXCHANGE, routing_key="#")
-
-    def drain() -> list[str]:
-        ids = []
-        for method, properties, _ in channel.consume(name, inactivity_timeout=1.0):
-            if method is None:
-                break
-            ids.append(properties.message_id)
-            channel.basic_ack(method.delivery_tag)
-        channel.cancel()
-        return ids
-
-    yield drain
-    connection.close()
+    yield queue
+    queue.delete()
 
 
 @pytest.fixture
-def broker_exchange():
-    """A throwaway exchange (and a queue bound to it) for a relay run, deleted after."""
-    from tests.relay.conftest import TestQueue
+def redrive_exchange(broker_queue, monkeypatch):
+    """Re-drives publish to the throwaway exchange, not the shared `coupons` one."""
+    from coupons.services.reconcile import repair
 
-    exchange = f"test-reconcile-{uuid.uuid4().hex[:12]}"
-    try:
-        queue = TestQueue(exchange)
-    except pika.exceptions.AMQPConnectionError as error:
-        pytest.skip(f"RabbitMQ not reachable at BROKER_URL ({error!r}); CI runs it")
-    yield exchange
-    queue.delete()
+    monkeypatch.setattr(repair, "EXCHANGE", broker_queue.exchange)
+    return broker_queue

@@ -66,9 +66,9 @@ def test_honest_histories_find_nothing(template, ctx, send, clock):
 
 
 def test_honest_histories_find_nothing_once_the_relay_published(template, ctx, send, clock,
-                                                              broker_exchange):
+                                                              broker_queue):
     honest_histories(template, ctx, send)
-    relay = Relay(exchange=broker_exchange)
+    relay = Relay(exchange=broker_queue.exchange)
     while relay.run_batch().published:
         pass
     relay.close()
@@ -248,13 +248,13 @@ def test_honest_presale_histories_find_nothing(clock, send):
 
 
 def test_a_return_whose_event_was_published_then_pruned_is_not_a_finding(
-        template, ctx, clock, broker_exchange):
+        template, ctx, clock, broker_queue):
     from django.core.management import call_command
 
     coupon = redeemed(template, ctx)
     refund_receive(refund_id="R1", order_id="order-A", payment_id="P1",
                    refund_amount=Decimal("270.00"), refund_type="FULL", ctx=ctx)
-    relay = Relay(exchange=broker_exchange)
+    relay = Relay(exchange=broker_queue.exchange)
     relay.run_batch()
     relay.close()
     clock.advance(days=settings.COUPONS["OUTBOX_RETENTION_DAYS"] + 1)
@@ -281,3 +281,59 @@ def test_a_return_whose_event_is_missing_without_a_prune_needs_a_person(
     [finding] = open_findings()
     assert (finding.kind, finding.repair) == ("RETURN_EVENT_UNPUBLISHED", "MANUAL_REVIEW")
     assert "it has no outbox event" in finding.summary
+
+
+def test_an_order_that_locked_again_after_a_failed_payment_is_not_a_release(
+        coupon, ctx, send, clock):
+    lock(coupon, ctx, order_id="order-A")
+    send(FactType.PAYMENT_FAILED, order_id="order-A")  # released by its handler
+    clock.advance(minutes=1)
+    lock(coupon, ctx, order_id="order-A")  # the buyer tries another card
+
+    assert reconcile().found_new == 0
+
+
+def test_an_order_closed_after_locking_again_is_a_release(coupon, ctx, send, clock):
+    lock(coupon, ctx, order_id="order-A")
+    send(FactType.PAYMENT_FAILED, order_id="order-A")
+    clock.advance(minutes=1)
+    lock(coupon, ctx, order_id="order-A")
+    clock.advance(minutes=1)
+    fact_without_handler("order-A", FactType.ORDER_CLOSED)
+
+    reconcile()
+
+    assert found(coupon) == {("CLOSED_STILL_LOCKED", "P2")}
+    assert open_findings()[0].evidence["facts"] == ["OrderClosed"]
+
+
+def test_an_order_that_switched_coupons_at_checkout_is_not_a_finding(template, ctx, send):
+    first, second = issue(template, ctx), issue(template, ctx)
+    _, proof = lock(first, ctx, order_id="order-A")
+    coupon_release(coupon_id=first.pk, lease=proof, ctx=ctx, reason="buyer chose another")
+    lock(second, ctx, order_id="order-A")
+    send(FactType.PAYMENT_SUCCEEDED, order_id="order-A", payment_id="P-A")
+    assert UserCoupon.objects.get(pk=second.pk).status == "USED"
+
+    assert reconcile().found_new == 0
+
+
+def test_a_return_an_approved_compensation_reversed_is_not_a_redrive(template, ctx):
+    from coupons.models import OperationType
+    from coupons.services import CommandContext
+    from coupons.services.compensation_decide import compensation_approve
+    from coupons.services.compensation_propose import compensation_propose
+
+    coupon = redeemed(template, ctx)
+    refund_receive(refund_id="R1", order_id="order-A", payment_id="P1",
+                   refund_amount=Decimal("270.00"), refund_type="FULL", ctx=ctx)
+    wrong_return = coupon.operations.get(op_type=OperationType.RETURN)
+    proposal = compensation_propose(coupon_id=coupon.pk, operation_id=wrong_return.pk,
+                                    reason="refund was cancelled",
+                                    ctx=CommandContext(actor="alice"))
+    compensation_approve(compensation_id=proposal.pk, ctx=CommandContext(actor="bob"))
+    # USED again, its redemption counting again, under a decision that still says RETURN.
+    assert UserCoupon.objects.get(pk=coupon.pk).status == "USED"
+    assert coupon.redemptions.get().succeeded
+
+    assert reconcile().found_new == 0

@@ -109,7 +109,7 @@ def test_applying_a_return_redrive_returns_the_coupon_for_its_decision(template,
 
 
 def test_applying_an_event_redrive_publishes_it(template, ctx, operator, clock,
-                                                coupons_exchange_queue):
+                                                redrive_exchange):
     coupon = redeemed(template, ctx)
     refund_receive(refund_id="R1", order_id="order-A", payment_id="P1",
                    refund_amount=Decimal("270.00"), refund_type="FULL", ctx=ctx)
@@ -123,7 +123,7 @@ def test_applying_an_event_redrive_publishes_it(template, ctx, operator, clock,
     # The coupon's events go out in their order, the RETURN's last; nothing is left behind.
     events = list(OutboxEvent.objects.filter(coupon=coupon).order_by("id"))
     assert all(event.published_at is not None for event in events)
-    assert coupons_exchange_queue() == [str(event.pk) for event in events]
+    assert [m["message_id"] for m in redrive_exchange.drain()] == [str(e.pk) for e in events]
     assert events[-1].operation == returned
 
 

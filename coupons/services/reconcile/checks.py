@@ -33,7 +33,8 @@ from refunds.models import Compensation, RefundCoupon
 
 PAYMENT_FACTS = (FactType.PAYMENT_SUCCEEDED, FactType.FINAL_PAYMENT_SUCCEEDED)
 ENDING_FACTS = (FactType.ORDER_CLOSED, FactType.PAYMENT_FAILED)
-COUPON_FIELDS = ("id", "status", "state_version", "locked_order_id", "current_lock_id")
+COUPON_FIELDS = ("id", "status", "state_version", "locked_order_id", "current_lock_id",
+                 "current_lock__locked_at")
 # Ledger gaps listed in a finding's evidence: enough to start reading, bounded in size.
 MAX_GAPS_SHOWN = 10
 
@@ -67,6 +68,8 @@ class Batch:
     decisions: dict = field(default_factory=lambda: defaultdict(list))
     settled: set = field(default_factory=set)  # (coupon_id, order_id) a person took over
     facts: dict = field(default_factory=lambda: defaultdict(dict))  # order → type → payment
+    fact_times: dict = field(default_factory=dict)  # (order, type) → last recorded
+    latest_binding: dict = field(default_factory=dict)  # order → its newest binding's id
     return_events: dict = field(default_factory=dict)  # RETURN operation id → outbox row
     reversed_ops: set = field(default_factory=set)  # operations an approved REVERSE undid
     # RETURN operations older than a prune's outbox cutoff: a missing event was published and
@@ -91,8 +94,14 @@ def load_batch(coupons: list[dict]) -> Batch:
         if op_type == OperationType.REVERSE:
             batch.reversed_ops.add(original_id)
     bindings = OrderCoupon.objects.filter(**of_coupons)
-    for binding in bindings.values("coupon_id", "order_id", "lock_id").order_by("id"):
+    for binding in bindings.values("id", "coupon_id", "order_id", "lock_id").order_by("id"):
         batch.bindings[binding["coupon_id"]].append(binding)
+    # An order that switched coupons at checkout pays with its newest binding only (the
+    # payment handler redeems that one), so only that binding makes the coupon the order's.
+    batch.latest_binding = dict(
+        OrderCoupon.objects.filter(order_id__in=bindings.values("order_id"))
+        .values("order_id").annotate(latest=Max("id")).values_list("order_id", "latest")
+    )
     for redemption in Redemption.objects.filter(**of_coupons).values(
         "id", "coupon_id", "order_id", "lock_id", "succeeded"
     ).order_by("id"):
@@ -109,11 +118,13 @@ def load_batch(coupons: list[dict]) -> Batch:
         Compensation.objects.filter(**of_coupons).exclude(order_id="")
         .values_list("coupon_id", "order_id")
     )
-    for order_id, fact_type, payment_id in OrderFact.objects.filter(
+    for order_id, fact_type, payment_id, recorded_at in OrderFact.objects.filter(
         order_id__in=bindings.values("order_id"),
         fact_type__in=(*PAYMENT_FACTS, *ENDING_FACTS, FactType.DEPOSIT_PAID),
-    ).values_list("order_id", "fact_type", "payment_id").order_by("id"):
+    ).values_list("order_id", "fact_type", "payment_id", "recorded_at").order_by("id"):
         batch.facts[order_id].setdefault(fact_type, payment_id)
+        batch.fact_times[order_id, fact_type] = max(
+            recorded_at, batch.fact_times.get((order_id, fact_type), recorded_at))
     operation_ids = [d["operation_id"] for rows in batch.decisions.values() for d in rows
                      if d["operation_id"] is not None]
     for event in OutboxEvent.objects.filter(operation_id__in=operation_ids).values(
@@ -152,8 +163,9 @@ def payment_of(batch: Batch, order_id: str) -> str:
 
 
 def bound_orders(batch: Batch, coupon_id: int) -> list[str]:
-    """The orders ever bound to the coupon, first binding first, each once."""
-    return list(dict.fromkeys(b["order_id"] for b in batch.bindings.get(coupon_id, [])))
+    """The orders whose newest binding is to this coupon, in binding order."""
+    return [b["order_id"] for b in batch.bindings.get(coupon_id, [])
+            if batch.latest_binding.get(b["order_id"]) == b["id"]]
 
 
 # --- 1. a paid order used the coupon, which is still LOCKED / AVAILABLE ------------------
@@ -191,7 +203,10 @@ def closed_still_locked(batch: Batch, coupon: dict) -> list[Detected]:
     if coupon["status"] != CouponStatus.LOCKED or is_paid(batch, order_id):
         return []
     facts = batch.facts.get(order_id, {})
-    ended = [t for t in ENDING_FACTS if t in facts]
+    # Only a fact heard after this lease began ends it: a declined card released an earlier
+    # lease, and the order may have locked the coupon again to retry.
+    ended = [t for t in ENDING_FACTS
+             if t in facts and batch.fact_times[order_id, t] >= coupon["current_lock__locked_at"]]
     # A presale order's declined final payment may be retried until its deadline: only its
     # close ends it (the same rule as the PaymentFailed handler).
     if FactType.DEPOSIT_PAID in facts and FactType.ORDER_CLOSED not in facts:

@@ -22,7 +22,7 @@ from coupons.models import (
     Repair,
     UserCoupon,
 )
-from coupons.relay import Relay
+from coupons.relay import EXCHANGE, Relay
 from coupons.services.context import LeaseProof
 from coupons.services.coupon_return import coupon_return
 from coupons.services.lock import coupon_lock
@@ -139,8 +139,8 @@ def _redrive_return(fault, coupon, ctx) -> None:
 class _CouponRelay(Relay):
     """The outbox relay, limited to one coupon's unpublished events (in their order)."""
 
-    def __init__(self, coupon_id: int):
-        super().__init__()
+    def __init__(self, coupon_id: int, exchange: str):
+        super().__init__(exchange=exchange)
         self.coupon_id = coupon_id
 
     def _claim(self) -> list[OutboxEvent]:
@@ -151,7 +151,7 @@ class _CouponRelay(Relay):
 
 
 def _redrive_events(coupon_id: int) -> None:
-    relay = _CouponRelay(coupon_id)
+    relay = _CouponRelay(coupon_id, exchange=EXCHANGE)
     try:
         result = relay.run_batch()
     finally:
