@@ -273,6 +273,12 @@ COUPONS = {
     "IDEMPOTENCY_RETENTION_HOURS": 24,
     # Inbox de-dup rows: must outlive the senders' longest redelivery (their retry horizon).
     "INBOX_RETENTION_DAYS": 30,
+    # Reconciliation: a RETURN's event still unpublished this long after its commit is a
+    # finding (the relay's normal lag is under a second; this leaves room for a broker restart).
+    "RECONCILE_UNPUBLISHED_GRACE_SECONDS": 300,
+    # Coupons read per reconciliation batch: memory and query size grow with this, not with
+    # the number of coupons.
+    "RECONCILE_BATCH_SIZE": 1000,
 }
 
 # --- Events (issue 10): the outbox relay's broker; see README "Events" ---------------------------

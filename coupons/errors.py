@@ -157,6 +157,18 @@ class CaseNotOpen(RecordNotOpen):
     message = "The conflict case is no longer open."
 
 
+class FindingNotOpen(RecordNotOpen):
+    message = "The reconciliation finding is no longer open."
+
+
+class BrokerUnavailable(CouponError):
+    """Re-driving an event needs the broker; the event stays unpublished for the relay."""
+
+    code = "SERVICE_UNAVAILABLE"
+    http_status = 503
+    message = "The message broker did not confirm the event; it stays queued for the relay."
+
+
 class PolicyVersionConflict(CouponError):
     """A 409 about a return policy version: current_state is its status, current_version its
     number (a policy version has no state_version of its own)."""

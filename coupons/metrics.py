@@ -7,8 +7,8 @@ Two kinds:
   consumer show theirs with `--metrics-port` (bound to 127.0.0.1).
 - Gauges of the state, read from the database at scrape time (`StateCollector`), so they are
   right whichever process changed it: the outbox backlog and its age, expired leases nobody
-  released, open conflict cases, presale expiry warnings. Each is one indexed count.
-  Reconciliation findings are not here yet: this branch has no findings model.
+  released, open conflict cases, presale expiry warnings, open reconciliation findings by
+  severity. Each is one indexed count.
 """
 
 import collections
@@ -79,6 +79,12 @@ class StateCollector:
         yield GaugeMetricFamily("coupons_conflict_cases_open",
                                 "Conflict cases waiting for an operator.",
                                 value=selectors.open_case_count())
+        findings = GaugeMetricFamily("coupons_reconciliation_findings_open",
+                                     "Open reconciliation findings by severity.",
+                                     labels=["severity"])
+        for severity, count in selectors.finding_open_counts().items():
+            findings.add_metric([severity], count)
+        yield findings
         sent, still_open = selectors.expiry_warning_counts()
         yield CounterMetricFamily("coupons_expiry_warnings",
                                   "CouponExpiresBeforeFinalPayment warnings sent.", value=sent)

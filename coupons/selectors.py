@@ -1,6 +1,6 @@
 """Reads. Views and serializers get coupons and their history from here."""
 
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet
 
 from coupons.errors import NotFound, TokenMismatch
 from coupons.models import (
@@ -12,7 +12,11 @@ from coupons.models import (
     CouponStatus,
     CouponTemplate,
     ExpiryWarning,
+    Finding,
+    FindingStatus,
     LockStatus,
+    ReconciliationRun,
+    Severity,
     UserCoupon,
 )
 from coupons.services.payloads import iso
@@ -98,3 +102,19 @@ def expiry_warning_counts() -> tuple[int, int]:
     (the buyer has neither paid nor closed the order yet)."""
     return (ExpiryWarning.objects.count(),
             ExpiryWarning.objects.filter(lock__status=LockStatus.ACTIVE).count())
+def finding_list() -> QuerySet[Finding]:
+    """Reconciliation findings, worst first (P0 sorts before P1), oldest first within one."""
+    return Finding.objects.order_by("severity", "first_seen_at", "id")
+
+
+def finding_open_counts() -> dict[str, int]:
+    """Open findings per severity, every severity named (0 included): for the page, the
+    command's summary and a metrics gauge."""
+    counts = dict(Finding.objects.filter(status=FindingStatus.OPEN).values_list("severity")
+                  .annotate(n=Count("id")))
+    return {severity: counts.get(severity, 0) for severity in Severity.values}
+
+
+def reconciliation_last_run() -> ReconciliationRun | None:
+    finished = ReconciliationRun.objects.exclude(finished_at=None)
+    return finished.order_by("-finished_at", "-id").first()

@@ -23,6 +23,7 @@ ENTRIES = [
     NavEntry("Approvals", "console:approvals", Capability.APPROVE_REFUNDS),
     NavEntry("Compensations", "console:compensations", Capability.APPROVE_COMPENSATION),
     NavEntry("Policies", "console:policies", Capability.EDIT_POLICIES),
+    NavEntry("Reconciliation", "console:reconciliation", Capability.RESOLVE_CASES),
 ]
 
 

@@ -10,6 +10,7 @@ from timeline.views import (
     queues_approvals,
     queues_cases,
     queues_compensations,
+    reconciliation,
     search,
 )
 
@@ -52,6 +53,9 @@ urlpatterns = [
          name="coupon_timeline"),
     path("coupons/<int:coupon_id>/ledger/", coupon.CouponLedgerPart.as_view(),
          name="coupon_ledger"),
+    path("reconciliation/", reconciliation.ReconciliationPage.as_view(), name="reconciliation"),
+    path("reconciliation/<int:finding_id>/resolve", reconciliation.FindingResolve.as_view(),
+         name="reconciliation_resolve"),
     path("login/", auth.SignIn.as_view(), name="login"),
     path("logout/", auth.SignOut.as_view(), name="logout"),
 ]

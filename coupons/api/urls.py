@@ -1,7 +1,14 @@
 from django.urls import path, register_converter
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from . import compensation_views, event_views, policy_views, refund_views, views
+from . import (
+    compensation_views,
+    event_views,
+    policy_views,
+    reconciliation_views,
+    refund_views,
+    views,
+)
 from .docs import sign_in_first
 
 
@@ -52,6 +59,9 @@ urlpatterns = [
     path("cases", event_views.CaseListApi.as_view(), name="cases"),
     path("cases/<dbid:case_id>/resolve", event_views.CaseResolveApi.as_view(),
          name="case_resolve"),
+    path("reconciliation", reconciliation_views.FindingListApi.as_view(), name="reconciliation"),
+    path("reconciliation/<dbid:finding_id>/resolve",
+         reconciliation_views.FindingResolveApi.as_view(), name="reconciliation_resolve"),
     path("return-policies", policy_views.PolicyListCreateApi.as_view(), name="return-policies"),
     path("return-policies/<dbid:policy_id>", policy_views.PolicyDetailApi.as_view(),
          name="return-policy"),

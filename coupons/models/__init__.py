@@ -1,6 +1,14 @@
 from coupons.models.cases import CaseStatus, ConflictCase, Recommendation
 from coupons.models.clients import ServiceClient
 from coupons.models.coupons import CouponStatus, UserCoupon
+from coupons.models.findings import (
+    Finding,
+    FindingKind,
+    FindingStatus,
+    ReconciliationRun,
+    Repair,
+    Severity,
+)
 from coupons.models.idempotency import IdempotencyRecord
 from coupons.models.inbox import FactType, InboxMessage, OrderFact
 from coupons.models.ledger import CouponOperation, OperationType
@@ -21,6 +29,12 @@ __all__ = [
     "CaseStatus",
     "ConflictCase",
     "FactType",
+    "Finding",
+    "FindingKind",
+    "FindingStatus",
+    "ReconciliationRun",
+    "Repair",
+    "Severity",
     "InboxMessage",
     "OrderFact",
     "PresaleSettlement",

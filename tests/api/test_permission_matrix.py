@@ -34,6 +34,7 @@ from tests.events.test_presale import (
     issue,
     presale_template,
 )
+from tests.reconciliation.conftest import closed_order_still_locked
 
 pytestmark = pytest.mark.django_db
 
@@ -56,6 +57,8 @@ API_MATRIX = {
     ("POST", "/api/v1/events"): C.POST_FACTS,
     ("GET", "/api/v1/cases"): C.RESOLVE_CASES,
     ("POST", "/api/v1/cases/{case_id}/resolve"): C.RESOLVE_CASES,
+    ("GET", "/api/v1/reconciliation"): C.RESOLVE_CASES,
+    ("POST", "/api/v1/reconciliation/{finding_id}/resolve"): C.RESOLVE_CASES,
     ("PATCH", "/api/v1/templates/{template_id}"): C.MANAGE_TEMPLATES,
     ("POST", "/api/v1/coupons/{coupon_id}/operations/{operation_id}/compensate"):
         C.PROPOSE_COMPENSATION,
@@ -213,8 +216,9 @@ def objects(coupon, ctx):
     proposal = compensation_propose(coupon_id=coupon.pk, operation_id=redeem.pk,
                                     reason="wrong redeem", ctx=ctx)
     version = ReturnPolicyVersion.objects.get(policy__code="default", number=1)
+    finding = closed_order_still_locked(coupon.template, ctx)
     return {"coupon_id": coupon.pk, "template_id": coupon.template_id, "case_id": case.pk,
-            "operation_id": redeem.pk, "decision_id": decision.pk,
+            "finding_id": finding.pk, "operation_id": redeem.pk, "decision_id": decision.pk,
             "compensation_id": proposal.pk, "policy_id": version.policy_id,
             "number": version.number}
 

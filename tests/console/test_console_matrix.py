@@ -13,6 +13,7 @@ from coupons.models import CommandRejection
 from coupons.services.policies import policy_create
 from refunds.models import ReturnPolicy
 from tests.console import queue_objects
+from tests.reconciliation.conftest import closed_order_still_locked
 
 pytestmark = pytest.mark.django_db
 
@@ -60,6 +61,9 @@ CONSOLE_MATRIX = [
     ("policy_version_publish", "POST", lambda objects: objects["draft"], POLICY_ADMIN_FORMS),
     ("coupon_timeline", "GET", lambda objects: {"coupon_id": objects["coupon"].pk}, EVERYONE),
     ("coupon_ledger", "GET", lambda objects: {"coupon_id": objects["coupon"].pk}, EVERYONE),
+    ("reconciliation", "GET", lambda objects: {}, EVERYONE),
+    ("reconciliation_resolve", "POST", lambda objects: {"finding_id": objects["finding"].pk},
+     OPERATORS),
 ]
 
 
@@ -75,7 +79,7 @@ def test_every_console_url_has_a_row():
 
 
 @pytest.fixture
-def objects(db, coupon, template):
+def objects(db, coupon, template, ctx):
     """Ids the matrix rows need (a coupon, a case, a pending decision...), made once per test."""
     default = ReturnPolicy.objects.get(code=ReturnPolicy.DEFAULT_CODE)
     # A policy whose first version is still a draft (the default one has none, so a new draft
@@ -89,6 +93,7 @@ def objects(db, coupon, template):
         "policy": default,
         "published": {"policy_id": default.pk, "number": 1},
         "draft": {"policy_id": drafted.pk, "number": 1},
+        "finding": closed_order_still_locked(template, ctx),
     }
 
 

@@ -149,3 +149,14 @@ def test_no_metric_line_carries_a_secret(scrape, service_client, api, template, 
     page = " ".join(scrape())
     assert service_client[1] not in page
     assert not re.search(r"Token|Bearer", page)
+
+
+def test_open_reconciliation_findings_are_counted_by_severity(scrape, clock, template, ctx):
+    from tests.reconciliation.conftest import closed_order_still_locked
+
+    closed_order_still_locked(template, ctx)
+
+    samples = scrape()
+
+    assert samples['coupons_reconciliation_findings_open{severity="P2"}'] == 1
+    assert samples['coupons_reconciliation_findings_open{severity="P0"}'] == 0

@@ -36,3 +36,15 @@ def money(amount):
 @register.filter
 def status_badge(status):
     return format_html('<span class="badge badge-{}">{}</span>', str(status).lower(), status)
+
+
+@register.filter
+def evidence_value(value):
+    """A finding's evidence value as a person reads it: lists and mappings spelled out."""
+    if value is None or value == "":
+        return "—"
+    if isinstance(value, dict):
+        return "; ".join(f"{key}: {evidence_value(item)}" for key, item in value.items())
+    if isinstance(value, list | tuple):
+        return "; ".join(str(evidence_value(item)) for item in value)
+    return value

@@ -1,0 +1,98 @@
+from django.db import models
+
+
+class FindingKind(models.TextChoices):
+    # The six checks of SPEC §9 (seed §12); the RETURN check reports its two halves apart.
+    PAID_NOT_REDEEMED = "PAID_NOT_REDEEMED"
+    CLOSED_STILL_LOCKED = "CLOSED_STILL_LOCKED"
+    GHOST_REDEMPTION = "GHOST_REDEMPTION"
+    DOUBLE_CONSUMPTION = "DOUBLE_CONSUMPTION"
+    RETURN_NOT_ADVANCED = "RETURN_NOT_ADVANCED"
+    RETURN_EVENT_UNPUBLISHED = "RETURN_EVENT_UNPUBLISHED"
+    LEDGER_GAP = "LEDGER_GAP"
+
+
+class Severity(models.TextChoices):
+    # Ordered so that sorting by the value puts the worst first.
+    P0 = "P0", "P0: history or money is wrong"
+    P1 = "P1", "P1: an order or a buyer is owed something"
+    P2 = "P2", "P2: late, will hurt if left"
+
+
+class Repair(models.TextChoices):
+    """What a finding proposes; an operator applies it through the services, never the run."""
+
+    COMPENSATING_REDEEM = "COMPENSATING_REDEEM", "compensating redeem for the paid order"
+    RELEASE = "RELEASE", "release the ended order's lease"
+    REDRIVE_RETURN = "REDRIVE_RETURN", "re-drive the refund's RETURN"
+    REDRIVE_EVENT = "REDRIVE_EVENT", "re-drive the unpublished event"
+    # No command can undo it safely: a person decides (a compensation, a void).
+    MANUAL_REVIEW = "MANUAL_REVIEW", "manual review"
+
+
+class FindingStatus(models.TextChoices):
+    OPEN = "OPEN"
+    RESOLVED = "RESOLVED"  # an operator applied the repair or dismissed it with a reason
+    CLOSED = "CLOSED"  # a later run no longer found it: closed by itself
+
+
+class Finding(models.Model):
+    """What a reconciliation run found wrong about one coupon, until it is right again.
+
+    State, not history: each run refreshes `last_seen_at` and the evidence of an open finding;
+    status moves only through coupons.services.reconcile. `subject` tells apart two findings of
+    one kind on one coupon (the order, the refund decision, the event), "" when there is one.
+    """
+
+    kind = models.CharField(max_length=32, choices=FindingKind.choices)
+    severity = models.CharField(max_length=2, choices=Severity.choices)
+    coupon = models.ForeignKey(
+        "coupons.UserCoupon", on_delete=models.PROTECT, related_name="findings"
+    )
+    subject = models.CharField(max_length=128, blank=True)
+    order_ids = models.JSONField(default=list)
+    evidence = models.JSONField(default=dict)
+    summary = models.CharField(max_length=500)
+    repair = models.CharField(max_length=32, choices=Repair.choices)
+    status = models.CharField(
+        max_length=16, choices=FindingStatus.choices, default=FindingStatus.OPEN
+    )
+    first_seen_at = models.DateTimeField()
+    last_seen_at = models.DateTimeField()
+    closed_at = models.DateTimeField(null=True, blank=True)
+    resolved_by = models.CharField(max_length=128, blank=True)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    resolution = models.CharField(max_length=16, blank=True)  # APPLIED or DISMISSED
+    resolution_note = models.CharField(max_length=1000, blank=True)
+
+    class Meta:
+        constraints = [
+            # Two runs at once (cron overlapping a manual run) keep one open finding per fault.
+            models.UniqueConstraint(
+                fields=["kind", "coupon", "subject"], condition=models.Q(status="OPEN"),
+                name="one_open_finding_per_fault",
+            ),
+        ]
+        indexes = [
+            # The page and the API list open findings worst first; a run closes by coupon.
+            models.Index(fields=["status", "severity", "id"], name="finding_status_severity"),
+            models.Index(fields=["coupon", "status"], name="finding_coupon_status"),
+        ]
+
+    def __str__(self):
+        return f"{self.severity} {self.kind} on coupon {self.coupon_id} ({self.status})"
+
+
+class ReconciliationRun(models.Model):
+    """One pass of `manage.py reconcile` and what it counted: the page shows the last one."""
+
+    started_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+    started_by = models.CharField(max_length=128)
+    coupons_checked = models.PositiveIntegerField(default=0)
+    found_new = models.PositiveIntegerField(default=0)
+    still_open = models.PositiveIntegerField(default=0)
+    closed = models.PositiveIntegerField(default=0)
+
+    def __str__(self):
+        return f"reconciliation run {self.pk} at {self.started_at:%Y-%m-%d %H:%M}"
