@@ -264,6 +264,9 @@ COUPONS = {
     "PRESALE_GRACE_SECONDS": 24 * 3600,
     # An Idempotency-Key claim left IN_PROGRESS this long (a crashed worker) may be taken over.
     "IDEMPOTENCY_CLAIM_TIMEOUT_SECONDS": 60,
+    # A request whose Idempotency-Key twin is still running waits this long for its answer,
+    # then is told 409 IDEMPOTENCY_REQUEST_IN_PROGRESS.
+    "IDEMPOTENCY_TWIN_WAIT_MS": 2000,
     # A fact's times (occurred_at, a presale deadline) must lie this close to now, either way.
     "FACT_TIME_WINDOW_DAYS": 5 * 366,
     # Retention (`manage.py prune`, README "Events"). Published outbox rows: long enough to
