@@ -267,6 +267,10 @@ COUPONS = {
     # A request whose Idempotency-Key twin is still running waits this long for its answer,
     # then is told 409 IDEMPOTENCY_REQUEST_IN_PROGRESS.
     "IDEMPOTENCY_TWIN_WAIT_MS": 2000,
+    # How long an API request may trust the cached service-client row (read on every request).
+    # Saving the client (a deactivation, new grants) drops the entry at once; the cache is
+    # per process unless REDIS_URL is set, so other processes may trust it this long.
+    "SERVICE_CLIENT_CACHE_SECONDS": 10,
     # A fact's times (occurred_at, a presale deadline) must lie this close to now, either way.
     "FACT_TIME_WINDOW_DAYS": 5 * 366,
     # Retention (`manage.py prune`, README "Events"). Published outbox rows: long enough to
