@@ -29,5 +29,9 @@ def lock_coupon_row(coupon_id, *related: str) -> UserCoupon:
     )
     if coupon is None:
         raise NotFound("No such coupon.", coupon_id=coupon_id)
-    coupon.ledger_head = (coupon.state_version, coupon.ledger_head_hash)
+    if coupon.ledger_head_hash is not None:
+        coupon.ledger_head = (coupon.state_version, coupon.ledger_head_hash)
+    # else: if the row lock waited for a command on this coupon, the row was read again after
+    # its commit but the subquery kept the statement's older snapshot and missed that command's
+    # ledger row; records.append_operation then reads the head itself.
     return coupon
