@@ -41,10 +41,12 @@ def request_fingerprint(method: str, path: str, body) -> str:
 
 
 def idempotency_claim(*, scope: str, key: str, request_hash: str) -> Claim:
-    """Claim a key inside the caller's transaction (the command's own).
+    """Claim a key in the caller's transaction.
 
-    Nothing commits here: the claim becomes visible together with the command's effects and
-    its stored answer, or vanishes with them.
+    The API makes that the command's own (coupons.api.commands): the claim becomes visible
+    together with the command's effects and its stored answer, or vanishes with them. Called
+    in autocommit (the console's queue actions) the claim commits alone, and the caller drops
+    it with idempotency_abandon if its command crashes.
     """
     now = clock.now()
     if connection.vendor == "postgresql":
@@ -123,3 +125,11 @@ def idempotency_complete(ctx, *, status: int, body: dict) -> None:
         response_body=body, completed_at=clock.now(),
     )
     ctx.answered_records.add(ctx.idempotency_record_id)
+
+
+def idempotency_abandon(record_id: int) -> None:
+    """Drop a claim committed on its own whose command crashed before taking effect, so a
+    retry can run at once."""
+    IdempotencyRecord.objects.filter(
+        pk=record_id, status=IdempotencyRecord.Status.IN_PROGRESS
+    ).delete()
