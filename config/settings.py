@@ -264,6 +264,13 @@ COUPONS = {
     "PRESALE_GRACE_SECONDS": 24 * 3600,
     # An Idempotency-Key claim left IN_PROGRESS this long (a crashed worker) may be taken over.
     "IDEMPOTENCY_CLAIM_TIMEOUT_SECONDS": 60,
+    # A request whose Idempotency-Key twin is still running waits this long for its answer,
+    # then is told 409 IDEMPOTENCY_REQUEST_IN_PROGRESS.
+    "IDEMPOTENCY_TWIN_WAIT_MS": 2000,
+    # How long an API request may trust the cached service-client row (read on every request).
+    # Saving the client (a deactivation, new grants) drops the entry at once; the cache is
+    # per process unless REDIS_URL is set, so other processes may trust it this long.
+    "SERVICE_CLIENT_CACHE_SECONDS": 10,
     # A fact's times (occurred_at, a presale deadline) must lie this close to now, either way.
     "FACT_TIME_WINDOW_DAYS": 5 * 366,
     # Retention (`manage.py prune`, README "Events"). Published outbox rows: long enough to

@@ -1,5 +1,6 @@
 """Running a command behind an Idempotency-Key: validate, claim, run once, answer."""
 
+from django.db import transaction
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework.response import Response
 
@@ -7,7 +8,6 @@ from coupons.errors import CouponError, IdempotencyKeyMissing, ValidationFailed
 from coupons.models import ServiceClient
 from coupons.services import CommandContext
 from coupons.services.idempotency import (
-    idempotency_abandon,
     idempotency_claim,
     idempotency_complete,
     request_fingerprint,
@@ -44,32 +44,35 @@ def run_command(request, input_serializer, command, *, success_status=200, rende
     serializer.is_valid(raise_exception=True)
 
     request_hash = request_fingerprint(request.method, request.path, request.data)
-    claim = idempotency_claim(
-        scope=idempotency_scope_of(request.user), key=key, request_hash=request_hash
-    )
-    if claim.is_replay:
-        body, status = claim.replay_body, claim.replay_status
-        headers = {"Idempotent-Replayed": "true"}
-    else:
-        ctx = CommandContext(
-            actor=actor_of(request.user), client_id=client_id_of(request.user),
-            idempotency_key=key, request_hash=request_hash,
-            idempotency_record_id=claim.record_id, success_status=success_status,
+    refusal = None
+    # One transaction: the claim, the command (a savepoint inside it) and the stored answer
+    # commit together; a crash rolls all three back, so the retry runs.
+    with transaction.atomic(durable=True):
+        claim = idempotency_claim(
+            scope=idempotency_scope_of(request.user), key=key, request_hash=request_hash
         )
-        try:
-            body = command(ctx, serializer.validated_data)
-        except CouponError as error:
-            # The refusal is the key's answer: a retry with the same key gets the same error,
-            # not a second attempt, nor a 409 for a claim left IN_PROGRESS.
-            idempotency_complete(ctx, status=error.http_status, body=error.as_body())
-            raise
-        except Exception:
-            idempotency_abandon(claim.record_id)  # rolled back, nothing happened: retry may run
-            raise
-        status, headers = success_status, {}
-        # Coupon commands stored their answer in their own transaction; this covers the rest
-        # (a no-op for them).
-        idempotency_complete(ctx, status=status, body=body)
+        if claim.is_replay:
+            body, status = claim.replay_body, claim.replay_status
+            headers = {"Idempotent-Replayed": "true"}
+        else:
+            ctx = CommandContext(
+                actor=actor_of(request.user), client_id=client_id_of(request.user),
+                idempotency_key=key, request_hash=request_hash,
+                idempotency_record_id=claim.record_id, success_status=success_status,
+            )
+            try:
+                body, status = command(ctx, serializer.validated_data), success_status
+            except CouponError as error:
+                # The refusal is the key's answer: a retry with the same key gets the same
+                # error, not a second attempt. The command's savepoint rolled back whatever it
+                # stored; its rejection row is written and commits with this answer.
+                ctx.answered_records.discard(claim.record_id)
+                refusal, body, status = error, error.as_body(), error.http_status
+            headers = {}
+            if claim.record_id not in ctx.answered_records:
+                idempotency_complete(ctx, status=status, body=body)
+    if refusal is not None:
+        raise refusal
     if render is not None and status < 400:
         body = render(body)
     return Response(body, status=status, headers=headers)

@@ -1,7 +1,6 @@
 import django_filters
-from django.db.models import Q
 
-from coupons.models import CouponStatus, UserCoupon
+from coupons.models import CouponStatus, OrderCoupon, UserCoupon
 
 
 class CouponFilter(django_filters.FilterSet):
@@ -17,6 +16,8 @@ class CouponFilter(django_filters.FilterSet):
         fields = ["user_id", "status", "template_id", "order_id"]
 
     def by_order(self, queryset, name, value):
-        return queryset.filter(
-            Q(locked_order_id=value) | Q(order_links__order_id=value)
-        ).distinct()
+        # A union of two index reads (the coupon the order holds, every coupon it ever locked)
+        # rather than an OR across a join, which PostgreSQL answers by reading every coupon.
+        held = UserCoupon.objects.filter(locked_order_id=value).values("pk")
+        linked = OrderCoupon.objects.filter(order_id=value).values("coupon_id")
+        return queryset.filter(pk__in=held.union(linked))

@@ -45,9 +45,11 @@ def lease_window(data) -> dict:
     return {"lease_seconds": data.get("lease_seconds"), "lease_until": data.get("lease_until")}
 
 
-def with_lease_token(body: dict) -> dict:
-    # Derived again on every answer, replays included, so no copy of it is ever stored.
-    return {**body, "lock_token": selectors.lock_token_get(lock_id=body["lock_id"])}
+def with_lease_token(body: dict, fresh: dict) -> dict:
+    """Never stored: a replay derives it again from the lock; a first answer already has it
+    (`fresh`: lock id → token, filled by the command)."""
+    token = fresh.get(body["lock_id"]) or selectors.lock_token_get(lock_id=body["lock_id"])
+    return {**body, "lock_token": token}
 
 
 class TemplateListCreateApi(GenericAPIView):
@@ -120,14 +122,19 @@ class CouponLockApi(APIView):
     capabilities = {"POST": Capability.LOCK}
     @command_schema(s.LockInput, s.LockOutput)
     def post(self, request, coupon_id):
-        return run_command(
-            request, s.LockInput, render=with_lease_token,
-            command=lambda ctx, data: coupon_lock(
+        fresh_tokens = {}
+
+        def lock(ctx, data):
+            result = coupon_lock(
                 coupon_id=coupon_id, order_id=data["order_id"], user_id=data["user_id"],
                 order_amount=data["order_amount"], quote_id=data["quote_id"],
                 **lease_window(data), ctx=ctx,
-            ).payload(),
-        )
+            )
+            fresh_tokens[str(result.lock.pk)] = result.lock_token
+            return result.payload()
+
+        return run_command(request, s.LockInput, command=lock,
+                           render=lambda body: with_lease_token(body, fresh_tokens))
 
 
 class CouponRenewApi(APIView):

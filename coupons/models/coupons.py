@@ -14,7 +14,7 @@ class CouponStatus(models.TextChoices):
 class UserCoupon(models.Model):
     """One coupon in one user's wallet. Only coupons.services writes status and state_version."""
 
-    user_id = models.CharField(max_length=64, db_index=True)
+    user_id = models.CharField(max_length=64)
     template = models.ForeignKey("coupons.CouponTemplate", on_delete=models.PROTECT)
     template_version = models.ForeignKey("coupons.CouponTemplateVersion", on_delete=models.PROTECT)
     status = models.CharField(max_length=16, choices=CouponStatus.choices)
@@ -37,6 +37,8 @@ class UserCoupon(models.Model):
     class Meta:
         indexes = [
             models.Index(fields=["user_id", "status"], name="coupon_user_status"),
+            # A user's wallet page (coupons?user_id=, in id order) reads its rows in order.
+            models.Index(fields=["user_id", "id"], name="coupon_user_id"),
             # The expiry scanner walks AVAILABLE coupons by valid_until, the lease scanner
             # LOCKED coupons by lease end: both with a (time, id) keyset cursor.
             models.Index(fields=["status", "valid_until", "id"], name="coupon_status_expiry"),

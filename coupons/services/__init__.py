@@ -1,8 +1,10 @@
 """The only code that changes a coupon's state. Everything else calls these functions.
 
-Each command is one `transaction.atomic()`: the outermost transaction when the API calls it,
-a savepoint when the inbox runs it, because a fact's de-duplication row must commit together
-with every command the fact caused (and a SUBSTITUTE final payment causes several).
+Each command is one `transaction.atomic()`: a savepoint in the API's transaction, which also
+holds the Idempotency-Key claim and answer (a refused command rolls back to it, and its refusal
+commits with the key's answer); a savepoint too when the inbox runs it, because a fact's
+de-duplication row must commit together with every command the fact caused (and a SUBSTITUTE
+final payment causes several); the outermost transaction when called alone (scanners).
 """
 
 from coupons.services.clients import service_client_create

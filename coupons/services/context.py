@@ -1,4 +1,4 @@
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from coupons.services.tokens import hash_token
 
@@ -17,6 +17,8 @@ class CommandContext:
     request_hash: str = ""
     # Set when the API claimed the key; the command completes the record in its own transaction.
     idempotency_record_id: int | None = None
+    # The claims whose answer the command stored, so the API does not write it a second time.
+    answered_records: set = field(default_factory=set, compare=False)
     success_status: int = 200
 
 

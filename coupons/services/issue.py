@@ -2,10 +2,11 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db import transaction
+from django.db.models import F
 
 from coupons import clock
 from coupons.errors import InvalidState, NotFound
-from coupons.models import CouponStatus, CouponTemplate, OperationType, UserCoupon
+from coupons.models import CouponStatus, CouponTemplateVersion, OperationType, UserCoupon
 from coupons.services.idempotency import idempotency_complete
 from coupons.services.records import append_operation, append_outbox
 from coupons.services.refusals import refusals_recorded
@@ -25,14 +26,16 @@ def coupon_issue(*, template_id, user_id: str, ctx) -> IssueResult:
     """Grant a coupon from the template's current version; it starts AVAILABLE at version 1."""
     with refusals_recorded(OperationType.ISSUE, ctx), transaction.atomic():
         now = clock.now()
-        template = CouponTemplate.objects.filter(pk=template_id).first()
-        if template is None:
+        # The template's current terms with the template itself, in one read.
+        terms = (CouponTemplateVersion.objects.select_related("template")
+                 .filter(template_id=template_id, version=F("template__version")).first())
+        if terms is None:
             raise NotFound("No such template.", template_id=template_id)
+        template = terms.template
         if not template.issuable:
             raise InvalidState("The campaign is closed: this template issues no more coupons.",
                                template_id=template.pk, current_state="CLOSED",
                                current_version=template.version)
-        terms = template.versions.get(version=template.version)
         if terms.valid_days is not None:
             valid_from, valid_until = now, now + timedelta(days=terms.valid_days)
         else:

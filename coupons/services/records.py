@@ -24,21 +24,30 @@ EVENT_TYPES = {
 def append_operation(*, coupon, op_type, from_state, from_version, ctx, now, **fields):
     """The one writer of ledger rows; it links the row into the coupon's hash chain.
 
-    The previous row's hash costs one read by the (coupon, to_version) unique index; ISSUE
-    starts the chain and reads nothing. The caller holds the coupon row lock, so no other
-    row can be appended meanwhile. A missing previous row (a ledger gap) does not stop the
-    command: the per-coupon check reports the gap and the broken chain.
+    The previous row's hash is usually known: read with the row lock (rows.lock_coupon_row)
+    or written by this transaction's previous command on the coupon (`coupon.ledger_head`).
+    Otherwise it costs one read by the (coupon, to_version) unique index; ISSUE starts the
+    chain and reads nothing. The caller holds the coupon row lock, so no other row can be
+    appended meanwhile. A missing previous row (a ledger gap) does not stop the command: the
+    per-coupon check reports the gap and the broken chain.
     """
     operation = ledger_row(coupon=coupon, op_type=op_type, from_state=from_state,
                            from_version=from_version, ctx=ctx, now=now, **fields)
-    prev_hash = GENESIS if from_version == 0 else (
-        CouponOperation.objects.filter(coupon=coupon, to_version=from_version)
-        .values_list("content_hash", flat=True).first() or GENESIS
-    )
-    seal(operation, prev_hash)
+    seal(operation, _previous_hash(coupon, from_version) or GENESIS)
     operation.save(force_insert=True)
+    coupon.ledger_head = (operation.to_version, operation.content_hash)
     metrics.commands_done([op_type])
     return operation
+
+
+def _previous_hash(coupon, from_version) -> str | None:
+    if from_version == 0:
+        return GENESIS
+    known_version, known_hash = getattr(coupon, "ledger_head", (None, None))
+    if known_version == from_version:
+        return known_hash
+    return (CouponOperation.objects.filter(coupon=coupon, to_version=from_version)
+            .values_list("content_hash", flat=True).first())
 
 
 def ledger_row(*, coupon, op_type, from_state, from_version, ctx, now, **fields):

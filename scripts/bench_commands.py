@@ -1,0 +1,567 @@
+"""Benchmark the commands against the database's own speed, and the lookups at scale (issue 9).
+
+Rerun (PostgreSQL; a few minutes at the default sizes on a 2-core machine):
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
+        .venv/bin/python scripts/bench_commands.py --coupons 200000
+
+`--smoke` runs every part with tiny sizes in well under a minute (the test suite does, to show
+the script works; its figures mean nothing). The script never touches the database
+DATABASE_URL names: it creates a throwaway one (`coupon_bench_commands` unless --db-name),
+migrates it and drops it at the end. One run measures:
+
+  1. the LOCK + REDEEM cycle, a fresh coupon and a fresh Idempotency-Key per command, at 1, 4
+     and 16 clients (forked processes), each way for --seconds:
+       hand-written  psycopg, one transaction per command: claim the key, lock the row (which
+                     reads the ledger head), the command's writes, compare-and-set, ledger row,
+                     outbox row, stored answer;
+       services      the same through coupons.services in-process, as coupons.api.commands
+                     runs it (claim, command, answer in one transaction) minus the HTTP layer;
+       HTTP API      POST /lock then /redeem through bin/serve (gunicorn, --workers x
+                     --threads, WhiteNoise, pooled connections), one keep-alive connection
+                     per client;
+     printing commands/s, the ratio to the hand-written cycle, and p50 / p99 per command;
+  2. the lease scanner against the one-by-one loop (scripts/bench_scan_leases.py's runs);
+  3. `GET /coupons?user_id=` and `?order_id=` (an order that no longer holds its coupon) with
+     --coupons coupons bulk-loaded by generate_series, p50 / p95 over --lookups requests;
+  4. the timeline and the check of a coupon with --ledger-rows ledger rows: time and queries.
+"""
+
+import argparse
+import hashlib
+import hmac
+import http.client
+import json
+import multiprocessing
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from datetime import timedelta
+from decimal import Decimal
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_scan_leases as scan_bench  # noqa: E402 - its throwaway database and scanner runs
+
+ROOT = Path(__file__).resolve().parent.parent
+CLIENT_COUNTS = (1, 4, 16)
+ORDER_AMOUNT = Decimal("300.00")
+SMOKE = {"seconds": 0.5, "pool": 30, "leases": 20, "coupons": 2000, "lookups": 5,
+         "ledger_rows": 20, "workers": 1, "threads": 2}
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=5.0, help="per way and client count")
+    parser.add_argument("--pool", type=int, default=3000,
+                        help="coupons ready per client and run (a run stops early without)")
+    parser.add_argument("--leases", type=int, default=2000, help="expired leases per scan")
+    parser.add_argument("--coupons", type=int, default=1_000_000, help="coupons for lookups")
+    parser.add_argument("--lookups", type=int, default=200, help="requests per lookup kind")
+    parser.add_argument("--ledger-rows", type=int, default=1000)
+    parser.add_argument("--workers", type=int, default=4, help="gunicorn workers")
+    parser.add_argument("--threads", type=int, default=4, help="gunicorn threads per worker")
+    parser.add_argument("--db-name", default="coupon_bench_commands",
+                        help="throwaway PostgreSQL database, created and dropped by this script")
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes: shows it works")
+    args = parser.parse_args()
+    if args.smoke:
+        for name, value in SMOKE.items():
+            setattr(args, name, value)
+    return args
+
+
+# --- the coupons a cycle consumes ----------------------------------------------------------
+
+
+def bulk_coupons(template_id: int, n: int, user_of: str) -> tuple[int, int]:
+    """n AVAILABLE coupons in one INSERT; `user_of` is SQL over the series value i. Answers
+    the id range. No ISSUE ledger rows: the commands read the ledger head either way."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""INSERT INTO coupons_usercoupon (user_id, template_id, template_version_id, status,
+                    state_version, issued_at, updated_at)
+                SELECT {user_of}, t.id, v.id, 'AVAILABLE', 1, now(), now()
+                FROM generate_series(1, %s) AS i, coupons_coupontemplate t
+                JOIN coupons_coupontemplateversion v
+                  ON v.template_id = t.id AND v.version = t.version
+                WHERE t.id = %s
+                RETURNING id""",  # noqa: S608 - user_of is this script's own SQL
+            [n, template_id])
+        ids = [row[0] for row in cursor.fetchall()]
+    return min(ids), max(ids)
+
+
+# --- one client's loop, in its own process --------------------------------------------------
+
+
+def hand_written_client(coupon_ids, deadline, database_url, secret):
+    import psycopg
+    from psycopg.types.json import Jsonb
+
+    latencies = []
+    with psycopg.connect(database_url) as conn:
+        for coupon_id in coupon_ids:
+            if time.monotonic() >= deadline:
+                break
+            started = time.monotonic()
+            token = raw_lock(conn, coupon_id, secret, Jsonb)
+            locked = time.monotonic()
+            raw_redeem(conn, coupon_id, token, Jsonb)
+            latencies += [locked - started, time.monotonic() - locked]
+    return latencies
+
+
+CLAIM = """INSERT INTO coupons_idempotencyrecord (scope, "key", request_hash, status, claimed_at)
+           VALUES ('bench', %s, %s, 'IN_PROGRESS', now()) RETURNING id"""
+ANSWER = """UPDATE coupons_idempotencyrecord SET status = 'COMPLETED', response_status = 200,
+            response_body = %s, completed_at = now() WHERE id = %s"""
+LEDGER = """INSERT INTO coupons_couponoperation (op_type, from_state, to_state, from_version,
+            to_version, actor, order_id, payment_id, refund_id, idempotency_key, request_hash,
+            reason, created_at, lock_id, coupon_id, content_hash, prev_hash)
+            VALUES (%s, %s, %s, %s, %s, 'bench', %s, %s, '', %s, %s, '', now(), %s, %s, %s, %s)
+            RETURNING id"""
+OUTBOX = """INSERT INTO coupons_outboxevent (event_type, payload, created_at, operation_id,
+            coupon_id) VALUES (%s, %s, now(), %s, %s)"""
+HEAD = """(SELECT o.content_hash FROM coupons_couponoperation o
+           WHERE o.coupon_id = c.id AND o.to_version = c.state_version)"""
+
+
+def _ledger_and_outbox(cur, Jsonb, *, op, states, version, order_id, payment_id, key, lock_id,
+                       coupon_id, prev_hash):
+    content = hashlib.sha256(
+        json.dumps([prev_hash or "", op, states, version, order_id, payment_id]).encode()
+    ).hexdigest()
+    cur.execute(LEDGER, [op, states[0], states[1], version, version + 1, order_id, payment_id,
+                         key, key, lock_id, coupon_id, content, prev_hash or ""])
+    operation_id = cur.fetchone()[0]
+    cur.execute(OUTBOX, [f"Coupon{op.title()}", Jsonb({
+        "coupon_id": coupon_id, "operation_id": operation_id, "state_version": version + 1,
+        "order_id": order_id, "payment_id": payment_id, "lock_id": str(lock_id)}),
+        operation_id, coupon_id])
+
+
+def raw_lock(conn, coupon_id, secret, Jsonb) -> str:
+    key, order_id = uuid.uuid4().hex, f"raw-{coupon_id}"
+    with conn.transaction(), conn.cursor() as cur:
+        cur.execute(CLAIM, [key, key])
+        claim_id = cur.fetchone()[0]
+        cur.execute(f"""SELECT c.status, c.state_version, c.user_id, c.template_version_id,
+                               v.face_value, v.min_order_amount, {HEAD}
+                        FROM coupons_usercoupon c
+                        JOIN coupons_coupontemplateversion v ON v.id = c.template_version_id
+                        WHERE c.id = %s FOR NO KEY UPDATE OF c""", [coupon_id])
+        status, version, _user, terms_id, face, minimum, head = cur.fetchone()
+        assert status == "AVAILABLE" and minimum <= ORDER_AMOUNT
+        lock_id = uuid.uuid4()
+        token = hmac.new(secret.encode(), str(lock_id).encode(), hashlib.sha256).hexdigest()
+        token_hash = hashlib.sha256(token.encode()).hexdigest()
+        cur.execute("""INSERT INTO coupons_couponlock (id, coupon_id, order_id, token_hash,
+                       token_key_id, status, locked_at, expires_at, acquired_version)
+                       VALUES (%s, %s, %s, %s, 'k1', 'ACTIVE', now(),
+                               now() + interval '15 minutes', %s)""",
+                    [lock_id, coupon_id, order_id, token_hash, version + 1])
+        cur.execute("""INSERT INTO coupons_ordercoupon (lock_id, coupon_id, order_id, quote_id,
+                       order_amount, discount_amount, template_version_id, created_at)
+                       VALUES (%s, %s, %s, '', %s, %s, %s, now())""",
+                    [lock_id, coupon_id, order_id, ORDER_AMOUNT, min(face, ORDER_AMOUNT),
+                     terms_id])
+        cur.execute("""UPDATE coupons_usercoupon SET status = 'LOCKED', state_version = %s,
+                       updated_at = now(), current_lock_id = %s, locked_order_id = %s,
+                       lock_token_hash = %s, lock_expires_at = now() + interval '15 minutes'
+                       WHERE id = %s AND status = 'AVAILABLE' AND state_version = %s""",
+                    [version + 1, lock_id, order_id, token_hash, coupon_id, version])
+        assert cur.rowcount == 1
+        _ledger_and_outbox(cur, Jsonb, op="LOCK", states=("AVAILABLE", "LOCKED"),
+                           version=version, order_id=order_id, payment_id="", key=key,
+                           lock_id=lock_id, coupon_id=coupon_id, prev_hash=head)
+        cur.execute(ANSWER, [Jsonb({"coupon_id": coupon_id, "lock_id": str(lock_id),
+                                    "state_version": version + 1}), claim_id])
+    return token
+
+
+def raw_redeem(conn, coupon_id, token, Jsonb) -> None:
+    key, token_hash = uuid.uuid4().hex, hashlib.sha256(token.encode()).hexdigest()
+    with conn.transaction(), conn.cursor() as cur:
+        cur.execute(CLAIM, [key, key])
+        claim_id = cur.fetchone()[0]
+        cur.execute(f"""SELECT c.status, c.state_version, c.locked_order_id, c.lock_token_hash,
+                               l.id, oc.discount_amount, {HEAD}
+                        FROM coupons_usercoupon c
+                        JOIN coupons_couponlock l ON l.id = c.current_lock_id
+                        JOIN coupons_ordercoupon oc ON oc.lock_id = l.id
+                        WHERE c.id = %s FOR NO KEY UPDATE OF c""", [coupon_id])
+        status, version, order_id, stored_hash, lock_id, discount, head = cur.fetchone()
+        assert status == "LOCKED" and hmac.compare_digest(stored_hash, token_hash)
+        payment_id = f"pay-{coupon_id}"
+        cur.execute("""INSERT INTO coupons_redemption (coupon_id, lock_id, order_id, payment_id,
+                       discount_amount, succeeded, created_at)
+                       VALUES (%s, %s, %s, %s, %s, true, now()) RETURNING id""",
+                    [coupon_id, lock_id, order_id, payment_id, discount])
+        redemption_id = cur.fetchone()[0]
+        cur.execute("""UPDATE coupons_couponlock SET status = 'CONSUMED', ended_at = now()
+                       WHERE id = %s""", [lock_id])
+        cur.execute("""UPDATE coupons_usercoupon SET status = 'USED', state_version = %s,
+                       updated_at = now(), current_lock_id = NULL, locked_order_id = NULL,
+                       lock_token_hash = NULL, lock_expires_at = NULL
+                       WHERE id = %s AND status = 'LOCKED' AND state_version = %s
+                         AND locked_order_id = %s AND lock_token_hash = %s""",
+                    [version + 1, coupon_id, version, order_id, token_hash])
+        assert cur.rowcount == 1
+        _ledger_and_outbox(cur, Jsonb, op="REDEEM", states=("LOCKED", "USED"), version=version,
+                           order_id=order_id, payment_id=payment_id, key=key, lock_id=lock_id,
+                           coupon_id=coupon_id, prev_hash=head)
+        cur.execute("""SELECT id FROM refunds_refundcoupon WHERE coupon_id = %s
+                       AND order_id = %s AND status = 'AWAITING_REDEMPTION' ORDER BY id""",
+                    [coupon_id, order_id])
+        cur.fetchall()
+        cur.execute(ANSWER, [Jsonb({"coupon_id": coupon_id, "redemption_id": redemption_id,
+                                    "state_version": version + 2}), claim_id])
+
+
+def services_client(coupon_ids, deadline, *_):
+    """What coupons.api.commands.run_command does, without HTTP: claim, command, answer."""
+    from django.db import transaction
+
+    from coupons.services import CommandContext, LeaseProof, coupon_lock, coupon_redeem
+    from coupons.services.idempotency import idempotency_claim
+
+    def keyed(run):
+        key = uuid.uuid4().hex
+        with transaction.atomic(durable=True):
+            claim = idempotency_claim(scope="bench", key=key, request_hash=key)
+            return run(CommandContext(actor="bench", idempotency_key=key, request_hash=key,
+                                      idempotency_record_id=claim.record_id))
+
+    latencies = []
+    for coupon_id in coupon_ids:
+        if time.monotonic() >= deadline:
+            break
+        started = time.monotonic()
+        locked = keyed(lambda ctx, cid=coupon_id: coupon_lock(
+            coupon_id=cid, order_id=f"svc-{cid}", user_id="bench", order_amount=ORDER_AMOUNT,
+            ctx=ctx))
+        middle = time.monotonic()
+        lease = LeaseProof.from_token(order_id=f"svc-{coupon_id}", lock_token=locked.lock_token,
+                                      expected_version=locked.state_version)
+        keyed(lambda ctx, cid=coupon_id, lease=lease: coupon_redeem(
+            coupon_id=cid, lease=lease, payment_id=f"pay-{cid}", ctx=ctx))
+        latencies += [middle - started, time.monotonic() - middle]
+    return latencies
+
+
+def http_client(coupon_ids, deadline, port, api_key):
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    headers = {"Authorization": f"Token {api_key}", "Content-Type": "application/json",
+               "X-Forwarded-Proto": "https"}
+
+    def post(path, body):
+        connection.request("POST", f"/api/v1/coupons/{path}", json.dumps(body),
+                           {**headers, "Idempotency-Key": uuid.uuid4().hex})
+        response = connection.getresponse()
+        answer = json.loads(response.read())
+        if response.status != 200:
+            raise RuntimeError(f"{path}: {response.status} {answer}")
+        return answer
+
+    latencies = []
+    for coupon_id in coupon_ids:
+        if time.monotonic() >= deadline:
+            break
+        started = time.monotonic()
+        order = f"http-{coupon_id}"
+        locked = post(f"{coupon_id}/lock", {"order_id": order, "user_id": "bench",
+                                            "order_amount": str(ORDER_AMOUNT)})
+        middle = time.monotonic()
+        post(f"{coupon_id}/redeem", {"order_id": order, "lock_token": locked["lock_token"],
+                                     "expected_version": locked["state_version"],
+                                     "payment_id": f"pay-{coupon_id}"})
+        latencies += [middle - started, time.monotonic() - middle]
+    connection.close()
+    return latencies
+
+
+WAYS = {"hand-written": hand_written_client, "services": services_client, "HTTP API": http_client}
+
+
+def _client_process(way, coupon_ids, seconds, extra, start_line, results):
+    from django.db import connections
+
+    try:
+        start_line.wait()
+        started = time.monotonic()
+        latencies = WAYS[way](coupon_ids, started + seconds, *extra)
+        results.put((latencies, started, time.monotonic(), None))
+    except Exception as error:  # noqa: BLE001 - reported by the parent, which stops the run
+        results.put(([], 0.0, 0.0, repr(error)))
+    finally:
+        connections.close_all()
+
+
+def run_clients(way, clients, coupon_range, seconds, extra) -> dict:
+    from django.db import connections
+
+    ids = range(coupon_range[0], coupon_range[1] + 1)
+    per_client = [ids[c::clients] for c in range(clients)]
+    connections.close_all()  # no connection may cross a fork
+    context = multiprocessing.get_context("fork")
+    start_line, results = context.Barrier(clients), context.Queue()
+    processes = [context.Process(target=_client_process,
+                                 args=(way, ids, seconds, extra, start_line, results))
+                 for ids in per_client]
+    for process in processes:
+        process.start()
+    finished = [results.get(timeout=seconds + 300) for _ in processes]
+    for process in processes:
+        process.join()
+    errors = [error for *_, error in finished if error]
+    if errors:
+        sys.exit(f"{way} at {clients} clients failed: {errors[0]}")
+    latencies = sorted(lat for lats, *_ in finished for lat in lats)
+    wall = max(end for _, _, end, _ in finished) - min(start for _, start, _, _ in finished)
+    return {"rate": len(latencies) / wall, "p50": percentile(latencies, 50),
+            "p99": percentile(latencies, 99), "commands": len(latencies)}
+
+
+def percentile(sorted_values, p) -> float:
+    if not sorted_values:
+        return float("nan")
+    return sorted_values[min(len(sorted_values) - 1, int(len(sorted_values) * p / 100))] * 1000
+
+
+# --- the HTTP server ---------------------------------------------------------------------
+
+
+def start_server(database_url, args):
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = {**os.environ, "DATABASE_URL": database_url, "PYTHON": sys.executable,
+           "GUNICORN_BIND": f"127.0.0.1:{port}", "GUNICORN_WORKERS": str(args.workers),
+           "GUNICORN_THREADS": str(args.threads), "SERVE_MIGRATE": "0",
+           "DJANGO_ALLOWED_HOSTS": "127.0.0.1", "DJANGO_BEHIND_TLS_PROXY": "1",
+           "API_THROTTLE_SERVICE_CLIENT": "1000000/min", "DB_POOL_MAX_SIZE": str(args.threads)}
+    log = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the server
+    server = subprocess.Popen([str(ROOT / "bin" / "serve")], cwd=ROOT, env=env, stdout=log,
+                              stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            probe = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            probe.request("GET", "/readyz", headers={"X-Forwarded-Proto": "https"})
+            if probe.getresponse().status == 200:
+                return server, port
+        except OSError:
+            pass
+        if server.poll() is not None:
+            sys.exit(f"bin/serve exited with {server.returncode}")
+        time.sleep(0.5)
+    server.terminate()
+    sys.exit("bin/serve did not become ready in 120 s")
+
+
+# --- the parts of one run ----------------------------------------------------------------
+
+
+def bench_cycles(args, database_url, template_id) -> None:
+    from django.conf import settings
+
+    from coupons.services import service_client_create
+
+    _, api_key = service_client_create(name="bench", capabilities=["lock_coupon", "redeem_coupon"])
+    server, port = start_server(database_url, args)
+    secret = next(iter(settings.LEASE_TOKEN_SECRETS.values()))
+    extras = {"hand-written": (database_url, secret), "services": (),
+              "HTTP API": (port, api_key)}
+    results = {}
+    try:
+        for clients in CLIENT_COUNTS:
+            for way in WAYS:
+                coupons = bulk_coupons(template_id, clients * args.pool, "'bench'")
+                results[(way, clients)] = run_clients(way, clients, coupons, args.seconds,
+                                                      extras[way])
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    print(f"\nLOCK + REDEEM, one command = one transaction with its Idempotency-Key; "
+          f"{args.seconds:g} s per cell; HTTP: bin/serve {args.workers} workers x "
+          f"{args.threads} threads")
+    print("| clients | hand-written | services in-process | HTTP API |")
+    print("|---|---|---|---|")
+    for clients in CLIENT_COUNTS:
+        raw = results[("hand-written", clients)]["rate"]
+        cells = [f"{raw:,.0f} commands/s"] + [
+            f"{results[(way, clients)]['rate']:,.0f} ({results[(way, clients)]['rate'] / raw:.2f}x)"
+            for way in ("services", "HTTP API")]
+        print(f"| {clients} | " + " | ".join(cells) + " |")
+    for clients in CLIENT_COUNTS:
+        print(f"| {clients}: p50 / p99 ms | " + " | ".join(
+            f"{results[(way, clients)]['p50']:.1f} / {results[(way, clients)]['p99']:.1f}"
+            for way in WAYS) + " |")
+
+
+def bench_scanner(args) -> None:
+    from django.utils import timezone
+
+    from coupons.clock import FrozenClock, use_clock
+    from coupons.services import template_create
+
+    n = args.leases
+    with use_clock(FrozenClock(timezone.now().replace(microsecond=0))) as clock:
+        template = template_create(
+            code="scan", name="scan 30 off", kind="AMOUNT_OFF", face_value=Decimal("30.00"),
+            min_order_amount=Decimal("0.00"), valid_days=30,
+        )
+        scan_bench.in_setup_processes(scan_bench._issue_part, template.pk, n)
+        rates = {}
+        for label, run in (("scanner", lambda: scan_bench.run_scanner(100)),
+                           ("baseline", scan_bench.run_baseline)):
+            scan_bench.in_setup_processes(scan_bench._lock_part, label, scan_bench.LEASE)
+            clock.advance(seconds=scan_bench.LEASE + 1)
+            counts, seconds = run()
+            scan_bench.check_all_released(label, n)
+            rates[label] = counts["released"] / seconds
+    print(f"\nlease scanner, {n} expired leases: batches of 100 {rates['scanner']:,.0f} "
+          f"leases/s; one by one {rates['baseline']:,.0f} leases/s "
+          f"({rates['scanner'] / rates['baseline']:.1f}x)")
+
+
+def bench_lookups(args, template_id) -> None:
+    """--coupons coupons, five per user; every tenth once locked by an order and released, so
+    the order no longer holds it (its lease and order link remain)."""
+    from django.db import connection
+    from rest_framework.test import APIClient
+
+    from coupons.services import service_client_create
+
+    started = time.monotonic()
+    first, last = bulk_coupons(template_id, args.coupons, f"'user-' || (i %% {args.coupons // 5})")
+    with connection.cursor() as cursor:
+        cursor.execute("""INSERT INTO coupons_couponlock (id, coupon_id, order_id, token_hash,
+                          token_key_id, status, locked_at, expires_at, acquired_version, ended_at)
+                          SELECT gen_random_uuid(), id, 'order-' || id, md5(id::text), 'k1',
+                                 'RELEASED', now(), now(), 2, now()
+                          FROM coupons_usercoupon WHERE id BETWEEN %s AND %s AND id %% 10 = 0""",
+                       [first, last])
+        cursor.execute("""INSERT INTO coupons_ordercoupon (lock_id, coupon_id, order_id, quote_id,
+                          order_amount, discount_amount, template_version_id, created_at)
+                          SELECT l.id, l.coupon_id, l.order_id, '', 300, 30,
+                                 c.template_version_id, now()
+                          FROM coupons_couponlock l JOIN coupons_usercoupon c ON c.id = l.coupon_id
+                          WHERE l.order_id LIKE 'order-%%'""")
+        cursor.execute("ANALYZE")
+    loaded = time.monotonic() - started
+    _, key = service_client_create(name="lookups", capabilities=["read_coupons"])
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT order_id FROM coupons_ordercoupon WHERE order_id LIKE 'order-%%' "
+                       "ORDER BY random() LIMIT %s", [args.lookups])
+        orders = [row[0] for row in cursor.fetchall()]
+    users = [f"user-{i * 7919 % (args.coupons // 5)}" for i in range(args.lookups)]
+    timings = {}
+    for kind, values in (("user_id", users), ("order_id", orders)):
+        times = []
+        for value in values:
+            begun = time.monotonic()
+            response = client.get("/api/v1/coupons", {kind: value}, secure=True)
+            times.append(time.monotonic() - begun)
+            found = response.json()["results"] if response.status_code == 200 else None
+            if not found:
+                sys.exit(f"coupons?{kind}={value}: {response.status_code} {found}")
+        times.sort()
+        timings[kind] = (percentile(times, 50), percentile(times, 95))
+    print(f"\nlookups among {args.coupons:,} coupons (loaded in {loaded:.0f} s), "
+          f"{args.lookups} requests each, in-process API: "
+          + "; ".join(f"coupons?{kind}= p50 {p50:.1f} ms, p95 {p95:.1f} ms"
+                      for kind, (p50, p95) in timings.items()))
+
+
+def bench_history(args, template_id) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from rest_framework.test import APIClient
+
+    from coupons import clock
+    from coupons.models import CouponOperation
+    from coupons.services import (
+        CommandContext,
+        LeaseProof,
+        coupon_issue,
+        coupon_lock,
+        coupon_release,
+        service_client_create,
+    )
+
+    ctx = CommandContext(actor="bench")
+    coupon = coupon_issue(template_id=template_id, user_id="history", ctx=ctx).coupon
+    for round_number in range((args.ledger_rows - 1) // 2):
+        order = f"history-{round_number}"
+        locked = coupon_lock(coupon_id=coupon.pk, order_id=order, user_id="history",
+                             order_amount=ORDER_AMOUNT, ctx=ctx,
+                             lease_until=clock.now() + timedelta(minutes=5))
+        coupon_release(coupon_id=coupon.pk, ctx=ctx, reason="bench", lease=LeaseProof.from_token(
+            order_id=order, lock_token=locked.lock_token, expected_version=locked.state_version))
+    rows = CouponOperation.objects.filter(coupon=coupon).count()
+    _, key = service_client_create(name="history", capabilities=["read_coupons"])
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    figures = []
+    for page in ("timeline", "check"):
+        times = []
+        for _ in range(5):
+            with CaptureQueriesContext(connection) as queries:
+                begun = time.monotonic()
+                response = client.get(f"/api/v1/coupons/{coupon.pk}/{page}", secure=True)
+                times.append(time.monotonic() - begun)
+            if response.status_code != 200:
+                sys.exit(f"{page}: {response.status_code}")
+        figures.append(f"{page} {statistics.median(times) * 1000:.0f} ms "
+                       f"({len(queries.captured_queries)} queries)")
+    print(f"\na coupon with {rows} ledger rows, median of 5: " + "; ".join(figures))
+
+
+def bench(args, database_url) -> None:
+    from django.db import connection
+
+    from coupons.services import template_create
+
+    print(f"database: {connection.vendor} ({connection.settings_dict['NAME']}), created for "
+          f"this run and dropped after it")
+    bench_scanner(args)  # first: its setup locks every AVAILABLE coupon in the database
+    template = template_create(
+        code="bench", name="bench 30 off", kind="AMOUNT_OFF", face_value=Decimal("30.00"),
+        min_order_amount=Decimal("0.00"), valid_days=3650,
+    )
+    bench_cycles(args, database_url, template.pk)
+    bench_history(args, template.pk)
+    bench_lookups(args, template.pk)
+
+
+def main() -> None:
+    args = parse_args()
+    url = os.environ.get("DATABASE_URL", "")
+    if not url.startswith(("postgres://", "postgresql://")):
+        sys.exit("set DATABASE_URL=postgres://...: this benchmark measures PostgreSQL")
+    started = time.monotonic()
+    bench_url = scan_bench.create_postgres_database(url, args.db_name)
+    try:
+        scan_bench.setup_django(bench_url)
+        bench(args, bench_url)
+    finally:
+        from django.db import connections
+
+        connections.close_all()
+        scan_bench.drop_postgres_database(url, args.db_name)
+    print(f"\ntotal {time.monotonic() - started:.0f}s; load average {scan_bench.load_average()} "
+          f"on {os.cpu_count()} CPUs (other work on the machine moves these figures)")
+
+
+if __name__ == "__main__":
+    main()

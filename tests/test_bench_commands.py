@@ -1,0 +1,32 @@
+"""scripts/bench_commands.py --smoke: every part of the benchmark runs (its figures mean nothing
+at these sizes; the README's come from a real run)."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = [
+    pytest.mark.postgres,
+    pytest.mark.skipif(connection.vendor != "postgresql",
+                       reason="the benchmark measures PostgreSQL and makes a database there"),
+]
+
+
+def test_the_benchmark_smoke_run_measures_every_part():
+    env = {**os.environ, "DATABASE_URL": os.environ["DATABASE_URL"]}
+    name = f"{connection.settings_dict['NAME']}_bench_smoke"
+    result = subprocess.run(
+        [sys.executable, "scripts/bench_commands.py", "--smoke", "--db-name", name],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+    )
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    for part in ("| clients | hand-written | services in-process | HTTP API |",
+                 "lease scanner", "coupons?user_id=", "coupons?order_id=", "timeline", "check"):
+        assert part in result.stdout, result.stdout
