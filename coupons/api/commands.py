@@ -1,17 +1,11 @@
 """Running a command behind an Idempotency-Key: validate, claim, run once, answer."""
 
-from django.db import transaction
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework.response import Response
 
-from coupons.errors import CouponError, IdempotencyKeyMissing, ValidationFailed
+from coupons.errors import IdempotencyKeyMissing, ValidationFailed
 from coupons.models import ServiceClient
-from coupons.services import CommandContext
-from coupons.services.idempotency import (
-    idempotency_claim,
-    idempotency_complete,
-    request_fingerprint,
-)
+from coupons.services.idempotency import request_fingerprint, run_once
 
 from .permissions import actor_of, idempotency_scope_of
 
@@ -44,35 +38,16 @@ def run_command(request, input_serializer, command, *, success_status=200, rende
     serializer.is_valid(raise_exception=True)
 
     request_hash = request_fingerprint(request.method, request.path, request.data)
-    refusal = None
-    # One transaction: the claim, the command (a savepoint inside it) and the stored answer
-    # commit together; a crash rolls all three back, so the retry runs.
-    with transaction.atomic(durable=True):
-        claim = idempotency_claim(
-            scope=idempotency_scope_of(request.user), key=key, request_hash=request_hash
-        )
-        if claim.is_replay:
-            body, status = claim.replay_body, claim.replay_status
-            headers = {"Idempotent-Replayed": "true"}
-        else:
-            ctx = CommandContext(
-                actor=actor_of(request.user), client_id=client_id_of(request.user),
-                idempotency_key=key, request_hash=request_hash,
-                idempotency_record_id=claim.record_id, success_status=success_status,
-            )
-            try:
-                body, status = command(ctx, serializer.validated_data), success_status
-            except CouponError as error:
-                # The refusal is the key's answer: a retry with the same key gets the same
-                # error, not a second attempt. The command's savepoint rolled back whatever it
-                # stored; its rejection row is written and commits with this answer.
-                ctx.answered_records.discard(claim.record_id)
-                refusal, body, status = error, error.as_body(), error.http_status
-            headers = {}
-            if claim.record_id not in ctx.answered_records:
-                idempotency_complete(ctx, status=status, body=body)
-    if refusal is not None:
-        raise refusal
-    if render is not None and status < 400:
+    answer = run_once(
+        scope=idempotency_scope_of(request.user), key=key, request_hash=request_hash,
+        actor=actor_of(request.user), client_id=client_id_of(request.user),
+        command=lambda ctx: command(ctx, serializer.validated_data),
+        success_status=success_status,
+    )
+    if answer.refusal is not None:
+        raise answer.refusal
+    body = answer.body
+    if render is not None and answer.status < 400:
         body = render(body)
-    return Response(body, status=status, headers=headers)
+    headers = {"Idempotent-Replayed": "true"} if answer.replayed else {}
+    return Response(body, status=answer.status, headers=headers)

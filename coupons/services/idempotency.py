@@ -9,6 +9,7 @@ claim with it, so a retry simply runs.
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -16,8 +17,9 @@ from django.conf import settings
 from django.db import IntegrityError, OperationalError, connection, transaction
 
 from coupons import clock
-from coupons.errors import IdempotencyKeyReused, IdempotencyRequestInProgress
+from coupons.errors import CouponError, IdempotencyKeyReused, IdempotencyRequestInProgress
 from coupons.models import IdempotencyRecord
+from coupons.services.context import CommandContext
 
 # PostgreSQL's lock_not_available: the twin's wait on the first transaction ran out.
 LOCK_NOT_AVAILABLE = "55P03"
@@ -41,13 +43,7 @@ def request_fingerprint(method: str, path: str, body) -> str:
 
 
 def idempotency_claim(*, scope: str, key: str, request_hash: str) -> Claim:
-    """Claim a key in the caller's transaction.
-
-    The API makes that the command's own (coupons.api.commands): the claim becomes visible
-    together with the command's effects and its stored answer, or vanishes with them. Called
-    in autocommit (the console's queue actions) the claim commits alone, and the caller drops
-    it with idempotency_abandon if its command crashes.
-    """
+    """Claim a key in the caller's transaction (run_once makes that the command's own)."""
     now = clock.now()
     if connection.vendor == "postgresql":
         record_id, inserted = _insert_or_lock(scope, key, request_hash, now)
@@ -127,9 +123,43 @@ def idempotency_complete(ctx, *, status: int, body: dict) -> None:
     ctx.answered_records.add(ctx.idempotency_record_id)
 
 
-def idempotency_abandon(record_id: int) -> None:
-    """Drop a claim committed on its own whose command crashed before taking effect, so a
-    retry can run at once."""
-    IdempotencyRecord.objects.filter(
-        pk=record_id, status=IdempotencyRecord.Status.IN_PROGRESS
-    ).delete()
+@dataclass(frozen=True)
+class Answer:
+    """A command's answer under its key: the first run's, or the stored one replayed."""
+
+    status: int
+    body: dict
+    replayed: bool = False
+    refusal: CouponError | None = None  # the domain error the first run was refused with
+
+
+def run_once(
+    *, scope: str, key: str, request_hash: str, actor: str, client_id: int | None = None,
+    command: Callable[[CommandContext], dict], success_status: int = 200,
+) -> Answer:
+    """Claim `key`, run `command(ctx)` and store its answer, all in one transaction.
+
+    The API (an Idempotency-Key header) and the console (a key rendered with each form) both
+    run commands through here. The claim, the command (a savepoint inside) and the stored
+    answer commit together; a crash rolls all three back, so a retry runs. A refusal is the
+    key's answer too: the same key again gets the same error, not a second attempt. A key
+    reused for another request, or still running in a twin, raises (422 / 409).
+    """
+    with transaction.atomic(durable=True):
+        claim = idempotency_claim(scope=scope, key=key, request_hash=request_hash)
+        if claim.is_replay:
+            return Answer(claim.replay_status, claim.replay_body, replayed=True)
+        ctx = CommandContext(
+            actor=actor, client_id=client_id, idempotency_key=key, request_hash=request_hash,
+            idempotency_record_id=claim.record_id, success_status=success_status,
+        )
+        try:
+            answer = Answer(success_status, command(ctx))
+        except CouponError as error:
+            # The command's savepoint rolled back what it stored; its rejection row is
+            # written and commits with this answer.
+            ctx.answered_records.discard(claim.record_id)
+            answer = Answer(error.http_status, error.as_body(), refusal=error)
+        if claim.record_id not in ctx.answered_records:
+            idempotency_complete(ctx, status=answer.status, body=answer.body)
+    return answer

@@ -16,13 +16,7 @@ from django.shortcuts import redirect, render
 
 from coupons.api.permissions import actor_of, idempotency_scope_of
 from coupons.errors import CouponError
-from coupons.services import CommandContext
-from coupons.services.idempotency import (
-    idempotency_abandon,
-    idempotency_claim,
-    idempotency_complete,
-    request_fingerprint,
-)
+from coupons.services.idempotency import request_fingerprint, run_once
 from timeline.queue_selectors import operations_written
 from timeline.views.access import ConsolePage
 
@@ -46,31 +40,18 @@ class Outcome:
         return self.body.get("error")
 
 
-def run_once(request, form, command) -> Outcome:
+def run_action(request, form, command) -> Outcome:
     """`command(ctx)` calls one service and returns the answer's body (with the record's id)."""
-    key = form.cleaned_data["idempotency_key"]
-    request_hash = request_fingerprint("POST", request.path, form.command_fields())
     try:
-        claim = idempotency_claim(scope=idempotency_scope_of(request.user), key=key,
-                                  request_hash=request_hash)
+        answer = run_once(
+            scope=idempotency_scope_of(request.user),
+            key=form.cleaned_data["idempotency_key"],
+            request_hash=request_fingerprint("POST", request.path, form.command_fields()),
+            actor=actor_of(request.user), command=command,
+        )
     except CouponError as refusal:  # the key is in use for another request, or still running
         return Outcome(status=refusal.http_status, body=refusal.as_body())
-    if claim.is_replay:
-        return Outcome(status=claim.replay_status, body=claim.replay_body, replayed=True)
-    ctx = CommandContext(actor=actor_of(request.user), idempotency_key=key,
-                         request_hash=request_hash, idempotency_record_id=claim.record_id)
-    try:
-        body = command(ctx)
-    except CouponError as refusal:
-        # The refusal is the key's answer: submitting the same form again shows it again.
-        idempotency_complete(ctx, status=refusal.http_status, body=refusal.as_body())
-        return Outcome(status=refusal.http_status, body=refusal.as_body())
-    except Exception:
-        idempotency_abandon(claim.record_id)  # rolled back, nothing happened: a retry may run
-        raise
-    # Services that store their own answer did so in their transaction; this is a no-op then.
-    idempotency_complete(ctx, status=200, body=body)
-    return Outcome(status=200, body=body)
+    return Outcome(status=answer.status, body=answer.body, replayed=answer.replayed)
 
 
 class QueueAction(ConsolePage):
@@ -114,8 +95,8 @@ class QueueAction(ConsolePage):
                 "verb": self.verb, "record": record, "form": form, "action": request.path,
                 "cancel": self.list_url_name,
             })
-        outcome = run_once(request, form,
-                           lambda ctx: self.execute(ctx, form.cleaned_data, record))
+        outcome = run_action(request, form,
+                             lambda ctx: self.execute(ctx, form.cleaned_data, record))
         record = self.after(outcome, **kwargs)
         if outcome.error:
             # A VALIDATION_ERROR names the fields it is about: each shows beside its field.

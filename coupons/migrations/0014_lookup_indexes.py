@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('coupons', '0012_presale_expiry_warnings'),
+        ('coupons', '0013_reconciliation'),
     ]
 
     operations = [
