@@ -227,17 +227,12 @@ def raw_redeem(conn, coupon_id, token, Jsonb) -> None:
 
 def services_client(coupon_ids, deadline, *_):
     """What coupons.api.commands.run_command does, without HTTP: claim, command, answer."""
-    from django.db import transaction
-
-    from coupons.services import CommandContext, LeaseProof, coupon_lock, coupon_redeem
-    from coupons.services.idempotency import idempotency_claim
+    from coupons.services import LeaseProof, coupon_lock, coupon_redeem
+    from coupons.services.idempotency import run_once
 
     def keyed(run):
         key = uuid.uuid4().hex
-        with transaction.atomic(durable=True):
-            claim = idempotency_claim(scope="bench", key=key, request_hash=key)
-            return run(CommandContext(actor="bench", idempotency_key=key, request_hash=key,
-                                      idempotency_record_id=claim.record_id))
+        return run_once(scope="bench", key=key, request_hash=key, actor="bench", command=run).body
 
     latencies = []
     for coupon_id in coupon_ids:
