@@ -17,8 +17,8 @@ from refunds.models import Compensation
 
 from . import compensation_serializers as s
 from .commands import IDEMPOTENCY_KEY_HEADER, run_command
+from .filters import ExternalIdFilter, IdFilter
 from .permissions import actor_of, can_see_details
-from .serializers import MAX_DB_ID
 
 
 def for_caller(request):
@@ -86,9 +86,8 @@ class CompensationProposeApi(RefusalsLogged, APIView):
 class CompensationFilter(django_filters.FilterSet):
     status = django_filters.ChoiceFilter(choices=Compensation.Status.choices)
     kind = django_filters.ChoiceFilter(choices=Compensation.Kind.choices)
-    order_id = django_filters.CharFilter(max_length=64)
-    coupon_id = django_filters.NumberFilter(field_name="coupon_id", min_value=1,
-                                            max_value=MAX_DB_ID)
+    order_id = ExternalIdFilter()
+    coupon_id = IdFilter(field_name="coupon_id")
 
     class Meta:
         model = Compensation

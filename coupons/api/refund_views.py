@@ -18,14 +18,14 @@ from refunds.models import RefundCoupon, ReturnPolicyVersion
 from . import refund_serializers as s
 from .commands import IDEMPOTENCY_KEY_HEADER, run_command
 from .error_serializers import error_responses
+from .filters import ExternalIdFilter, IdFilter
 
 
 class RefundFilter(django_filters.FilterSet):
-    order_id = django_filters.CharFilter(max_length=64)
+    order_id = ExternalIdFilter()
     status = django_filters.ChoiceFilter(choices=RefundCoupon.Status.choices)
-    coupon_id = django_filters.NumberFilter(field_name="coupon_id", min_value=1,
-                                            max_value=2**63 - 1)
-    refund_id = django_filters.CharFilter(max_length=64)
+    coupon_id = IdFilter(field_name="coupon_id")
+    refund_id = ExternalIdFilter()
 
     class Meta:
         model = RefundCoupon
