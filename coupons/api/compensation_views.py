@@ -104,6 +104,7 @@ class CompensationListApi(GenericAPIView):
 
     @extend_schema(operation_id="compensations_list", responses=s.CompensationOutput(many=True))
     def get(self, request):
+        """Compensations, newest first; amounts only with view_case_details."""
         page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
         render = for_caller(request)
         return self.get_paginated_response([render(compensation_payload(c)) for c in page])
@@ -112,6 +113,7 @@ class CompensationListApi(GenericAPIView):
 class CompensationDetailApi(APIView):
     @extend_schema(responses=s.CompensationOutput)
     def get(self, request, compensation_id):
+        """One compensation and the ledger row its approval appended."""
         compensation = (Compensation.objects.select_related("resulting_operation")
                         .filter(pk=compensation_id).first())
         if compensation is None:

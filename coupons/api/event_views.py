@@ -52,6 +52,7 @@ class CaseListApi(GenericAPIView):
 
     @extend_schema(operation_id="cases_list", responses=s.CaseOutput(many=True))
     def get(self, request):
+        """Conflict cases, newest first; notes and evidence only with view_case_details."""
         page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
         details = {"can_see_details": can_see_details(request.user)}
         return self.get_paginated_response(s.CaseOutput(page, many=True, context=details).data)
@@ -63,6 +64,8 @@ class CaseResolveApi(APIView):
     @extend_schema(request=s.CaseResolveInput, responses={200: s.CaseOutput},
                    parameters=[IDEMPOTENCY_KEY_HEADER])
     def post(self, request, case_id):
+        """Resolve an open conflict case: APPLY its recommendation, or RESOLVE / DISMISS with a
+        note."""
         return run_command(
             request, s.CaseResolveInput,
             command=lambda ctx, data: s.CaseOutput(

@@ -60,6 +60,7 @@ class PolicyListCreateApi(GenericAPIView):
     @extend_schema(operation_id="return_policies_list",
                    responses={200: s.PolicyOutput(many=True), **errors(401, 403)})
     def get(self, request):
+        """Return policies with their current published and draft version numbers."""
         page = self.paginate_queryset(self.get_queryset())
         return self.get_paginated_response(s.PolicyOutput(page, many=True).data)
 
@@ -77,6 +78,7 @@ class PolicyListCreateApi(GenericAPIView):
 class PolicyDetailApi(APIView):
     @extend_schema(responses={200: s.PolicyOutput, **READ_ERRORS})
     def get(self, request, policy_id):
+        """One return policy."""
         return Response(s.PolicyOutput(selectors.policy_get(policy_id=policy_id)).data)
 
 
@@ -91,6 +93,7 @@ class PolicyVersionListCreateApi(GenericAPIView):
     @extend_schema(operation_id="return_policy_versions_list",
                    responses={200: s.PolicyVersionOutput(many=True), **READ_ERRORS})
     def get(self, request, policy_id):
+        """The policy's versions, by pages."""
         selectors.policy_get(policy_id=policy_id)
         page = self.paginate_queryset(self.get_queryset())
         return self.get_paginated_response(s.PolicyVersionOutput(page, many=True).data)
@@ -112,6 +115,7 @@ class PolicyVersionDetailApi(APIView):
 
     @extend_schema(responses={200: s.PolicyVersionOutput, **READ_ERRORS})
     def get(self, request, policy_id, number):
+        """One version of the policy with its rules as stored."""
         return Response(version_body(
             selectors.policy_version_get(policy_id=policy_id, number=number)))
 

@@ -42,6 +42,7 @@ class RefundListReceiveApi(GenericAPIView):
 
     @extend_schema(operation_id="refunds_list", responses=s.RefundDecisionOutput(many=True))
     def get(self, request):
+        """Refund decisions, newest first, by pages."""
         page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
         return self.get_paginated_response([selectors.decision_payload(d) for d in page])
 
@@ -65,6 +66,7 @@ class RefundListReceiveApi(GenericAPIView):
 class RefundDetailApi(APIView):
     @extend_schema(responses={200: s.RefundDecisionOutput, **error_responses(401, 403, 404)})
     def get(self, request, decision_id):
+        """One refund decision: the refund, the money and coupon decisions, the review."""
         decision = selectors.decision_get(decision_id=decision_id)
         return Response(selectors.decision_payload(decision))
 
@@ -84,6 +86,8 @@ class RefundApproveApi(APIView):
                               **error_responses(400, 401, 403, 404, 409, 422)},
                    parameters=[IDEMPOTENCY_KEY_HEADER])
     def post(self, request, decision_id):
+        """Approve a decision waiting for review and run it (a MANUAL_REVIEW names the `action`).
+        Operators only, never a service client."""
         people_only(request)
         return run_command(
             request, s.ApproveInput,
@@ -101,6 +105,8 @@ class RefundRejectApi(APIView):
                               **error_responses(400, 401, 403, 404, 409, 422)},
                    parameters=[IDEMPOTENCY_KEY_HEADER])
     def post(self, request, decision_id):
+        """Reject a decision waiting for review, with a note: the coupon stays as it is.
+        Operators only."""
         people_only(request)
         return run_command(
             request, s.RejectInput,
