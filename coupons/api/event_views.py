@@ -24,7 +24,7 @@ class EventReceiveApi(APIView):
     """
 
     capabilities = {"POST": Capability.POST_FACTS}
-    error_statuses = {422}  # MESSAGE_ID_REUSED
+    error_statuses = {"POST": {422}}  # MESSAGE_ID_REUSED
 
     @extend_schema(request=s.EVENT_UNION, responses={202: s.EventOutput})
     def post(self, request):

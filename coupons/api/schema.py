@@ -16,7 +16,8 @@ ERROR_MEANINGS = {
     401: "NOT_AUTHENTICATED: no credentials, or a key that is unknown or revoked.",
     403: "PERMISSION_DENIED: the caller lacks the capability (`details.capability` names it), "
          "or the resource answers only to another client or person.",
-    404: "NOT_FOUND: no such object (a path id), or a `page` past the last one.",
+    404: "NOT_FOUND: no such object (a path id, or an id in the body such as `template_id`), or "
+         "a `page` past the last one.",
     409: "A conflict with the current state: INVALID_STATE, ORDER_MISMATCH, TOKEN_MISMATCH or "
          "VERSION_CONFLICT (`details` carry `current_state` and `current_version`), "
          "ALREADY_EXISTS, or IDEMPOTENCY_REQUEST_IN_PROGRESS while the same key still runs.",
@@ -51,8 +52,12 @@ class CapabilitySchema(AutoSchema):
         operation["description"] = "\n\n".join(
             part for part in (operation.get("description"), needs) if part
         )
+        success = min(status for status in operation["responses"] if status.startswith("2"))
+        links = getattr(self.view, "response_links", {}).get(self.method)
+        if links:
+            operation["responses"][success]["links"] = links
         error_ref = self.resolve_serializer(ErrorOutput, "response").ref
-        for status in sorted(error_statuses(operation, self.view)):
+        for status in sorted(error_statuses(operation, self.view, self.method)):
             operation["responses"].setdefault(str(status), {
                 "description": ERROR_MEANINGS[status],
                 "content": {"application/json": {"schema": error_ref}},
@@ -83,13 +88,13 @@ class CapabilitySchema(AutoSchema):
                 "x-capability": capability.value if capability else None}
 
 
-def error_statuses(operation: dict, view) -> set[int]:
+def error_statuses(operation: dict, view, method: str) -> set[int]:
     """The error statuses an operation can answer, from what it takes.
 
     Every operation: 401, 403 (capability) and 429 (throttles). A path id or a page: 404. A
     body or query parameters: 400. A command behind an Idempotency-Key: 400, 409 (a key still
     in progress, besides the state conflicts) and 422 (the key reused with another body). A
-    view adds what only it answers with `error_statuses = {...}`.
+    view adds what only it answers with `error_statuses = {"POST": {404}}`.
     """
     statuses = {401, 403, 429}
     places = {parameter["in"] for parameter in operation.get("parameters", [])}
@@ -100,4 +105,4 @@ def error_statuses(operation: dict, view) -> set[int]:
         statuses.add(400)
     if "Idempotency-Key" in names:
         statuses |= {400, 409, 422}
-    return statuses | set(getattr(view, "error_statuses", ()))
+    return statuses | set(getattr(view, "error_statuses", {}).get(method, ()))

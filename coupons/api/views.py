@@ -34,6 +34,19 @@ def command_schema(request, response, *, status=200):
     )
 
 
+def link(operation_id: str, coupon_id: str, **body: str) -> dict:
+    """An OpenAPI link: what a client (or Schemathesis's stateful phase) does next with the
+    answer; values are runtime expressions such as `$response.body#/id`."""
+    return {"operationId": operation_id, "parameters": {"coupon_id": coupon_id},
+            **({"requestBody": body} if body else {})}
+
+
+ISSUED = "$response.body#/id"
+HELD = "$response.body#/coupon_id"
+LEASE = {"order_id": "$response.body#/order_id", "lock_token": "$response.body#/lock_token",
+         "expected_version": "$response.body#/state_version"}
+
+
 def lease_of(data) -> LeaseProof:
     return LeaseProof.from_token(
         order_id=data["order_id"], lock_token=data["lock_token"],
@@ -54,6 +67,8 @@ def with_lease_token(body: dict, fresh: dict) -> dict:
 
 class TemplateListCreateApi(GenericAPIView):
     capabilities = {"POST": Capability.MANAGE_TEMPLATES}
+    response_links = {"POST": {"IssueCoupon": {
+        "operationId": "coupons_create", "requestBody": {"template_id": "$response.body#/id"}}}}
     serializer_class = s.TemplateOutput
     filter_backends = []
 
@@ -97,6 +112,13 @@ class TemplateDetailApi(APIView):
 
 class CouponListIssueApi(GenericAPIView):
     capabilities = {"POST": Capability.ISSUE}
+    error_statuses = {"POST": {404}}  # no such template_id
+    response_links = {"POST": {
+        "GetCoupon": link("coupons_retrieve", ISSUED),
+        "LockCoupon": link("coupons_lock_create", ISSUED, user_id="$response.body#/user_id"),
+        "VoidCoupon": link("coupons_void_create", ISSUED,
+                           expected_version="$response.body#/state_version"),
+    }}
     serializer_class = s.CouponOutput
     filterset_class = CouponFilter
 
@@ -128,6 +150,12 @@ class CouponDetailApi(APIView):
 
 class CouponLockApi(APIView):
     capabilities = {"POST": Capability.LOCK}
+    response_links = {"POST": {
+        "RenewLease": link("coupons_renew_create", HELD, **LEASE),
+        "RedeemCoupon": link("coupons_redeem_create", HELD, **LEASE),
+        "ReleaseCoupon": link("coupons_release_create", HELD, **LEASE),
+    }}
+
     @command_schema(s.LockInput, s.LockOutput)
     def post(self, request, coupon_id):
         """LOCK an AVAILABLE coupon for an order: answers the discount and a lease token the
@@ -162,6 +190,8 @@ class CouponRenewApi(APIView):
 
 class CouponRedeemApi(APIView):
     capabilities = {"POST": Capability.REDEEM}
+    response_links = {"POST": {"CheckCoupon": link("coupons_check_retrieve", HELD)}}
+
     @command_schema(s.RedeemInput, s.RedeemOutput)
     def post(self, request, coupon_id):
         """REDEEM the locked coupon at payment (USED). Redeeming again for the same order answers

@@ -112,3 +112,20 @@ def test_an_idempotency_key_outside_ascii_is_refused(api):
 
     assert response.status_code == 400
     assert response.json()["error"]["code"] == "VALIDATION_ERROR"
+
+
+def test_an_id_in_the_body_documents_its_404(schema):
+    issue = schema["paths"]["/api/v1/coupons"]["post"]["responses"]
+    refund = schema["paths"]["/api/v1/refunds"]["post"]["responses"]
+
+    assert "404" in issue  # template_id
+    assert "404" not in refund  # nothing in it is looked up by id
+
+
+def test_a_lock_links_to_the_commands_its_lease_allows(schema):
+    links = schema["paths"]["/api/v1/coupons/{coupon_id}/lock"]["post"]["responses"]["200"][
+        "links"]
+    operation_ids = {op["operationId"] for _, _, op in operations(schema)}
+
+    assert {link["operationId"] for link in links.values()} <= operation_ids
+    assert links["RedeemCoupon"]["requestBody"]["lock_token"] == "$response.body#/lock_token"
