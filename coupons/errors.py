@@ -141,6 +141,16 @@ class MessageIdReused(BusinessRuleError):
     message = "This sender already sent another fact under this message_id."
 
 
+class RefundIdReused(BusinessRuleError):
+    """A refund id received before for another order or amount: like a reused key, a 422.
+
+    Not a 400: the request is well formed, and only what was received before refuses it.
+    """
+
+    code = "REFUND_ID_REUSED"
+    message = "This refund id was received for another order or amount."
+
+
 class RecordNotOpen(CouponError):
     """A 409 about a record with a status but no version (a case, a refund decision, a
     compensation): details carry its status as current_state."""

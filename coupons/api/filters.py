@@ -18,7 +18,8 @@ class IdFilter(django_filters.NumberFilter):
         super().__init__(*args, min_value=1, max_value=MAX_DB_ID, **kwargs)
 
 
-@extend_schema_field({"type": "string", "maxLength": 64})
+# No NUL: Django's form fields refuse it (a 400), as they do a 65th character.
+@extend_schema_field({"type": "string", "maxLength": 64, "pattern": "^[^\\x00]*$"})
 class ExternalIdFilter(django_filters.CharFilter):
     """An id another service made (an order, a user, a refund): at most 64 characters."""
 

@@ -8,6 +8,10 @@ from .error_serializers import ErrorOutput
 from .permissions import required_capability
 from .serializers import MONEY_PATTERNS, DecimalText
 
+# DRF refuses a NUL in any text field ("Null characters are not allowed."): say so.
+NO_NUL = "^[^\\x00]*$"
+SLUG = "^[-a-zA-Z0-9_]+$"  # DRF's SlugField
+
 # What each SPEC §6 status means, stated once for every operation that can answer it.
 ERROR_MEANINGS = {
     400: "VALIDATION_ERROR: the body, a query parameter or the Idempotency-Key is not valid "
@@ -22,8 +26,8 @@ ERROR_MEANINGS = {
          "VERSION_CONFLICT (`details` carry `current_state` and `current_version`), "
          "ALREADY_EXISTS, or IDEMPOTENCY_REQUEST_IN_PROGRESS while the same key still runs.",
     422: "A business rule refused a well-formed request (e.g. COUPON_EXPIRED, THRESHOLD_NOT_MET, "
-         "NOT_COUPON_OWNER), or IDEMPOTENCY_KEY_REUSED / MESSAGE_ID_REUSED: the key or message id "
-         "was used before with another body.",
+         "NOT_COUPON_OWNER), or IDEMPOTENCY_KEY_REUSED / MESSAGE_ID_REUSED / REFUND_ID_REUSED: the "
+         "key, message id or refund id was used before with another body.",
     429: "THROTTLED: too many requests from this client; `Retry-After` says when to retry.",
 }
 
@@ -68,6 +72,11 @@ class CapabilitySchema(AutoSchema):
         schema = super()._map_serializer_field(field, direction, bypass_extensions)
         if isinstance(field, DecimalText):
             schema["pattern"] = field.pattern
+        elif isinstance(field, serializers.SlugField):
+            schema["pattern"] = SLUG
+        elif (direction == "request" and isinstance(field, serializers.CharField)
+              and schema.get("type") == "string"):
+            schema.setdefault("pattern", NO_NUL)
         elif (direction == "response" and isinstance(field, serializers.DecimalField)
               and field.decimal_places == 2):
             # Answers write amounts as "12.00": never empty, never negative.

@@ -129,3 +129,11 @@ def test_a_lock_links_to_the_commands_its_lease_allows(schema):
 
     assert {link["operationId"] for link in links.values()} <= operation_ids
     assert links["RedeemCoupon"]["requestBody"]["lock_token"] == "$response.body#/lock_token"
+
+
+def test_text_fields_state_what_the_server_refuses(schema):
+    template = schema["components"]["schemas"]["TemplateInputRequest"]["properties"]
+    note = schema["components"]["schemas"]["RejectInputRequest"]["properties"]["note"]
+
+    assert not re.fullmatch(note["pattern"], "a\x00b") and re.fullmatch(note["pattern"], "ok")
+    assert not re.fullmatch(template["code"]["pattern"], "café")
