@@ -9,16 +9,22 @@ import pytest
 from jsonschema import Draft202012Validator, FormatChecker
 
 from coupons.models import CouponStatus, OutboxEvent
+from coupons.scanners import scan_presale_expiry
 from coupons.services import CommandContext, coupon_issue, coupon_redeem
 from coupons.services.compensation_decide import compensation_approve
 from coupons.services.compensation_propose import compensation_propose
+from coupons.services.expiry_warning import EVENT_TYPE as EXPIRY_WARNING
 from coupons.services.records import EVENT_TYPES
 from coupons.services.transitions import TRANSITIONS
 from tests.conftest import lock
+from tests.events.test_presale import deposit, presale_template
 from tests.refunds.conftest import refund
 from tests.relay.history import every_command
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas" / "events"
+# Every event the code writes to the outbox: one per ledger operation type, and the presale
+# expiry warning (a notification that changes no state).
+EMITTED = {*EVENT_TYPES.values(), EXPIRY_WARNING}
 
 pytestmark = pytest.mark.django_db
 
@@ -36,7 +42,7 @@ def problems(event_type: str, payload: dict) -> list[str]:
 def test_every_event_type_has_a_schema_and_every_schema_an_event_type():
     published = {path.stem for path in SCHEMAS.glob("*.json")}
 
-    assert published == set(EVENT_TYPES.values())
+    assert published == EMITTED
 
 
 @pytest.mark.parametrize("op_type", sorted(set(TRANSITIONS) - {"ISSUE"}))
@@ -50,10 +56,15 @@ def test_each_schema_allows_exactly_the_transitions_of_its_command(op_type):
     assert pairs == {(f, t) for f, tos in TRANSITIONS[op_type].items() for t in tos}
 
 
-def every_event(template, ctx, clock) -> list[OutboxEvent]:
+def every_event(template, ctx, clock, send) -> list[OutboxEvent]:
     """Every command through the real services: issue, lock, renew, release, redeem, void and
     expire (tests.relay.history), then return (a refund under the default policy), reverse
-    (the void, approved) and compensate (money, approved)."""
+    (the void, approved) and compensate (money, approved); and the presale expiry warning
+    (a DepositPaid fact locks a STRICT coupon that expires before the final payment)."""
+    presale = coupon_issue(template_id=presale_template("presale", "STRICT").pk,
+                           user_id="u7", ctx=ctx).coupon
+    deposit(send, presale)
+    scan_presale_expiry()
     voided, _ = every_command(template, ctx, clock)
     refunded = coupon_issue(template_id=template.pk, user_id="u9", ctx=ctx).coupon
     _, proof = lock(refunded, ctx, order_id="order-R")
@@ -69,16 +80,17 @@ def every_event(template, ctx, clock) -> list[OutboxEvent]:
     return list(OutboxEvent.objects.order_by("pk"))
 
 
-def test_every_event_the_services_write_validates_against_its_schema(template, ctx, clock):
-    events = every_event(template, ctx, clock)
+def test_every_event_the_services_write_validates_against_its_schema(template, ctx, clock,
+                                                                     send):
+    events = every_event(template, ctx, clock, send)
 
-    assert {event.event_type for event in events} == set(EVENT_TYPES.values())
+    assert {event.event_type for event in events} == EMITTED
     found = {event.pk: problems(event.event_type, event.payload) for event in events}
     assert {pk: errors for pk, errors in found.items() if errors} == {}
 
 
-def test_a_schema_refuses_an_event_that_breaks_it(template, ctx, clock):
-    events = every_event(template, ctx, clock)
+def test_a_schema_refuses_an_event_that_breaks_it(template, ctx, clock, send):
+    events = every_event(template, ctx, clock, send)
     locked = next(event for event in events if event.event_type == "CouponLocked")
     compensated = next(event for event in events if event.event_type == "CouponCompensated")
 
@@ -88,3 +100,5 @@ def test_a_schema_refuses_an_event_that_breaks_it(template, ctx, clock):
     assert problems("CouponLocked", {**locked.payload, "lock_token": "secret"})
     assert problems("CouponLocked", {**locked.payload, "occurred_at": "yesterday"})
     assert problems("CouponCompensated", no_amount)
+    warning = next(event for event in events if event.event_type == EXPIRY_WARNING)
+    assert problems(EXPIRY_WARNING, {**warning.payload, "strategy": "LOCK_HONORS"})
