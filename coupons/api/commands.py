@@ -47,6 +47,7 @@ def client_id_of(user) -> int | None:
 def run_command(request, input_serializer, command, *, success_status=200, render=None):
     """`command(ctx, data)` calls one service and returns the answer's body.
 
+    `success_status` is a status, or a function of the validated data that says which.
     `render` adds what must never be stored (a LOCK's lease token, derived again each time).
     """
     sent = request.headers.get("Idempotency-Key", "")
@@ -59,6 +60,8 @@ def run_command(request, input_serializer, command, *, success_status=200, rende
         raise ValidationFailed("Idempotency-Key must be printable ASCII characters only.")
     serializer = input_serializer(data=request.data)
     serializer.is_valid(raise_exception=True)
+    if callable(success_status):
+        success_status = success_status(serializer.validated_data)
 
     request_hash = request_fingerprint(request.method, request.path, request.data)
     refusal = None

@@ -53,10 +53,11 @@ class RefundListReceiveApi(GenericAPIView):
                     "RefundSucceeded fact) answers the decisions already taken.",
     )
     def post(self, request):
-        order_id = str(request.data.get("order_id", "")) if hasattr(request.data, "get") else ""
-        status = 201 if selectors.order_used_a_coupon(order_id) else 200
         return run_command(
-            request, s.RefundInput, success_status=status,
+            request, s.RefundInput,
+            # Asked of the validated order id only: a raw one (a NUL) failed in PostgreSQL.
+            success_status=lambda data: 201 if selectors.order_used_a_coupon(data["order_id"])
+            else 200,
             command=lambda ctx, data: refund_receive(**data, ctx=ctx).payload(),
         )
 
