@@ -10,7 +10,7 @@ from coupons import clock
 from coupons.models import ConflictCase, FactType
 from coupons.redaction import visible
 
-from .serializers import MAX_DB_ID, external_id, money_field
+from .serializers import MAX_DB_ID, external_id, money_field, note_unless
 
 
 class FactTime(serializers.DateTimeField):
@@ -115,6 +115,10 @@ class CaseOutput(serializers.ModelSerializer):
 
 
 class CaseResolveInput(serializers.Serializer):
+    """RESOLVE and DISMISS need a note that says what was done (stated in the schema too)."""
+
+    schema_constraints = note_unless("APPLY")
+
     action = serializers.ChoiceField(
         choices=["APPLY", "RESOLVE", "DISMISS"],
         help_text="APPLY runs the recommendation; RESOLVE (done by hand) and DISMISS need a note.",

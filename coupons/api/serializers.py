@@ -78,6 +78,12 @@ def given(name: str, json_type: str) -> dict:
     return {"required": [name], "properties": {name: {"type": json_type}}}
 
 
+def note_unless(action: str) -> dict:
+    """JSON Schema: `action` is `action`, or a note with something in it is given."""
+    return {"anyOf": [{"properties": {"action": {"type": "string", "pattern": f"^{action}$"}}},
+                      {"required": ["note"], "properties": {"note": {"pattern": r"\S"}}}]}
+
+
 class TemplateInput(serializers.Serializer):
     """Cross-field rules (coupons.services.templates.validate_terms), also in the schema:
     AMOUNT_OFF and EXCHANGE need `face_value`, PERCENT_OFF needs `percent_off`; exactly one of

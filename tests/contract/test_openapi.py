@@ -137,3 +137,12 @@ def test_text_fields_state_what_the_server_refuses(schema):
 
     assert not re.fullmatch(note["pattern"], "a\x00b") and re.fullmatch(note["pattern"], "ok")
     assert not re.fullmatch(template["code"]["pattern"], "café")
+
+
+@pytest.mark.parametrize("component", ["FindingResolveInputRequest", "CaseResolveInputRequest"])
+def test_a_dismissal_without_a_note_is_outside_the_schema(schema, component):
+    apply_or_note = schema["components"]["schemas"][component]["anyOf"]
+
+    assert apply_or_note[0]["properties"]["action"]["pattern"] == "^APPLY$"
+    assert apply_or_note[1]["required"] == ["note"]
+    assert not re.search(apply_or_note[1]["properties"]["note"]["pattern"], "  ")
