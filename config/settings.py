@@ -246,6 +246,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # coupons.api.urls.DatabaseIdConverter: up to 18 digits, so a huge id is a 404.
+    "PATH_CONVERTER_OVERRIDES": {
+        "dbid": {"type": "integer", "minimum": 0, "maximum": 10**18 - 1},
+    },
     "ENUM_NAME_OVERRIDES": {
         "CouponStatusEnum": "coupons.models.CouponStatus",
         "CaseStatusEnum": "coupons.models.CaseStatus",

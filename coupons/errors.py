@@ -1,6 +1,22 @@
 """Domain errors with stable codes (SPEC §6). coupons.api.exceptions turns them into answers."""
 
 
+def storable(value):
+    """`value` with every NUL written as U+FFFD, in keys and strings at any depth.
+
+    A refusal's details echo what was sent (an unknown key, a refund id) and are stored with
+    its Idempotency-Key and in the rejection log; PostgreSQL stores no NUL in text or jsonb,
+    so a NUL sent would turn a 400 into a 500.
+    """
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd")
+    if isinstance(value, dict):
+        return {storable(key): storable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [storable(item) for item in value]
+    return value
+
+
 def error_body(code: str, message: str, details: dict | None = None) -> dict:
     return {"error": {"code": code, "message": message, "details": details or {}}}
 
@@ -12,7 +28,7 @@ class CouponError(Exception):
 
     def __init__(self, message: str | None = None, **details):
         self.message = message or self.message
-        self.details = details
+        self.details = storable(details)
         super().__init__(self.message)
 
     def as_body(self) -> dict:
@@ -139,6 +155,16 @@ class IdempotencyKeyReused(BusinessRuleError):
 class MessageIdReused(BusinessRuleError):
     code = "MESSAGE_ID_REUSED"
     message = "This sender already sent another fact under this message_id."
+
+
+class RefundIdReused(BusinessRuleError):
+    """A refund id received before for another order or amount: like a reused key, a 422.
+
+    Not a 400: the request is well formed, and only what was received before refuses it.
+    """
+
+    code = "REFUND_ID_REUSED"
+    message = "This refund id was received for another order or amount."
 
 
 class RecordNotOpen(CouponError):

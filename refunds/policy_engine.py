@@ -286,7 +286,8 @@ def _clean_rule(rule) -> tuple[dict, dict]:
         return {}, {"non_field_errors": ["must be an object"]}
     problems = {key: ["unknown key"] for key in rule if key not in RULE_KEYS}
     label = rule.get("label")
-    if not isinstance(label, str) or not label.strip() or len(label) > MAX_LABEL:
+    if (not isinstance(label, str) or not label.strip() or len(label) > MAX_LABEL
+            or "\x00" in label):  # PostgreSQL stores no NUL in jsonb
         problems["label"] = [f"required, 1 to {MAX_LABEL} characters"]
     action = rule.get("action")
     if action not in Action.ALL:

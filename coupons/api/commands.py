@@ -1,5 +1,7 @@
 """Running a command behind an Idempotency-Key: validate, claim, run once, answer."""
 
+import re
+
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework.response import Response
 
@@ -9,10 +11,25 @@ from coupons.services.idempotency import request_fingerprint, run_once
 
 from .permissions import actor_of, idempotency_scope_of
 
+IDEMPOTENCY_KEY_MAX_LENGTH = 255
+# Printable ASCII with at least one visible character: a NUL or control character cannot be
+# stored (PostgreSQL refuses NUL in text), and a header value outside ASCII arrives mangled.
+IDEMPOTENCY_KEY_PATTERN = r"^[ -~]*[!-~][ -~]*$"
+
 IDEMPOTENCY_KEY_HEADER = OpenApiParameter(
     "Idempotency-Key", location=OpenApiParameter.HEADER, required=True,
-    description="The business key of this command: same key + same body answers the stored "
-                "result without a second effect; same key + another body is refused (422).",
+    description=(
+        "The business key of this command, 1 to 255 printable ASCII characters (a UUID is "
+        "typical; surrounding spaces are ignored). Same key + same body answers the stored "
+        "result without a second effect (header `Idempotent-Replayed: true`); same key + "
+        "another body is refused (422 IDEMPOTENCY_KEY_REUSED); the same key while its first "
+        "request still runs answers 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Keys are scoped to "
+        "the caller and kept for IDEMPOTENCY_RETENTION_HOURS (README) after completion. "
+        "Missing or blank: 400 IDEMPOTENCY_KEY_MISSING; too long or other characters: 400 "
+        "VALIDATION_ERROR."
+    ),
+    type={"type": "string", "minLength": 1, "maxLength": IDEMPOTENCY_KEY_MAX_LENGTH,
+          "pattern": IDEMPOTENCY_KEY_PATTERN},
 )
 
 
@@ -24,18 +41,21 @@ def client_id_of(user) -> int | None:
 def run_command(request, input_serializer, command, *, success_status=200, render=None):
     """`command(ctx, data)` calls one service and returns the answer's body.
 
+    `success_status` is a status, or a function of the validated data that says which.
     `render` adds what must never be stored (a LOCK's lease token, derived again each time).
     """
-    key = request.headers.get("Idempotency-Key", "").strip()
+    sent = request.headers.get("Idempotency-Key", "")
+    key = sent.strip()
     if not key:
         raise IdempotencyKeyMissing()
-    if len(key) > 255:
+    if len(sent) > IDEMPOTENCY_KEY_MAX_LENGTH:
         raise ValidationFailed("Idempotency-Key is at most 255 characters.")
-    if not key.isprintable():
-        # A NUL or control character cannot be stored (PostgreSQL refuses NUL in text).
-        raise ValidationFailed("Idempotency-Key must be printable characters only.")
+    if not re.fullmatch(IDEMPOTENCY_KEY_PATTERN, sent):
+        raise ValidationFailed("Idempotency-Key must be printable ASCII characters only.")
     serializer = input_serializer(data=request.data)
     serializer.is_valid(raise_exception=True)
+    if callable(success_status):
+        success_status = success_status(serializer.validated_data)
 
     request_hash = request_fingerprint(request.method, request.path, request.data)
     answer = run_once(

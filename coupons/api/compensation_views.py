@@ -17,8 +17,8 @@ from refunds.models import Compensation
 
 from . import compensation_serializers as s
 from .commands import IDEMPOTENCY_KEY_HEADER, run_command
+from .filters import ExternalIdFilter, IdFilter
 from .permissions import actor_of, can_see_details
-from .serializers import MAX_DB_ID
 
 
 def for_caller(request):
@@ -86,9 +86,8 @@ class CompensationProposeApi(RefusalsLogged, APIView):
 class CompensationFilter(django_filters.FilterSet):
     status = django_filters.ChoiceFilter(choices=Compensation.Status.choices)
     kind = django_filters.ChoiceFilter(choices=Compensation.Kind.choices)
-    order_id = django_filters.CharFilter(max_length=64)
-    coupon_id = django_filters.NumberFilter(field_name="coupon_id", min_value=1,
-                                            max_value=MAX_DB_ID)
+    order_id = ExternalIdFilter()
+    coupon_id = IdFilter(field_name="coupon_id")
 
     class Meta:
         model = Compensation
@@ -105,6 +104,7 @@ class CompensationListApi(GenericAPIView):
 
     @extend_schema(operation_id="compensations_list", responses=s.CompensationOutput(many=True))
     def get(self, request):
+        """Compensations, newest first; amounts only with view_case_details."""
         page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
         render = for_caller(request)
         return self.get_paginated_response([render(compensation_payload(c)) for c in page])
@@ -113,6 +113,7 @@ class CompensationListApi(GenericAPIView):
 class CompensationDetailApi(APIView):
     @extend_schema(responses=s.CompensationOutput)
     def get(self, request, compensation_id):
+        """One compensation and the ledger row its approval appended."""
         compensation = (Compensation.objects.select_related("resulting_operation")
                         .filter(pk=compensation_id).first())
         if compensation is None:

@@ -3,13 +3,14 @@
 from datetime import timedelta
 
 from django.conf import settings
+from drf_spectacular.utils import PolymorphicProxySerializer
 from rest_framework import serializers
 
 from coupons import clock
 from coupons.models import ConflictCase, FactType
 from coupons.redaction import visible
 
-from .serializers import MAX_DB_ID, external_id, money_field
+from .serializers import MAX_DB_ID, external_id, money_field, note_unless
 
 
 class FactTime(serializers.DateTimeField):
@@ -32,9 +33,11 @@ class FactTime(serializers.DateTimeField):
 
 
 class EventInput(serializers.Serializer):
-    message_id = serializers.CharField(max_length=128)
+    message_id = serializers.CharField(
+        max_length=128, help_text="The sender's id of this message: a redelivery repeats it "
+                                  "(answered DUPLICATE); another body under it is a 422.")
     type = serializers.ChoiceField(choices=FactType.choices)
-    occurred_at = FactTime()
+    occurred_at = FactTime(help_text="Within FACT_TIME_WINDOW_DAYS (5 years) of now.")
     payload = serializers.DictField()
 
 
@@ -50,7 +53,7 @@ class DepositPaidPayload(OrderPayload):
     coupon_id = serializers.IntegerField(min_value=1, max_value=MAX_DB_ID)
     user_id = external_id()
     order_amount = money_field()
-    final_payment_deadline = FactTime()
+    final_payment_deadline = FactTime(help_text="Within FACT_TIME_WINDOW_DAYS of now.")
     quote_id = external_id(required=False, default="", allow_blank=True)
     deposit_payment_id = external_id(required=False, default="", allow_blank=True)
 
@@ -70,6 +73,25 @@ PAYLOADS = {
     FactType.FINAL_PAYMENT_SUCCEEDED: PaymentPayload,
     FactType.REFUND_SUCCEEDED: RefundPayload,
 }
+
+
+def typed_event(fact_type: str, payload: type[serializers.Serializer]):
+    """The envelope of one fact type, its payload typed: one member of the `/events` union."""
+    return type(f"{fact_type}Event", (EventInput,), {
+        "__doc__": f"A {fact_type} fact.",
+        "type": serializers.ChoiceField(choices=[fact_type]),
+        "payload": payload(),
+    })
+
+
+# The request body of POST /events in the schema: a union discriminated by `type`, so a
+# generated client knows each fact's payload. The view validates the same two steps.
+EVENT_UNION = PolymorphicProxySerializer(
+    component_name="Event",
+    serializers={fact_type: typed_event(fact_type, payload)
+                 for fact_type, payload in PAYLOADS.items()},
+    resource_type_field_name="type",
+)
 
 
 class EventOutput(serializers.Serializer):
@@ -93,6 +115,10 @@ class CaseOutput(serializers.ModelSerializer):
 
 
 class CaseResolveInput(serializers.Serializer):
+    """RESOLVE and DISMISS need a note that says what was done (stated in the schema too)."""
+
+    schema_constraints = note_unless("APPLY")
+
     action = serializers.ChoiceField(
         choices=["APPLY", "RESOLVE", "DISMISS"],
         help_text="APPLY runs the recommendation; RESOLVE (done by hand) and DISMISS need a note.",

@@ -13,6 +13,7 @@ from coupons.services.cases import case_resolve
 
 from . import event_serializers as s
 from .commands import IDEMPOTENCY_KEY_HEADER, run_command
+from .filters import ExternalIdFilter, IdFilter
 from .permissions import can_see_details
 
 
@@ -23,8 +24,9 @@ class EventReceiveApi(APIView):
     """
 
     capabilities = {"POST": Capability.POST_FACTS}
+    error_statuses = {"POST": {422}}  # MESSAGE_ID_REUSED
 
-    @extend_schema(request=s.EventInput, responses={202: s.EventOutput})
+    @extend_schema(request=s.EVENT_UNION, responses={202: s.EventOutput})
     def post(self, request):
         result = fact_receive(data=request.data, sender=request.user)
         return Response(result.payload(), status=202)
@@ -32,9 +34,8 @@ class EventReceiveApi(APIView):
 
 class CaseFilter(django_filters.FilterSet):
     status = django_filters.ChoiceFilter(choices=CaseStatus.choices)
-    order_id = django_filters.CharFilter(max_length=64)
-    coupon_id = django_filters.NumberFilter(field_name="coupon_id", min_value=1,
-                                            max_value=2**63 - 1)
+    order_id = ExternalIdFilter()
+    coupon_id = IdFilter(field_name="coupon_id")
 
     class Meta:
         model = ConflictCase
@@ -51,6 +52,7 @@ class CaseListApi(GenericAPIView):
 
     @extend_schema(operation_id="cases_list", responses=s.CaseOutput(many=True))
     def get(self, request):
+        """Conflict cases, newest first; notes and evidence only with view_case_details."""
         page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
         details = {"can_see_details": can_see_details(request.user)}
         return self.get_paginated_response(s.CaseOutput(page, many=True, context=details).data)
@@ -62,6 +64,8 @@ class CaseResolveApi(APIView):
     @extend_schema(request=s.CaseResolveInput, responses={200: s.CaseOutput},
                    parameters=[IDEMPOTENCY_KEY_HEADER])
     def post(self, request, case_id):
+        """Resolve an open conflict case: APPLY its recommendation, or RESOLVE / DISMISS with a
+        note."""
         return run_command(
             request, s.CaseResolveInput,
             command=lambda ctx, data: s.CaseOutput(

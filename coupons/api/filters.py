@@ -1,15 +1,38 @@
 import django_filters
+from django import forms
+from drf_spectacular.utils import extend_schema_field
 
 from coupons.models import CouponStatus, OrderCoupon, UserCoupon
 
+MAX_DB_ID = 2**63 - 1
+
+
+@extend_schema_field({"type": "integer", "minimum": 1, "maximum": MAX_DB_ID})
+class IdFilter(django_filters.NumberFilter):
+    """A database id: a whole number that fits a bigint (a larger one is a 400, not an error
+    from the database)."""
+
+    field_class = forms.IntegerField
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, min_value=1, max_value=MAX_DB_ID, **kwargs)
+
+
+# No NUL: Django's form fields refuse it (a 400), as they do a 65th character.
+@extend_schema_field({"type": "string", "maxLength": 64, "pattern": "^[^\\x00]*$"})
+class ExternalIdFilter(django_filters.CharFilter):
+    """An id another service made (an order, a user, a refund): at most 64 characters."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, max_length=64, **kwargs)
+
 
 class CouponFilter(django_filters.FilterSet):
-    user_id = django_filters.CharFilter(max_length=64)
+    user_id = ExternalIdFilter()
     status = django_filters.ChoiceFilter(choices=CouponStatus.choices)
-    template_id = django_filters.NumberFilter(field_name="template_id", min_value=1,
-                                              max_value=2**63 - 1)
+    template_id = IdFilter(field_name="template_id")
     # Coupons the order holds now or ever held (its discount evidence).
-    order_id = django_filters.CharFilter(max_length=64, method="by_order")
+    order_id = ExternalIdFilter(method="by_order")
 
     class Meta:
         model = UserCoupon

@@ -21,27 +21,15 @@ from .error_serializers import ErrorOutput
 WRITES = {"POST": Capability.EDIT_POLICIES, "PATCH": Capability.EDIT_POLICIES}
 
 
-def errors(*statuses) -> dict:
-    meaning = {
-        400: "VALIDATION_ERROR (details name the field, rule by rule) or "
-             "IDEMPOTENCY_KEY_MISSING",
-        401: "NOT_AUTHENTICATED",
-        403: "PERMISSION_DENIED; details.capability names what is missing",
-        404: "NOT_FOUND",
-        409: "INVALID_STATE: the version is published (frozen), or the policy already has a "
-             "draft; details carry current_state and current_version",
-        422: "IDEMPOTENCY_KEY_REUSED",
-    }
-    return {status: OpenApiResponse(ErrorOutput, description=meaning[status])
-            for status in statuses}
-
-
-READ_ERRORS = errors(401, 403, 404)
-WRITE_ERRORS = errors(400, 401, 403, 404, 409, 422)
+# The other error answers come from coupons.api.schema, like every operation's; this one says
+# what a conflict means for a policy.
+CONFLICT = {409: OpenApiResponse(ErrorOutput, description=(
+    "INVALID_STATE: the version is published (frozen), or the policy already has a draft; "
+    "details carry current_state and current_version; or IDEMPOTENCY_REQUEST_IN_PROGRESS."))}
 
 
 def write_schema(request, response, *, status=200, **kwargs):
-    return extend_schema(request=request, responses={status: response, **WRITE_ERRORS},
+    return extend_schema(request=request, responses={status: response, **CONFLICT},
                          parameters=[IDEMPOTENCY_KEY_HEADER], **kwargs)
 
 
@@ -58,8 +46,9 @@ class PolicyListCreateApi(GenericAPIView):
         return selectors.policy_list()
 
     @extend_schema(operation_id="return_policies_list",
-                   responses={200: s.PolicyOutput(many=True), **errors(401, 403)})
+                   responses=s.PolicyOutput(many=True))
     def get(self, request):
+        """Return policies with their current published and draft version numbers."""
         page = self.paginate_queryset(self.get_queryset())
         return self.get_paginated_response(s.PolicyOutput(page, many=True).data)
 
@@ -75,8 +64,9 @@ class PolicyListCreateApi(GenericAPIView):
 
 
 class PolicyDetailApi(APIView):
-    @extend_schema(responses={200: s.PolicyOutput, **READ_ERRORS})
+    @extend_schema(responses=s.PolicyOutput)
     def get(self, request, policy_id):
+        """One return policy."""
         return Response(s.PolicyOutput(selectors.policy_get(policy_id=policy_id)).data)
 
 
@@ -89,8 +79,9 @@ class PolicyVersionListCreateApi(GenericAPIView):
         return selectors.policy_versions(policy_id=self.kwargs["policy_id"])
 
     @extend_schema(operation_id="return_policy_versions_list",
-                   responses={200: s.PolicyVersionOutput(many=True), **READ_ERRORS})
+                   responses=s.PolicyVersionOutput(many=True))
     def get(self, request, policy_id):
+        """The policy's versions, by pages."""
         selectors.policy_get(policy_id=policy_id)
         page = self.paginate_queryset(self.get_queryset())
         return self.get_paginated_response(s.PolicyVersionOutput(page, many=True).data)
@@ -110,8 +101,9 @@ class PolicyVersionListCreateApi(GenericAPIView):
 class PolicyVersionDetailApi(APIView):
     capabilities = WRITES
 
-    @extend_schema(responses={200: s.PolicyVersionOutput, **READ_ERRORS})
+    @extend_schema(responses=s.PolicyVersionOutput)
     def get(self, request, policy_id, number):
+        """One version of the policy with its rules as stored."""
         return Response(version_body(
             selectors.policy_version_get(policy_id=policy_id, number=number)))
 

@@ -2,6 +2,8 @@ from rest_framework import serializers
 
 from coupons.models import Finding
 
+from .serializers import note_unless
+
 
 class FindingOutput(serializers.ModelSerializer):
     class Meta:
@@ -12,6 +14,10 @@ class FindingOutput(serializers.ModelSerializer):
 
 
 class FindingResolveInput(serializers.Serializer):
+    """DISMISS needs a note that says why (stated in the schema too)."""
+
+    schema_constraints = note_unless("APPLY")
+
     action = serializers.ChoiceField(
         choices=["APPLY", "DISMISS"],
         help_text="APPLY runs the proposed repair through the services (refused for "

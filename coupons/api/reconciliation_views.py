@@ -16,14 +16,14 @@ from coupons.services.reconcile import finding_apply, finding_dismiss
 
 from . import reconciliation_serializers as s
 from .commands import IDEMPOTENCY_KEY_HEADER, run_command
+from .filters import IdFilter
 
 
 class FindingFilter(django_filters.FilterSet):
     severity = django_filters.ChoiceFilter(choices=Severity.choices)
     status = django_filters.ChoiceFilter(choices=FindingStatus.choices)
     kind = django_filters.ChoiceFilter(choices=FindingKind.choices)
-    coupon_id = django_filters.NumberFilter(field_name="coupon_id", min_value=1,
-                                            max_value=2**63 - 1)
+    coupon_id = IdFilter(field_name="coupon_id")
 
     class Meta:
         model = Finding
@@ -53,6 +53,9 @@ class FindingResolveApi(APIView):
     @extend_schema(operation_id="reconciliation_resolve", request=s.FindingResolveInput,
                    responses={200: s.FindingOutput}, parameters=[IDEMPOTENCY_KEY_HEADER])
     def post(self, request, finding_id):
+        """Resolve a finding: APPLY runs its proposed repair through the services; DISMISS
+        closes it with a note."""
+
         def resolve(ctx, data):
             if data["action"] == "APPLY":
                 finding = finding_apply(finding_id=finding_id, ctx=ctx)

@@ -102,18 +102,20 @@ class RejectInput(serializers.Serializer):
 
 
 class PreviewInput(serializers.Serializer):
-    # `from` is a Python keyword: the field is renamed in validate().
-    date_from = serializers.DateTimeField(required=False, allow_null=True, default=None)
-    date_to = serializers.DateTimeField(required=False, allow_null=True, default=None)
+    """`from` and `to` bound the decisions replayed (by when they were taken); `from` before
+    `to`."""
 
-    def to_internal_value(self, data):
-        data = {"date_from": data.get("from"), "date_to": data.get("to")}
-        return super().to_internal_value(data)
+    def get_fields(self):
+        # `from` is a Python keyword: the fields are named here, not as class attributes.
+        return {
+            "from": serializers.DateTimeField(required=False, allow_null=True, default=None),
+            "to": serializers.DateTimeField(required=False, allow_null=True, default=None),
+        }
 
     def validate(self, data):
-        if data["date_from"] and data["date_to"] and data["date_from"] >= data["date_to"]:
+        if data["from"] and data["to"] and data["from"] >= data["to"]:
             raise serializers.ValidationError({"from": ["Must be before to."]})
-        return data
+        return {"date_from": data["from"], "date_to": data["to"]}
 
 
 class PreviewChangeOutput(serializers.Serializer):

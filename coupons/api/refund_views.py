@@ -17,15 +17,14 @@ from refunds.models import RefundCoupon, ReturnPolicyVersion
 
 from . import refund_serializers as s
 from .commands import IDEMPOTENCY_KEY_HEADER, run_command
-from .error_serializers import error_responses
+from .filters import ExternalIdFilter, IdFilter
 
 
 class RefundFilter(django_filters.FilterSet):
-    order_id = django_filters.CharFilter(max_length=64)
+    order_id = ExternalIdFilter()
     status = django_filters.ChoiceFilter(choices=RefundCoupon.Status.choices)
-    coupon_id = django_filters.NumberFilter(field_name="coupon_id", min_value=1,
-                                            max_value=2**63 - 1)
-    refund_id = django_filters.CharFilter(max_length=64)
+    coupon_id = IdFilter(field_name="coupon_id")
+    refund_id = ExternalIdFilter()
 
     class Meta:
         model = RefundCoupon
@@ -42,29 +41,31 @@ class RefundListReceiveApi(GenericAPIView):
 
     @extend_schema(operation_id="refunds_list", responses=s.RefundDecisionOutput(many=True))
     def get(self, request):
+        """Refund decisions, newest first, by pages."""
         page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
         return self.get_paginated_response([selectors.decision_payload(d) for d in page])
 
     @extend_schema(
         request=s.RefundInput, parameters=[IDEMPOTENCY_KEY_HEADER],
-        responses={201: s.RefundReceiptOutput, 200: s.RefundReceiptOutput,
-                   **error_responses(400, 401, 403, 409, 422)},
+        responses={201: s.RefundReceiptOutput, 200: s.RefundReceiptOutput},
         description="One decision per coupon the order used (201); an order that used no "
                     "coupon answers 200 with no decision. The same refund again (here or as a "
                     "RefundSucceeded fact) answers the decisions already taken.",
     )
     def post(self, request):
-        order_id = str(request.data.get("order_id", "")) if hasattr(request.data, "get") else ""
-        status = 201 if selectors.order_used_a_coupon(order_id) else 200
         return run_command(
-            request, s.RefundInput, success_status=status,
+            request, s.RefundInput,
+            # Asked of the validated order id only: a raw one (a NUL) failed in PostgreSQL.
+            success_status=lambda data: 201 if selectors.order_used_a_coupon(data["order_id"])
+            else 200,
             command=lambda ctx, data: refund_receive(**data, ctx=ctx).payload(),
         )
 
 
 class RefundDetailApi(APIView):
-    @extend_schema(responses={200: s.RefundDecisionOutput, **error_responses(401, 403, 404)})
+    @extend_schema(responses={200: s.RefundDecisionOutput})
     def get(self, request, decision_id):
+        """One refund decision: the refund, the money and coupon decisions, the review."""
         decision = selectors.decision_get(decision_id=decision_id)
         return Response(selectors.decision_payload(decision))
 
@@ -80,10 +81,11 @@ class RefundApproveApi(APIView):
     capabilities = {"POST": Capability.APPROVE_REFUNDS}
 
     @extend_schema(request=s.ApproveInput,
-                   responses={200: s.RefundDecisionOutput,
-                              **error_responses(400, 401, 403, 404, 409, 422)},
+                   responses={200: s.RefundDecisionOutput},
                    parameters=[IDEMPOTENCY_KEY_HEADER])
     def post(self, request, decision_id):
+        """Approve a decision waiting for review and run it (a MANUAL_REVIEW names the `action`).
+        Operators only, never a service client."""
         people_only(request)
         return run_command(
             request, s.ApproveInput,
@@ -97,10 +99,11 @@ class RefundRejectApi(APIView):
     capabilities = {"POST": Capability.APPROVE_REFUNDS}
 
     @extend_schema(request=s.RejectInput,
-                   responses={200: s.RefundDecisionOutput,
-                              **error_responses(400, 401, 403, 404, 409, 422)},
+                   responses={200: s.RefundDecisionOutput},
                    parameters=[IDEMPOTENCY_KEY_HEADER])
     def post(self, request, decision_id):
+        """Reject a decision waiting for review, with a note: the coupon stays as it is.
+        Operators only."""
         people_only(request)
         return run_command(
             request, s.RejectInput,
@@ -116,7 +119,7 @@ class PolicyVersionPreviewApi(APIView):
     capabilities = {"POST": Capability.EDIT_POLICIES}
 
     @extend_schema(request=s.PreviewInput,
-                   responses={200: s.PreviewOutput, **error_responses(400, 401, 403, 404)})
+                   responses={200: s.PreviewOutput})
     def post(self, request, policy_id, number):
         version = (ReturnPolicyVersion.objects.select_related("policy")
                    .filter(policy_id=policy_id, number=number).first())

@@ -1,5 +1,6 @@
 """Input serializers validate requests; output serializers document (and render) answers."""
 
+import re
 from decimal import Decimal
 
 from django.conf import settings
@@ -18,13 +19,41 @@ def external_id(**kwargs):
     return serializers.CharField(max_length=64, **kwargs)
 
 
+# Money is a decimal string, at most 10 digits before the point and 2 after, no sign, no
+# exponent, no leading zeros: the one grammar the server accepts and the schema states
+# (coupons.api.schema reads `pattern`). JSON numbers are refused: a float is not money.
+MONEY_PATTERNS = {
+    "0": r"^(?:0|[1-9][0-9]{0,9})(?:\.[0-9]{1,2})?$",
+    "0.01": r"^(?:[1-9][0-9]{0,9}(?:\.[0-9]{1,2})?|0\.(?:0[1-9]|[1-9][0-9]?))$",
+}
+PERCENT_PATTERN = r"^(?:100(?:\.00?)?|[1-9][0-9]?(?:\.[0-9]{1,2})?|0\.(?:0[1-9]|[1-9][0-9]?))$"
+
+
+class DecimalText(serializers.DecimalField):
+    """A DecimalField that takes only a string matching `pattern` (stated in the schema)."""
+
+    def __init__(self, *, pattern: str, **kwargs):
+        self.pattern = pattern
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str) or not re.fullmatch(self.pattern, data):
+            raise serializers.ValidationError(
+                'Must be a decimal string such as "12.00" (no sign or exponent).',
+                code="invalid",
+            )
+        return super().to_internal_value(data)
+
+
 def money_field(*, minimum="0.01", **kwargs):
-    return serializers.DecimalField(**MONEY, min_value=Decimal(minimum), **kwargs)
+    return DecimalText(**MONEY, min_value=Decimal(minimum), pattern=MONEY_PATTERNS[minimum],
+                       **kwargs)
 
 
 def lease_seconds_field():
     return serializers.IntegerField(
-        required=False, min_value=1, max_value=settings.COUPONS["MAX_LEASE_SECONDS"]
+        required=False, min_value=1, max_value=settings.COUPONS["MAX_LEASE_SECONDS"],
+        help_text="The lease's length from now; not with lease_until.",
     )
 
 
@@ -44,21 +73,49 @@ class PolicyRefField(serializers.Field):
         return value
 
 
+def given(name: str, json_type: str) -> dict:
+    """JSON Schema: `name` is present and not null."""
+    return {"required": [name], "properties": {name: {"type": json_type}}}
+
+
+def note_unless(action: str) -> dict:
+    """JSON Schema: `action` is `action`, or a note with something in it is given."""
+    return {"anyOf": [{"properties": {"action": {"type": "string", "pattern": f"^{action}$"}}},
+                      {"required": ["note"], "properties": {"note": {"pattern": r"\S"}}}]}
+
+
 class TemplateInput(serializers.Serializer):
+    """Cross-field rules (coupons.services.templates.validate_terms), also in the schema:
+    AMOUNT_OFF and EXCHANGE need `face_value`, PERCENT_OFF needs `percent_off`; exactly one of
+    `valid_until` (a window, `valid_from` before it) and `valid_days`."""
+
+    schema_constraints = {"allOf": [
+        # A pattern, not an enum: the schema generator would make a one-value enum a component.
+        {"anyOf": [{"properties": {"kind": {"type": "string", "pattern": "^PERCENT_OFF$"}}},
+                   given("face_value", "string")]},
+        {"anyOf": [{"properties": {"kind": {"not": {"enum": [CouponKind.PERCENT_OFF]}}}},
+                   given("percent_off", "string")]},
+        {"oneOf": [given("valid_until", "string"), given("valid_days", "integer")]},
+    ]}
+
     code = serializers.SlugField(max_length=64)
     name = serializers.CharField(max_length=200)
     kind = serializers.ChoiceField(choices=CouponKind.choices)
     face_value = money_field(required=False, allow_null=True)
-    percent_off = serializers.DecimalField(
+    percent_off = DecimalText(
         max_digits=5, decimal_places=2, min_value=Decimal("0.01"), max_value=Decimal(100),
-        required=False, allow_null=True,
+        pattern=PERCENT_PATTERN, required=False, allow_null=True,
     )
     max_discount = money_field(required=False, allow_null=True)
     min_order_amount = money_field(minimum="0", required=False, default=Decimal(0))
     valid_from = serializers.DateTimeField(required=False, allow_null=True)
-    valid_until = serializers.DateTimeField(required=False, allow_null=True)
+    valid_until = serializers.DateTimeField(
+        required=False, allow_null=True,
+        help_text="The end of a fixed window; give this or valid_days, not both.",
+    )
     valid_days = serializers.IntegerField(
-        required=False, allow_null=True, min_value=1, max_value=3650
+        required=False, allow_null=True, min_value=1, max_value=3650,
+        help_text="Each coupon is valid this many days from its issue; or give valid_until.",
     )
     returnable = serializers.BooleanField(required=False, default=True)
     expiry_during_lock = serializers.ChoiceField(
@@ -68,8 +125,10 @@ class TemplateInput(serializers.Serializer):
 
 
 class TemplateEditInput(TemplateInput):
-    """A partial edit: only the terms sent change (no defaults fill the rest); never the code."""
+    """A partial edit: only the terms sent change (no defaults fill the rest); never the code.
+    The template's rules hold for the terms after the edit, so none is stated per request."""
 
+    schema_constraints = {}
     code = None
 
     def __init__(self, *args, **kwargs):
@@ -110,8 +169,17 @@ class CouponOutput(serializers.Serializer):
 
 
 class LeaseWindowInput(serializers.Serializer):
+    """How long the lease lasts: `lease_seconds` or `lease_until`, never both; neither gives
+    COUPONS["DEFAULT_LEASE_SECONDS"] (a presale lease runs to its final-payment deadline)."""
+
+    schema_constraints = {"not": {"required": ["lease_seconds", "lease_until"]}}
+
     lease_seconds = lease_seconds_field()
-    lease_until = serializers.DateTimeField(required=False)
+    lease_until = serializers.DateTimeField(
+        required=False,
+        help_text="When the lease ends: after now and at most MAX_LEASE_SECONDS from now; "
+                  "not with lease_seconds.",
+    )
 
     def validate(self, data):
         if "lease_seconds" in data and "lease_until" in data:

@@ -34,6 +34,19 @@ def command_schema(request, response, *, status=200):
     )
 
 
+def link(operation_id: str, coupon_id: str, **body: str) -> dict:
+    """An OpenAPI link: what a client (or Schemathesis's stateful phase) does next with the
+    answer; values are runtime expressions such as `$response.body#/id`."""
+    return {"operationId": operation_id, "parameters": {"coupon_id": coupon_id},
+            **({"requestBody": body} if body else {})}
+
+
+ISSUED = "$response.body#/id"
+HELD = "$response.body#/coupon_id"
+LEASE = {"order_id": "$response.body#/order_id", "lock_token": "$response.body#/lock_token",
+         "expected_version": "$response.body#/state_version"}
+
+
 def lease_of(data) -> LeaseProof:
     return LeaseProof.from_token(
         order_id=data["order_id"], lock_token=data["lock_token"],
@@ -54,6 +67,8 @@ def with_lease_token(body: dict, fresh: dict) -> dict:
 
 class TemplateListCreateApi(GenericAPIView):
     capabilities = {"POST": Capability.MANAGE_TEMPLATES}
+    response_links = {"POST": {"IssueCoupon": {
+        "operationId": "coupons_create", "requestBody": {"template_id": "$response.body#/id"}}}}
     serializer_class = s.TemplateOutput
     filter_backends = []
 
@@ -62,11 +77,14 @@ class TemplateListCreateApi(GenericAPIView):
 
     @extend_schema(operation_id="templates_list", responses=s.TemplateOutput(many=True))
     def get(self, request):
+        """Coupon templates, newest first, by pages."""
         page = self.paginate_queryset(self.get_queryset())
         return self.get_paginated_response(s.TemplateOutput(page, many=True).data)
 
     @command_schema(s.TemplateInput, s.TemplateOutput, status=201)
     def post(self, request):
+        """Create a template (version 1). The cross-field rules of its terms are in the body's
+        description."""
         return run_command(
             request, s.TemplateInput, success_status=201,
             command=lambda ctx, data: s.TemplateOutput(template_create(**data)).data,
@@ -78,6 +96,7 @@ class TemplateDetailApi(APIView):
 
     @extend_schema(responses=s.TemplateOutput)
     def get(self, request, template_id):
+        """One template with its current terms and version."""
         return Response(s.TemplateOutput(selectors.template_get(template_id=template_id)).data)
 
     @command_schema(s.TemplateEditInput, s.TemplateOutput)
@@ -93,6 +112,13 @@ class TemplateDetailApi(APIView):
 
 class CouponListIssueApi(GenericAPIView):
     capabilities = {"POST": Capability.ISSUE}
+    error_statuses = {"POST": {404}}  # no such template_id
+    response_links = {"POST": {
+        "GetCoupon": link("coupons_retrieve", ISSUED),
+        "LockCoupon": link("coupons_lock_create", ISSUED, user_id="$response.body#/user_id"),
+        "VoidCoupon": link("coupons_void_create", ISSUED,
+                           expected_version="$response.body#/state_version"),
+    }}
     serializer_class = s.CouponOutput
     filterset_class = CouponFilter
 
@@ -101,11 +127,14 @@ class CouponListIssueApi(GenericAPIView):
 
     @extend_schema(operation_id="coupons_list", responses=s.CouponOutput(many=True))
     def get(self, request):
+        """Coupons, newest first, by pages; filter by user, status, template or an order that
+        holds or held one."""
         page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
         return self.get_paginated_response([selectors.coupon_payload(c) for c in page])
 
     @command_schema(s.IssueInput, s.CouponOutput, status=201)
     def post(self, request):
+        """Issue a coupon of an issuable template to a user (ISSUE: AVAILABLE, version 1)."""
         return run_command(
             request, s.IssueInput, success_status=201,
             command=lambda ctx, data: coupon_issue(**data, ctx=ctx).payload(),
@@ -115,13 +144,22 @@ class CouponListIssueApi(GenericAPIView):
 class CouponDetailApi(APIView):
     @extend_schema(responses=s.CouponOutput)
     def get(self, request, coupon_id):
+        """One coupon: status, version, validity and the order holding it."""
         return Response(selectors.coupon_payload(selectors.coupon_get(coupon_id=coupon_id)))
 
 
 class CouponLockApi(APIView):
     capabilities = {"POST": Capability.LOCK}
+    response_links = {"POST": {
+        "RenewLease": link("coupons_renew_create", HELD, **LEASE),
+        "RedeemCoupon": link("coupons_redeem_create", HELD, **LEASE),
+        "ReleaseCoupon": link("coupons_release_create", HELD, **LEASE),
+    }}
+
     @command_schema(s.LockInput, s.LockOutput)
     def post(self, request, coupon_id):
+        """LOCK an AVAILABLE coupon for an order: answers the discount and a lease token the
+        order must show to renew, redeem or release."""
         fresh_tokens = {}
 
         def lock(ctx, data):
@@ -141,6 +179,7 @@ class CouponRenewApi(APIView):
     capabilities = {"POST": Capability.RENEW}
     @command_schema(s.RenewInput, s.RenewOutput)
     def post(self, request, coupon_id):
+        """RENEW the lease the order holds (order id + lease token + expected version)."""
         return run_command(
             request, s.RenewInput,
             command=lambda ctx, data: coupon_renew(
@@ -151,8 +190,12 @@ class CouponRenewApi(APIView):
 
 class CouponRedeemApi(APIView):
     capabilities = {"POST": Capability.REDEEM}
+    response_links = {"POST": {"CheckCoupon": link("coupons_check_retrieve", HELD)}}
+
     @command_schema(s.RedeemInput, s.RedeemOutput)
     def post(self, request, coupon_id):
+        """REDEEM the locked coupon at payment (USED). Redeeming again for the same order answers
+        the first redemption."""
         return run_command(
             request, s.RedeemInput,
             command=lambda ctx, data: coupon_redeem(
@@ -166,6 +209,8 @@ class CouponReleaseApi(APIView):
     capabilities = {"POST": Capability.RELEASE}
     @command_schema(s.ReleaseInput, s.StateOutput)
     def post(self, request, coupon_id):
+        """RELEASE the lease: the coupon is AVAILABLE again (EXPIRED if its validity ended
+        meanwhile)."""
         return run_command(
             request, s.ReleaseInput,
             command=lambda ctx, data: coupon_release(
@@ -178,6 +223,7 @@ class CouponVoidApi(APIView):
     capabilities = {"POST": Capability.VOID}
     @command_schema(s.VoidInput, s.StateOutput)
     def post(self, request, coupon_id):
+        """VOID the coupon at its expected version, with a reason."""
         return run_command(
             request, s.VoidInput,
             command=lambda ctx, data: coupon_void(

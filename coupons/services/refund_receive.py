@@ -21,7 +21,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from django.db import transaction
 
 from coupons import clock
-from coupons.errors import CouponError, ValidationFailed
+from coupons.errors import CouponError, RefundIdReused
 from coupons.models import (
     CouponOperation,
     CouponStatus,
@@ -80,8 +80,7 @@ def refund_receive(
             existing = RefundCoupon.objects.filter(refund_id=refund_id, coupon=coupon).first()
             if existing is not None:
                 if (existing.order_id, existing.refund_amount) != (order_id, refund_amount):
-                    raise ValidationFailed(
-                        "This refund id was received for another order or amount.",
+                    raise RefundIdReused(
                         refund_id=refund_id, order_id=existing.order_id,
                         refund_amount=money(existing.refund_amount),
                     )

@@ -100,8 +100,8 @@ def test_a_refund_id_reused_for_another_amount_is_refused(api, coupon, ctx):
 
     answer = post_refund(api, amount="200.00", refund_type="PARTIAL", key="other")
 
-    assert answer.status_code == 400
-    assert answer.json()["error"]["code"] == "VALIDATION_ERROR"
+    assert answer.status_code == 422
+    assert answer.json()["error"]["code"] == "REFUND_ID_REUSED"
     assert RefundCoupon.objects.get().refund_amount == 100
 
 

@@ -1,0 +1,104 @@
+"""Every broker message has a published JSON Schema (schemas/events/<EventType>.json), and the
+events the services really write validate against it."""
+
+import json
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from jsonschema import Draft202012Validator, FormatChecker
+
+from coupons.models import CouponStatus, OutboxEvent
+from coupons.scanners import scan_presale_expiry
+from coupons.services import CommandContext, coupon_issue, coupon_redeem
+from coupons.services.compensation_decide import compensation_approve
+from coupons.services.compensation_propose import compensation_propose
+from coupons.services.expiry_warning import EVENT_TYPE as EXPIRY_WARNING
+from coupons.services.records import EVENT_TYPES
+from coupons.services.transitions import TRANSITIONS
+from tests.conftest import lock
+from tests.events.test_presale import deposit, presale_template
+from tests.refunds.conftest import refund
+from tests.relay.history import every_command
+
+SCHEMAS = Path(__file__).resolve().parents[2] / "schemas" / "events"
+# Every event the code writes to the outbox: one per ledger operation type, and the presale
+# expiry warning (a notification that changes no state).
+EMITTED = {*EVENT_TYPES.values(), EXPIRY_WARNING}
+
+pytestmark = pytest.mark.django_db
+
+
+def validator(event_type: str) -> Draft202012Validator:
+    schema = json.loads((SCHEMAS / f"{event_type}.json").read_text())
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema, format_checker=FormatChecker())
+
+
+def problems(event_type: str, payload: dict) -> list[str]:
+    return [error.message for error in validator(event_type).iter_errors(payload)]
+
+
+def test_every_event_type_has_a_schema_and_every_schema_an_event_type():
+    published = {path.stem for path in SCHEMAS.glob("*.json")}
+
+    assert published == EMITTED
+
+
+@pytest.mark.parametrize("op_type", sorted(set(TRANSITIONS) - {"ISSUE"}))
+def test_each_schema_allows_exactly_the_transitions_of_its_command(op_type):
+    schema = json.loads((SCHEMAS / f"{EVENT_TYPES[op_type]}.json").read_text())
+    states = schema["properties"]
+    pairs = {(branch["properties"]["from_state"]["const"],
+              branch["properties"]["to_state"]["const"]) for branch in schema.get("oneOf", [])}
+    pairs = pairs or {(states["from_state"]["enum"][0], states["to_state"]["enum"][0])}
+
+    assert pairs == {(f, t) for f, tos in TRANSITIONS[op_type].items() for t in tos}
+
+
+def every_event(template, ctx, clock, send) -> list[OutboxEvent]:
+    """Every command through the real services: issue, lock, renew, release, redeem, void and
+    expire (tests.relay.history), then return (a refund under the default policy), reverse
+    (the void, approved) and compensate (money, approved); and the presale expiry warning
+    (a DepositPaid fact locks a STRICT coupon that expires before the final payment)."""
+    presale = coupon_issue(template_id=presale_template("presale", "STRICT").pk,
+                           user_id="u7", ctx=ctx).coupon
+    deposit(send, presale)
+    scan_presale_expiry()
+    voided, _ = every_command(template, ctx, clock)
+    refunded = coupon_issue(template_id=template.pk, user_id="u9", ctx=ctx).coupon
+    _, proof = lock(refunded, ctx, order_id="order-R")
+    coupon_redeem(coupon_id=refunded.pk, lease=proof, payment_id="pay-order-R", ctx=ctx)
+    refund(ctx, "refund-1", order_id="order-R", amount="300.00")
+
+    proposer, approver = CommandContext(actor="user:alice"), CommandContext(actor="user:bob")
+    for coupon, amount in ((voided, None), (refunded, Decimal("5.00"))):
+        latest = coupon.operations.latest("to_version")
+        proposal = compensation_propose(coupon_id=coupon.pk, operation_id=latest.pk,
+                                        reason="support call", amount=amount, ctx=proposer)
+        compensation_approve(compensation_id=proposal.pk, ctx=approver)
+    return list(OutboxEvent.objects.order_by("pk"))
+
+
+def test_every_event_the_services_write_validates_against_its_schema(template, ctx, clock,
+                                                                     send):
+    events = every_event(template, ctx, clock, send)
+
+    assert {event.event_type for event in events} == EMITTED
+    found = {event.pk: problems(event.event_type, event.payload) for event in events}
+    assert {pk: errors for pk, errors in found.items() if errors} == {}
+
+
+def test_a_schema_refuses_an_event_that_breaks_it(template, ctx, clock, send):
+    events = every_event(template, ctx, clock, send)
+    locked = next(event for event in events if event.event_type == "CouponLocked")
+    compensated = next(event for event in events if event.event_type == "CouponCompensated")
+
+    no_amount = {k: v for k, v in compensated.payload.items() if k != "amount"}
+
+    assert problems("CouponLocked", {**locked.payload, "to_state": CouponStatus.USED})
+    assert problems("CouponLocked", {**locked.payload, "lock_token": "secret"})
+    assert problems("CouponLocked", {**locked.payload, "occurred_at": "yesterday"})
+    assert problems("CouponCompensated", no_amount)
+    warning = next(event for event in events if event.event_type == EXPIRY_WARNING)
+    assert problems(EXPIRY_WARNING, {**warning.payload, "strategy": "LOCK_HONORS"})

@@ -1,0 +1,148 @@
+"""The OpenAPI schema states what the server does: its errors, the fact payloads, the limits."""
+
+import re
+
+import pytest
+from drf_spectacular.generators import SchemaGenerator
+
+from coupons.models import FactType
+
+pytestmark = pytest.mark.django_db
+
+ERROR_REF = "#/components/schemas/ErrorOutput"
+
+
+@pytest.fixture(scope="module")
+def schema():
+    return SchemaGenerator().get_schema(request=None, public=True)
+
+
+def operations(schema):
+    for route, item in schema["paths"].items():
+        for method, operation in item.items():
+            yield method.upper(), route, operation
+
+
+def test_every_operation_says_what_it_does_and_documents_its_errors(schema):
+    for method, route, operation in operations(schema):
+        said = operation["description"].split("\n\nNeeds the")[0]
+        assert not said.startswith("Needs the"), (method, route)
+        responses = operation["responses"]
+        assert {"401", "403", "429"} <= set(responses), (method, route)
+        for status, response in responses.items():
+            if status.startswith("4"):
+                body = response["content"]["application/json"]["schema"]
+                assert body == {"$ref": ERROR_REF}, (method, route, status)
+
+
+def test_commands_document_key_conflicts_and_reuse(schema):
+    lock = schema["paths"]["/api/v1/coupons/{coupon_id}/lock"]["post"]
+    key = next(p for p in lock["parameters"] if p["name"] == "Idempotency-Key")
+
+    assert {"400", "404", "409", "422"} <= set(lock["responses"])
+    assert key["required"] and key["schema"]["maxLength"] == 255
+    assert "255" in key["description"]
+
+
+def test_events_body_is_a_union_discriminated_by_type(schema):
+    body = schema["paths"]["/api/v1/events"]["post"]["requestBody"]
+    union = schema["components"]["schemas"][
+        body["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]]
+    deposit = schema["components"]["schemas"]["DepositPaidEventRequest"]
+    payload = schema["components"]["schemas"][
+        deposit["properties"]["payload"]["$ref"].rsplit("/", 1)[1]]
+
+    assert union["discriminator"]["propertyName"] == "type"
+    assert set(union["discriminator"]["mapping"]) == set(FactType.values)
+    assert {"coupon_id", "order_amount", "final_payment_deadline"} <= set(payload["required"])
+
+
+@pytest.mark.parametrize(("amount", "valid"), [
+    ("12.00", True), ("0.01", True), ("9999999999.99", True), ("", False), ("-1.00", False),
+    ("0.00", False), ("0", False), ("1e3", False), ("012", False), ("1.234", False)])
+def test_money_patterns_refuse_empty_negative_and_zero(schema, amount, valid):
+    lock = schema["components"]["schemas"]["LockInputRequest"]
+    pattern = lock["properties"]["order_amount"]["pattern"]
+
+    assert bool(re.fullmatch(pattern, amount)) is valid
+
+
+def test_cross_field_rules_are_in_the_schema(schema):
+    components = schema["components"]["schemas"]
+
+    assert components["LockInputRequest"]["not"] == {
+        "required": ["lease_seconds", "lease_until"]}
+    assert components["RenewInputRequest"]["not"] == {
+        "required": ["lease_seconds", "lease_until"]}
+    rules = components["TemplateInputRequest"]["allOf"]
+    assert any("oneOf" in rule for rule in rules)  # valid_until xor valid_days
+
+
+def test_id_filters_and_pages_are_bounded_integers(schema):
+    listing = {p["name"]: p["schema"] for p in
+               schema["paths"]["/api/v1/refunds"]["get"]["parameters"]}
+
+    assert listing["coupon_id"] == {"type": "integer", "minimum": 1, "maximum": 2**63 - 1}
+    assert listing["page_size"] == {"type": "integer", "minimum": 1, "maximum": 200}
+    assert listing["order_id"]["maxLength"] == 64
+
+
+@pytest.mark.parametrize("page_size", ["0", "201", "abc", "-1", "1.5"])
+def test_a_page_size_out_of_bounds_is_a_400(api, page_size):
+    response = api.get("/api/v1/coupons", {"page_size": page_size})
+
+    assert response.status_code == 400
+    assert response.json()["error"]["details"] == {
+        "page_size": ["A whole number from 1 to 200."]}
+
+
+@pytest.mark.parametrize("amount", ["", "-5.00", "1e2", " 5", 300])
+def test_money_outside_the_pattern_is_refused(api, amount):
+    response = api.post("/api/v1/refunds", {
+        "refund_id": "r-1", "order_id": "o-1", "payment_id": "p-1", "refund_amount": amount,
+        "refund_type": "FULL"}, format="json", HTTP_IDEMPOTENCY_KEY="k-1")
+
+    assert response.status_code == 400
+    assert "refund_amount" in response.json()["error"]["details"]
+
+
+def test_an_idempotency_key_outside_ascii_is_refused(api):
+    response = api.post("/api/v1/coupons", {"template_id": 1, "user_id": "u1"}, format="json",
+                        HTTP_IDEMPOTENCY_KEY="clé-1")
+
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "VALIDATION_ERROR"
+
+
+def test_an_id_in_the_body_documents_its_404(schema):
+    issue = schema["paths"]["/api/v1/coupons"]["post"]["responses"]
+    refund = schema["paths"]["/api/v1/refunds"]["post"]["responses"]
+
+    assert "404" in issue  # template_id
+    assert "404" not in refund  # nothing in it is looked up by id
+
+
+def test_a_lock_links_to_the_commands_its_lease_allows(schema):
+    links = schema["paths"]["/api/v1/coupons/{coupon_id}/lock"]["post"]["responses"]["200"][
+        "links"]
+    operation_ids = {op["operationId"] for _, _, op in operations(schema)}
+
+    assert {link["operationId"] for link in links.values()} <= operation_ids
+    assert links["RedeemCoupon"]["requestBody"]["lock_token"] == "$response.body#/lock_token"
+
+
+def test_text_fields_state_what_the_server_refuses(schema):
+    template = schema["components"]["schemas"]["TemplateInputRequest"]["properties"]
+    note = schema["components"]["schemas"]["RejectInputRequest"]["properties"]["note"]
+
+    assert not re.fullmatch(note["pattern"], "a\x00b") and re.fullmatch(note["pattern"], "ok")
+    assert not re.fullmatch(template["code"]["pattern"], "café")
+
+
+@pytest.mark.parametrize("component", ["FindingResolveInputRequest", "CaseResolveInputRequest"])
+def test_a_dismissal_without_a_note_is_outside_the_schema(schema, component):
+    apply_or_note = schema["components"]["schemas"][component]["anyOf"]
+
+    assert apply_or_note[0]["properties"]["action"]["pattern"] == "^APPLY$"
+    assert apply_or_note[1]["required"] == ["note"]
+    assert not re.search(apply_or_note[1]["properties"]["note"]["pattern"], "  ")
