@@ -88,7 +88,8 @@ def typed_event(fact_type: str, payload: type[serializers.Serializer]):
 # generated client knows each fact's payload. The view validates the same two steps.
 EVENT_UNION = PolymorphicProxySerializer(
     component_name="Event",
-    serializers={fact_type: typed_event(fact_type, payload)
+    # Plain str keys: the YAML schema cannot represent the enum members themselves.
+    serializers={str(fact_type): typed_event(fact_type, payload)
                  for fact_type, payload in PAYLOADS.items()},
     resource_type_field_name="type",
 )
