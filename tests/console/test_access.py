@@ -38,6 +38,13 @@ def test_wrong_password_says_so_and_signs_nobody_in(client, make_person):
     assert client.get("/").status_code == 302
 
 
+def test_an_htmx_action_after_the_session_ran_out_sends_the_page_to_sign_in(client):
+    answer = client.post(reverse("console:approvals"), HTTP_HX_REQUEST="true",
+                         HTTP_HX_CURRENT_URL="http://testserver/approvals/?status=pending")
+    assert answer.status_code == 200 and answer.content == b""
+    assert answer["HX-Redirect"] == "/login/?next=/approvals/%3Fstatus%3Dpending"
+
+
 def test_api_key_does_not_open_the_console(client, service_client):
     _, key = service_client
     answer = client.get("/", HTTP_AUTHORIZATION=f"Token {key}")

@@ -8,6 +8,7 @@ lacks the capability gets the 403 page, and the attempt is kept in the refusal l
 from django.contrib.auth.views import redirect_to_login
 from django.shortcuts import render
 from django.views import View
+from django_htmx.http import HttpResponseClientRedirect
 
 from coupons.capabilities import Capability
 from coupons.services.refusals import record_console_denial
@@ -24,6 +25,11 @@ class ConsolePage(View):
 
     def dispatch(self, request, *args, **kwargs):
         if not request.user.is_authenticated:
+            if request.htmx:
+                # A session that ran out mid-action: the whole page goes to sign-in (and back
+                # to where the person was), not the sign-in form into a queue item.
+                back = request.htmx.current_url_abs_path or "/"
+                return HttpResponseClientRedirect(redirect_to_login(back).url)
             return redirect_to_login(request.get_full_path())
         needed = self.required_capability(request.method)
         if needed is None or not request.user.has_perm(needed.perm):
