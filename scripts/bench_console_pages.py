@@ -21,11 +21,12 @@ import logging
 import os
 import statistics
 import sys
-import tempfile
 import time
 import warnings
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
+
+from bench_scan_leases import throwaway_database  # the sibling script's database helpers
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -48,32 +49,6 @@ def parse_args():
 
 
 # --- a database of our own ---------------------------------------------------------------
-
-
-def server_admin_url(url: str) -> str:
-    return urlunsplit(urlsplit(url)._replace(path="/postgres"))
-
-
-def create_postgres_database(url: str, name: str) -> str:
-    import psycopg
-    from psycopg import sql
-
-    if name == urlsplit(url).path.lstrip("/") or name in {"postgres", "template0", "template1"}:
-        sys.exit(f"refusing to use {name!r}: the benchmark needs a database of its own")
-    with psycopg.connect(server_admin_url(url), autocommit=True) as admin:
-        admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
-            sql.Identifier(name)))
-        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    return urlunsplit(urlsplit(url)._replace(path=f"/{name}"))
-
-
-def drop_postgres_database(url: str, name: str) -> None:
-    import psycopg
-    from psycopg import sql
-
-    with psycopg.connect(server_admin_url(url), autocommit=True) as admin:
-        admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
-            sql.Identifier(name)))
 
 
 def setup_django(database_url: str) -> None:
@@ -211,22 +186,12 @@ def bench(args, vendor: str) -> bool:
 
 def main() -> None:
     args = parse_args()
-    url = os.environ.get("DATABASE_URL", "")
-    if url.startswith(("postgres://", "postgresql://")):
-        bench_url = create_postgres_database(url, args.db_name)
-        try:
-            setup_django(bench_url)
-            ok = bench(args, "PostgreSQL (a database created for this run)")
-        finally:
-            from django.db import connections
-
-            connections.close_all()
-            drop_postgres_database(url, args.db_name)
-    else:
-        with tempfile.TemporaryDirectory(prefix="coupon_bench_") as directory:
-            setup_django(f"sqlite:///{directory}/bench.sqlite3")
-            ok = bench(args, "SQLite (a temporary file; set DATABASE_URL=postgres://... "
-                             "for the real figures)")
+    with throwaway_database(args.db_name, setup_django) as vendor:
+        ok = bench(args, {
+            "postgresql": "PostgreSQL (a database created for this run)",
+            "sqlite": "SQLite (a temporary file; set DATABASE_URL=postgres://... for the real "
+                      "figures)",
+        }[vendor])
     sys.exit(0 if ok else 1)
 
 

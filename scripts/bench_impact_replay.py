@@ -19,7 +19,6 @@ import argparse
 import os
 import random
 import sys
-import tempfile
 import time
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -29,10 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_scan_leases import (  # noqa: E402 - the sibling script's database helpers
     ROOT,
-    create_postgres_database,
-    drop_postgres_database,
     load_average,
-    setup_django,
+    throwaway_database,
 )
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
@@ -124,21 +121,9 @@ def bench(args, vendor: str) -> None:
 def main() -> None:
     args = parse_args()
     os.chdir(ROOT)
-    url = os.environ.get("DATABASE_URL", "")
-    if url.startswith(("postgres://", "postgresql://")):
-        bench_url = create_postgres_database(url, args.db_name)
-        try:
-            setup_django(bench_url)
-            bench(args, vendor=", a throwaway database")
-        finally:
-            from django.db import connections
-
-            connections.close_all()
-            drop_postgres_database(url, args.db_name)
-    else:
-        with tempfile.TemporaryDirectory(prefix="coupon_bench_") as directory:
-            setup_django(f"sqlite:///{directory}/bench.sqlite3")
-            bench(args, vendor=", a temporary file")
+    with throwaway_database(args.db_name) as vendor:
+        bench(args, vendor={"postgresql": ", a throwaway database",
+                            "sqlite": ", a temporary file"}[vendor])
     print(f"load average {load_average()} on {os.cpu_count()} CPUs "
           "(other work on the machine moves these figures)")
 

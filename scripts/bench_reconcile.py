@@ -22,7 +22,6 @@ holds one batch (RECONCILE_BATCH_SIZE) at a time.
 import argparse
 import os
 import sys
-import tempfile
 import time
 import tracemalloc
 import uuid
@@ -30,10 +29,8 @@ from datetime import timedelta
 from decimal import Decimal
 
 from bench_scan_leases import (
-    create_postgres_database,
-    drop_postgres_database,
     load_average,
-    setup_django,
+    throwaway_database,
 )
 
 CHUNK = 2000  # coupons bulk-loaded per transaction
@@ -214,23 +211,13 @@ def bench(args, vendor_note: str) -> None:
 
 def main() -> None:
     args = parse_args()
-    url = os.environ.get("DATABASE_URL", "")
     started = time.monotonic()
-    if url.startswith(("postgres://", "postgresql://")) and not args.smoke:
-        bench_url = create_postgres_database(url, args.db_name)
-        try:
-            setup_django(bench_url)
-            bench(args, vendor_note=", created for this run and dropped after it")
-        finally:
-            from django.db import connections
-
-            connections.close_all()
-            drop_postgres_database(url, args.db_name)
-    else:
-        with tempfile.TemporaryDirectory(prefix="coupon_bench_") as directory:
-            setup_django(f"sqlite:///{directory}/bench.sqlite3")
-            bench(args, vendor_note=" (temporary SQLite file; DATABASE_URL=postgres://... "
-                                    "for the real figures)")
+    # --smoke stays on SQLite: seconds, for the test suite.
+    with throwaway_database(args.db_name, postgres=not args.smoke) as vendor:
+        bench(args, vendor_note={
+            "postgresql": ", created for this run and dropped after it",
+            "sqlite": " (temporary SQLite file; DATABASE_URL=postgres://... for the real figures)",
+        }[vendor])
     print(f"total {time.monotonic() - started:.0f}s; load average {load_average()} "
           f"on {os.cpu_count()} CPUs (other work on the machine moves these figures)")
 

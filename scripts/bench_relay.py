@@ -16,7 +16,6 @@ deletes both afterwards.
 import argparse
 import os
 import sys
-import tempfile
 import time
 import uuid
 from decimal import Decimal
@@ -24,10 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_scan_leases import (  # noqa: E402 - the helper lives next to this script
-    create_postgres_database,
-    drop_postgres_database,
     load_average,
-    setup_django,
+    throwaway_database,
 )
 
 
@@ -96,21 +93,8 @@ def bench(args, vendor: str) -> None:
 
 def main() -> None:
     args = parse_args()
-    url = os.environ.get("DATABASE_URL", "")
-    if url.startswith(("postgres://", "postgresql://")):
-        bench_url = create_postgres_database(url, args.db_name)
-        try:
-            setup_django(bench_url)
-            bench(args, "PostgreSQL")
-        finally:
-            from django.db import connections
-
-            connections.close_all()
-            drop_postgres_database(url, args.db_name)
-    else:
-        with tempfile.TemporaryDirectory(prefix="coupon_bench_") as directory:
-            setup_django(f"sqlite:///{directory}/bench.sqlite3")
-            bench(args, "SQLite (temporary file)")
+    with throwaway_database(args.db_name) as vendor:
+        bench(args, {"postgresql": "PostgreSQL", "sqlite": "SQLite (temporary file)"}[vendor])
     print(f"load average {load_average()} on {os.cpu_count()} CPUs")
 
 

@@ -26,6 +26,7 @@ import os
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from decimal import Decimal
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -76,6 +77,32 @@ def drop_postgres_database(url: str, name: str) -> None:
     with psycopg.connect(server_admin_url(url), autocommit=True) as admin:
         admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
             sql.Identifier(name)))
+
+
+@contextmanager
+def throwaway_database(name: str, setup=None, *, postgres: bool = True):
+    """Run a benchmark in a database of its own, never the one DATABASE_URL names.
+
+    With a PostgreSQL DATABASE_URL (and `postgres`): database `name` on that server, made,
+    set up with `setup(url)` and dropped afterwards; otherwise a temporary SQLite file. Yields
+    the vendor, "postgresql" or "sqlite".
+    """
+    setup = setup or setup_django
+    url = os.environ.get("DATABASE_URL", "")
+    if postgres and url.startswith(("postgres://", "postgresql://")):
+        bench_url = create_postgres_database(url, name)
+        try:
+            setup(bench_url)
+            yield "postgresql"
+        finally:
+            from django.db import connections
+
+            connections.close_all()
+            drop_postgres_database(url, name)
+    else:
+        with tempfile.TemporaryDirectory(prefix="coupon_bench_") as directory:
+            setup(f"sqlite:///{directory}/bench.sqlite3")
+            yield "sqlite"
 
 
 def setup_django(database_url: str) -> None:
@@ -293,28 +320,21 @@ def describe(label: str, batch: int, counts: dict) -> str:
     return f"(2 processes, batch {batch}: {split}; skipped {counts.get('skipped', 0)})"
 
 
+VENDOR_NOTES = {
+    "postgresql": ", created for this run and dropped after it",
+    "sqlite": (
+        "\nnote: SQLite fallback (a temporary file). SQLite has no row locks: SELECT ..."
+        " FOR UPDATE SKIP LOCKED is a no-op\n      and every writer waits for one database"
+        " lock, so the parallel figure shows contention, not scaling.\n      Set "
+        "DATABASE_URL=postgres://... for the real figures."),
+}
+
+
 def main() -> None:
     args = parse_args()
-    url = os.environ.get("DATABASE_URL", "")
     started = time.monotonic()
-    if url.startswith(("postgres://", "postgresql://")):
-        bench_url = create_postgres_database(url, args.db_name)
-        try:
-            setup_django(bench_url)
-            bench(args, vendor_note=", created for this run and dropped after it")
-        finally:
-            from django.db import connections
-
-            connections.close_all()
-            drop_postgres_database(url, args.db_name)
-    else:
-        with tempfile.TemporaryDirectory(prefix="coupon_bench_") as directory:
-            setup_django(f"sqlite:///{directory}/bench.sqlite3")
-            bench(args, vendor_note=(
-                "\nnote: SQLite fallback (a temporary file). SQLite has no row locks: SELECT ..."
-                " FOR UPDATE SKIP LOCKED is a no-op\n      and every writer waits for one database"
-                " lock, so the parallel figure shows contention, not scaling.\n      Set "
-                "DATABASE_URL=postgres://... for the real figures."))
+    with throwaway_database(args.db_name) as vendor:
+        bench(args, vendor_note=VENDOR_NOTES[vendor])
     print(f"total {time.monotonic() - started:.0f}s; load average {load_average()} "
           f"on {os.cpu_count()} CPUs (other work on the machine moves these figures)")
 
