@@ -64,9 +64,8 @@ class StateCollector:
         # Imported here: the services import this module (to count commands) and these
         # modules import the services.
         from coupons import selectors
-        from coupons.relay import outbox_lag
 
-        lag = outbox_lag()
+        lag = selectors.outbox_lag()
         yield GaugeMetricFamily("coupons_outbox_unpublished", "Outbox rows not yet published.",
                                 value=lag.unpublished)
         age = lag.oldest_age.total_seconds() if lag.oldest_age is not None else 0.0

@@ -19,18 +19,17 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import timedelta
 
 import pika
 import pika.exceptions
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Min
 from django.db.models.functions import Mod
 
 from coupons import clock
 from coupons.metrics import RELAY_PUBLISH_FAILURES
 from coupons.models import OutboxEvent
+from coupons.selectors import outbox_lag
 
 log = logging.getLogger(__name__)
 
@@ -49,22 +48,6 @@ class BatchResult:
     failed: int = 0  # publish refused or unconfirmed: stays unpublished
     held: int = 0  # waits behind an earlier event of its coupon
     error: Exception | None = field(default=None)
-
-
-@dataclass
-class Lag:
-    unpublished: int
-    oldest_age: timedelta | None
-
-    def __str__(self):
-        age = f"{self.oldest_age.total_seconds():.1f}s" if self.oldest_age is not None else "-"
-        return f"{self.unpublished} unpublished, oldest {age}"
-
-
-def outbox_lag() -> Lag:
-    unpublished = OutboxEvent.objects.filter(published_at__isnull=True)
-    oldest = unpublished.aggregate(oldest=Min("created_at"))["oldest"]
-    return Lag(unpublished.count(), clock.now() - oldest if oldest else None)
 
 
 def message_properties(event: OutboxEvent) -> pika.BasicProperties:

@@ -1,7 +1,11 @@
 """Reads. Views and serializers get coupons and their history from here."""
 
-from django.db.models import Count, QuerySet
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 
+from django.db.models import Count, Min, QuerySet
+
+from coupons import clock
 from coupons.errors import NotFound, TokenMismatch
 from coupons.models import (
     CaseStatus,
@@ -15,6 +19,7 @@ from coupons.models import (
     Finding,
     FindingStatus,
     LockStatus,
+    OutboxEvent,
     ReconciliationRun,
     Severity,
     UserCoupon,
@@ -118,3 +123,26 @@ def finding_open_counts() -> dict[str, int]:
 def reconciliation_last_run() -> ReconciliationRun | None:
     finished = ReconciliationRun.objects.exclude(finished_at=None)
     return finished.order_by("-finished_at", "-id").first()
+
+
+@dataclass
+class Lag:
+    """Outbox rows the relay has not published yet, and when the oldest was written."""
+
+    unpublished: int
+    oldest_at: datetime | None
+
+    @property
+    def oldest_age(self) -> timedelta | None:
+        return clock.now() - self.oldest_at if self.oldest_at else None
+
+    def __str__(self):
+        age = f"{self.oldest_age.total_seconds():.1f}s" if self.oldest_at else "-"
+        return f"{self.unpublished} unpublished, oldest {age}"
+
+
+def outbox_lag() -> Lag:
+    """One read for the relay's reports, the metrics and the dashboard."""
+    lag = OutboxEvent.objects.filter(published_at__isnull=True).aggregate(
+        n=Count("id"), oldest=Min("created_at"))
+    return Lag(lag["n"], lag["oldest"])

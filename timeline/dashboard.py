@@ -7,7 +7,7 @@ however many coupons, ledger rows or outbox events there are.
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db.models import Count, Min
+from django.db.models import Count
 from django.db.models.functions import TruncHour
 
 from coupons import clock
@@ -17,10 +17,9 @@ from coupons.models import (
     ConflictCase,
     CouponOperation,
     CouponStatus,
-    OutboxEvent,
     UserCoupon,
 )
-from coupons.selectors import expiry_warning_counts
+from coupons.selectors import expiry_warning_counts, outbox_lag
 from refunds.models import Compensation, RefundCoupon
 
 EXPIRING_WINDOW = timedelta(hours=1)
@@ -70,8 +69,7 @@ def dashboard_get() -> Dashboard:
         status=CouponStatus.LOCKED, lock_expires_at__gte=now,
         lock_expires_at__lt=now + EXPIRING_WINDOW,
     )
-    outbox = OutboxEvent.objects.filter(published_at__isnull=True).aggregate(
-        n=Count("id"), oldest=Min("created_at"))
+    outbox = outbox_lag()
     # From the warnings themselves: their outbox rows are pruned once published.
     warnings_sent, warnings_open = expiry_warning_counts()
     return Dashboard(
@@ -85,8 +83,8 @@ def dashboard_get() -> Dashboard:
             status=Compensation.Status.PROPOSED).count(),
         expiring_leases=list(expiring.order_by("lock_expires_at", "id")[:LISTED]),
         expiring_lease_count=expiring.count(),
-        outbox_unpublished=outbox["n"],
-        outbox_oldest_unpublished_at=outbox["oldest"],
+        outbox_unpublished=outbox.unpublished,
+        outbox_oldest_unpublished_at=outbox.oldest_at,
         expiry_warnings_sent=warnings_sent,
         expiry_warnings_open=warnings_open,
         hours=hourly_traffic(now),

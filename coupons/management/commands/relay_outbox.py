@@ -4,7 +4,8 @@ import threading
 from django.core.management.base import BaseCommand, CommandError
 
 from coupons.metrics import serve_process_metrics
-from coupons.relay import Relay, outbox_lag, run_forever
+from coupons.relay import Relay, run_forever
+from coupons.selectors import outbox_lag
 
 
 class Command(BaseCommand):
