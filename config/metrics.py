@@ -12,7 +12,7 @@ from django.http import Http404, HttpResponse
 from django.views.decorators.http import require_GET
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from coupons.metrics import metrics_page
+from operations.metrics import metrics_page
 
 
 @require_GET

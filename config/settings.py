@@ -62,6 +62,7 @@ INSTALLED_APPS = [
     "django_prometheus",  # HTTP and database metrics at /metrics (config/metrics.py)
     "coupons",
     "refunds",
+    "operations",  # what runs in the background: relay, fact consumer, reconcile, prune
     "timeline",
 ]
 
@@ -246,7 +247,7 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
-    # coupons.api.urls.DatabaseIdConverter: up to 18 digits, so a huge id is a 404.
+    # coupons.api.converters.DatabaseIdConverter: up to 18 digits, so a huge id is a 404.
     "PATH_CONVERTER_OVERRIDES": {
         "dbid": {"type": "integer", "minimum": 0, "maximum": 10**18 - 1},
     },
@@ -255,7 +256,7 @@ SPECTACULAR_SETTINGS = {
         "CaseStatusEnum": "coupons.models.CaseStatus",
         "InboxStatusEnum": ["PROCESSED", "DUPLICATE"],
         "CouponKindEnum": "coupons.models.CouponKind",
-        "TimelineKindEnum": "timeline.selectors.KIND_ORDER",
+        "TimelineKindEnum": "coupons.history.KIND_ORDER",
     },
 }
 

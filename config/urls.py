@@ -6,6 +6,6 @@ from config.metrics import metrics_view
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("metrics", metrics_view, name="metrics"),
-    path("api/v1/", include(("coupons.api.urls", "api"), namespace="api")),
+    path("api/v1/", include(("config.api_urls", "api"), namespace="api")),
     path("", include("timeline.urls")),
 ]

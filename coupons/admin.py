@@ -4,7 +4,6 @@ from django.contrib import admin
 from coupons import models
 from coupons.capabilities import Capability
 from coupons.errors import ValidationFailed
-from coupons.redaction import DETAIL_FIELDS
 from coupons.services import template_create, template_update
 from coupons.services.templates import template_set_issuable, validate_terms
 
@@ -45,7 +44,7 @@ class CapabilityAdmin(admin.ModelAdmin):
     def hidden_fields(self, request) -> tuple:
         if self._holds(request, Capability.VIEW_CASE_DETAILS):
             return ()
-        return DETAIL_FIELDS.get(self.model, ())
+        return getattr(self.model, "detail_fields", ())
 
     def get_exclude(self, request, obj=None):
         return [*(super().get_exclude(request, obj) or ()), *self.hidden_fields(request)]
@@ -99,9 +98,7 @@ class CouponTemplateAdmin(CapabilityAdmin):
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         if db_field.name == "return_policy":
             # Only a policy with a published version can be named (the service checks it too).
-            from refunds.models import ReturnPolicy
-
-            kwargs["queryset"] = ReturnPolicy.objects.filter(
+            kwargs["queryset"] = db_field.related_model.objects.filter(
                 versions__status="PUBLISHED").distinct()
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
@@ -228,3 +225,13 @@ class PresaleSettlementAdmin(ReadOnlyAdmin):
                     "settled_at"]
     list_filter = ["strategy", "result"]
     search_fields = ["order_id"]
+
+
+@admin.register(models.ExpiryWarning)
+class ExpiryWarningAdmin(ReadOnlyAdmin):
+    """Written by the presale expiry scanner, once per lease."""
+
+    list_display = ["id", "coupon", "order_id", "strategy", "valid_until",
+                    "final_payment_deadline", "created_at"]
+    list_filter = ["strategy"]
+    search_fields = ["order_id", "=coupon__id"]

@@ -3,22 +3,13 @@
 Support and service clients see that a conflict case or a compensation exists, what it is
 about and where it stands; not an operator's notes, the evidence behind a case, the money
 promised, or what another caller was told under its Idempotency-Key. Every read that shows
-these rows (the timeline, the case API, the admin) drops the same fields through `visible`;
-who may see them is `coupons.api.permissions.can_see_details`.
+these rows (the timeline, the case API, the admin) drops the model's own `detail_fields`
+through `visible`; who may see them is `coupons.api.permissions.can_see_details`.
 """
-
-from coupons.models import ConflictCase, IdempotencyRecord
-from refunds.models import Compensation
-
-DETAIL_FIELDS = {
-    ConflictCase: ("resolution_note", "evidence"),
-    Compensation: ("amount", "reason"),
-    IdempotencyRecord: ("request_hash", "response_body"),
-}
 
 
 def visible(model, values: dict, *, can_see_details: bool) -> dict:
     if can_see_details:
         return values
-    hidden = DETAIL_FIELDS[model]
+    hidden = model.detail_fields
     return {name: value for name, value in values.items() if name not in hidden}

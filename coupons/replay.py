@@ -4,6 +4,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import Max
 
+from coupons import after_sale
 from coupons.ledger_chain import chain_breaks
 from coupons.models import (
     CouponLock,
@@ -68,7 +69,7 @@ def coupon_check(coupon) -> CheckReport:
         report.fail(7, problem)
     _check_row(report, coupon)
     _check_evidence(report, coupon, operations, counted)
-    _check_returns(report, coupon, operations)
+    after_sale.check_returns(report, coupon, operations)
     return report
 
 
@@ -177,34 +178,3 @@ def _check_evidence(report: CheckReport, coupon, operations, counted) -> None:
         elif redemption.succeeded != counted[redemption.lock_id]:
             report.fail(2, f"redemption {redemption.pk} has succeeded={redemption.succeeded}, "
                            "but the ledger's REDEEM, RETURN and REVERSE rows say otherwise")
-
-
-def _check_returns(report: CheckReport, coupon, operations) -> None:
-    """Invariant 6 beyond the ledger: each RETURN was executed for a refund decision that
-    names its policy version, and the redemption it returned is no longer successful."""
-    from refunds.models import RefundCoupon
-
-    returns = [op for op in operations if op.op_type == OperationType.RETURN]
-    if not returns:
-        return
-    decided = dict(
-        RefundCoupon.objects.filter(operation__in=returns, policy_version__isnull=False)
-        .values_list("operation_id", "refund_id")
-    )
-    # A RETURN later reversed (an approved compensation) may make its redemption count again.
-    reversed_ops = {op.original_operation_id for op in operations
-                    if op.op_type == OperationType.REVERSE}
-    # Looked up among the rows already read: one query per RETURN made long ledgers slow.
-    by_id = {op.pk: op for op in operations}
-    returned_locks = {by_id[op.original_operation_id].lock_id for op in returns
-                      if op.original_operation_id in by_id and op.pk not in reversed_ops}
-    still_successful = coupon.redemptions.filter(lock_id__in=returned_locks, succeeded=True)
-    for op in returns:
-        step = f"RETURN v{op.from_version}→v{op.to_version}"
-        if op.pk not in decided:
-            report.fail(6, f"{step} has no refund decision with a policy version")
-        elif decided[op.pk] != op.refund_id:
-            report.fail(6, f"{step} names refund {op.refund_id!r}, its decision "
-                           f"{decided[op.pk]!r}")
-    for redemption in still_successful:
-        report.fail(6, f"redemption {redemption.pk} was returned but still counts as successful")

@@ -90,7 +90,7 @@ def lock_token_get(*, lock_id) -> str:
         ) from None
 
 
-# --- What operators watch (coupons/metrics.py; a dashboard may show the same counts) ---------
+# --- What operators watch (operations/metrics.py; a dashboard may show the same counts) ---------
 
 
 def expired_leases_unreleased_count(*, now) -> int:
@@ -102,11 +102,33 @@ def open_case_count() -> int:
     return ConflictCase.objects.filter(status=CaseStatus.OPEN).count()
 
 
+def open_cases_oldest(*, limit: int) -> list[ConflictCase]:
+    """The open conflict cases waiting longest, for the dashboard's list."""
+    return list(ConflictCase.objects.filter(status=CaseStatus.OPEN)
+                .order_by("opened_at", "id")[:limit])
+
+
+def coupon_counts_by_state() -> dict[str, int]:
+    """Coupons per state, every state named (0 included); one grouped query."""
+    counts = dict(UserCoupon.objects.values_list("status").annotate(n=Count("id")).order_by())
+    return {state: counts.get(state, 0) for state in CouponStatus.values}
+
+
 def expiry_warning_counts() -> tuple[int, int]:
     """CouponExpiresBeforeFinalPayment warnings sent, and those whose lease is still active
     (the buyer has neither paid nor closed the order yet)."""
     return (ExpiryWarning.objects.count(),
             ExpiryWarning.objects.filter(lock__status=LockStatus.ACTIVE).count())
+def order_coupon_ids(order_id: str) -> QuerySet:
+    """The ids of the coupons an order holds now or ever held (its discount evidence).
+
+    Every LOCK writes a lease naming its order, so an order that released its coupon, or lost it
+    to another order, still finds it: one index read, used as a subquery. The API's order filter
+    uses this; the console's search adds its wider arms (cases, deposits, refunds) on top.
+    """
+    return CouponLock.objects.filter(order_id=order_id).values("coupon_id")
+
+
 def finding_list() -> QuerySet[Finding]:
     """Reconciliation findings, worst first (P0 sorts before P1), oldest first within one."""
     return Finding.objects.order_by("severity", "first_seen_at", "id")

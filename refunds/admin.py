@@ -9,14 +9,14 @@ from django.utils.html import format_html
 from coupons.admin import ReadOnlyAdmin
 from coupons.capabilities import Capability
 from coupons.errors import CouponError, ValidationFailed
-from coupons.services.policies import (
+from refunds.models import Compensation, RefundCoupon, ReturnPolicy, ReturnPolicyVersion
+from refunds.policy_engine import clean_rules
+from refunds.services.policies import (
     policy_create,
     policy_draft_create,
     policy_draft_update,
     policy_publish,
 )
-from refunds.models import Compensation, RefundCoupon, ReturnPolicy, ReturnPolicyVersion
-from refunds.policy_engine import clean_rules
 
 
 @admin.register(Compensation)

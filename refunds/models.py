@@ -8,9 +8,12 @@ class Compensation(models.Model):
     Recorded by the coupon service (a SUBSTITUTE presale with no substitute, a conflict case
     resolved by refunding the discount) or proposed by an operator for one ledger operation (a
     wrong redeem, void or expiry). Another operator approves it: a reversal appends a REVERSE
-    row, money a COMPENSATE row with the amount (coupons.services.compensation_decide). Nothing
+    row, money a COMPENSATE row with the amount (refunds.services.compensation_decide). Nothing
     is edited or deleted: the proposal, the decision and the ledger row all stay.
     """
+
+    # What only holders of VIEW_CASE_DETAILS see (coupons.redaction).
+    detail_fields = ("amount", "reason")
 
     class Kind(models.TextChoices):
         PRESALE_EXPIRED_COUPON = "PRESALE_EXPIRED_COUPON"

@@ -5,7 +5,7 @@ from django.db.models import QuerySet
 from coupons.errors import NotFound
 from coupons.models import OrderCoupon
 from coupons.services.payloads import iso, money
-from refunds.models import RefundCoupon
+from refunds.models import Compensation, RefundCoupon
 
 
 def decision_list() -> QuerySet[RefundCoupon]:
@@ -70,3 +70,9 @@ def decision_payload(decision: RefundCoupon) -> dict:
         "reason": decision.reason,
         "created_by": decision.created_by,
     }
+
+
+def pending_approval_counts() -> tuple[int, int]:
+    """Refund decisions waiting for an operator, and compensations waiting for a second one."""
+    return (RefundCoupon.objects.filter(status=RefundCoupon.Status.PENDING_APPROVAL).count(),
+            Compensation.objects.filter(status=Compensation.Status.PROPOSED).count())

@@ -12,15 +12,20 @@ from django.db.models.functions import TruncHour
 
 from coupons import clock
 from coupons.models import (
-    CaseStatus,
     CommandRejection,
     ConflictCase,
     CouponOperation,
     CouponStatus,
     UserCoupon,
 )
-from coupons.selectors import expiry_warning_counts, outbox_lag
-from refunds.models import Compensation, RefundCoupon
+from coupons.selectors import (
+    coupon_counts_by_state,
+    expiry_warning_counts,
+    open_case_count,
+    open_cases_oldest,
+    outbox_lag,
+)
+from refunds.selectors import pending_approval_counts
 
 EXPIRING_WINDOW = timedelta(hours=1)
 CHART_HOURS = 24
@@ -63,8 +68,6 @@ class Dashboard:
 
 def dashboard_get() -> Dashboard:
     now = clock.now()
-    by_state = dict(UserCoupon.objects.values_list("status").annotate(n=Count("id")).order_by())
-    open_cases = ConflictCase.objects.filter(status=CaseStatus.OPEN)
     expiring = UserCoupon.objects.filter(
         status=CouponStatus.LOCKED, lock_expires_at__gte=now,
         lock_expires_at__lt=now + EXPIRING_WINDOW,
@@ -72,15 +75,14 @@ def dashboard_get() -> Dashboard:
     outbox = outbox_lag()
     # From the warnings themselves: their outbox rows are pruned once published.
     warnings_sent, warnings_open = expiry_warning_counts()
+    refunds_pending, compensations_pending = pending_approval_counts()
     return Dashboard(
         now=now,
-        coupons_by_state=[(state, by_state.get(state, 0)) for state in CouponStatus.values],
-        open_cases=open_cases.count(),
-        oldest_open_cases=list(open_cases.order_by("opened_at", "id")[:LISTED]),
-        refunds_pending=RefundCoupon.objects.filter(
-            status=RefundCoupon.Status.PENDING_APPROVAL).count(),
-        compensations_pending=Compensation.objects.filter(
-            status=Compensation.Status.PROPOSED).count(),
+        coupons_by_state=list(coupon_counts_by_state().items()),
+        open_cases=open_case_count(),
+        oldest_open_cases=open_cases_oldest(limit=LISTED),
+        refunds_pending=refunds_pending,
+        compensations_pending=compensations_pending,
         expiring_leases=list(expiring.order_by("lock_expires_at", "id")[:LISTED]),
         expiring_lease_count=expiring.count(),
         outbox_unpublished=outbox.unpublished,

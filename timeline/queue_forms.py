@@ -7,8 +7,8 @@ from decimal import Decimal
 from django import forms
 
 from coupons.models import Recommendation
-from coupons.services.refund_review import MANUAL_CHOICES
 from refunds.models import RefundCoupon
+from refunds.services.refund_review import MANUAL_CHOICES
 
 NOTE_MAX = 1000
 

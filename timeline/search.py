@@ -24,6 +24,7 @@ from coupons.models import (
     Redemption,
     UserCoupon,
 )
+from coupons.selectors import order_coupon_ids
 from refunds.models import RefundCoupon
 
 # Key kinds, in the order the page names them.
@@ -64,14 +65,14 @@ def coupon_matches(text: str) -> dict[int, list[str]]:
         return {}
     arms = [
         UserCoupon.objects.filter(user_id=text).values_list("id", Value(USER)),
-        # Every lease an order ever took names its coupon, so an order that was released (or
-        # lost the coupon to another order) still finds it.
-        CouponLock.objects.filter(order_id=text).values_list("coupon_id", Value(ORDER)),
-        # An order known only from a case (its payment came after the coupon moved on), or
-        # from a presale deposit whose LOCK was refused (the fact names the coupon).
+        order_coupon_ids(text).values_list("coupon_id", Value(ORDER)),
+        # Wider than the API's order filter: an order known only from a case (its payment came
+        # after the coupon moved on), or from a presale deposit whose LOCK was refused (the fact
+        # names the coupon) ...
         ConflictCase.objects.filter(order_id=text).values_list("coupon_id", Value(ORDER)),
         UserCoupon.objects.filter(pk__in=deposit_coupon_ids(text)).values_list(
             "id", Value(ORDER)),
+        # ... or only from a refund sent for it.
         RefundCoupon.objects.filter(order_id=text).values_list("coupon_id", Value(ORDER)),
         Redemption.objects.filter(payment_id=text).values_list("coupon_id", Value(PAYMENT)),
         ConflictCase.objects.filter(payment_id=text).values_list("coupon_id", Value(PAYMENT)),

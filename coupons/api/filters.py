@@ -2,7 +2,8 @@ import django_filters
 from django import forms
 from drf_spectacular.utils import extend_schema_field
 
-from coupons.models import CouponStatus, OrderCoupon, UserCoupon
+from coupons.models import CouponStatus, UserCoupon
+from coupons.selectors import order_coupon_ids
 
 MAX_DB_ID = 2**63 - 1
 
@@ -39,8 +40,4 @@ class CouponFilter(django_filters.FilterSet):
         fields = ["user_id", "status", "template_id", "order_id"]
 
     def by_order(self, queryset, name, value):
-        # A union of two index reads (the coupon the order holds, every coupon it ever locked)
-        # rather than an OR across a join, which PostgreSQL answers by reading every coupon.
-        held = UserCoupon.objects.filter(locked_order_id=value).values("pk")
-        linked = OrderCoupon.objects.filter(order_id=value).values("coupon_id")
-        return queryset.filter(pk__in=held.union(linked))
+        return queryset.filter(pk__in=order_coupon_ids(value))

@@ -7,8 +7,8 @@ from django.conf import settings
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from coupons.history import KIND_ORDER
 from coupons.models import CouponKind, CouponStatus, CouponTemplate, ExpiryDuringLock
-from timeline.selectors import KIND_ORDER
 
 MAX_DB_ID = 2**63 - 1
 MAX_VERSION = 2**31 - 1

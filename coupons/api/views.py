@@ -8,6 +8,7 @@ from rest_framework.views import APIView
 from coupons import clock, selectors
 from coupons.capabilities import Capability
 from coupons.diagnosis import coupon_diagnosis
+from coupons.history import coupon_timeline
 from coupons.replay import coupon_check
 from coupons.services import (
     LeaseProof,
@@ -20,7 +21,6 @@ from coupons.services import (
     template_create,
     template_update,
 )
-from timeline.selectors import coupon_timeline
 
 from . import serializers as s
 from .commands import IDEMPOTENCY_KEY_HEADER, run_command

@@ -7,6 +7,7 @@ from decimal import Decimal
 from django.conf import settings
 from django.utils.dateparse import parse_datetime
 
+from coupons import after_sale
 from coupons.errors import CouponError, StateConflict
 from coupons.events.facts import order_binding, order_payment, stored_lease
 from coupons.events.presale import settle_final_payment
@@ -17,7 +18,6 @@ from coupons.services import (
     coupon_redeem,
     coupon_release,
     coupon_renew,
-    refund_receive,
 )
 from coupons.services.cases import case_open
 
@@ -150,7 +150,7 @@ def on_refund_succeeded(fact: OrderFact) -> dict:
     """The same service as POST refunds: a refund sent both ways decides once."""
     payload = fact.payload
     try:
-        receipt = refund_receive(
+        receipt = after_sale.receive_refund(
             refund_id=payload["refund_id"], order_id=fact.order_id,
             payment_id=payload["payment_id"], refund_amount=Decimal(payload["refund_amount"]),
             refund_type=payload["refund_type"], risk_flag=bool(payload.get("risk_flag", False)),

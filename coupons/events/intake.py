@@ -1,5 +1,5 @@
 """One way in for a fact, whichever door it came through: POST /api/v1/events or the broker
-consumer (coupons/facts_consumer.py). Same validation, same grant check, same inbox."""
+consumer (operations/facts_consumer.py). Same validation, same grant check, same inbox."""
 
 from rest_framework.exceptions import ValidationError
 

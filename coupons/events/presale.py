@@ -6,7 +6,7 @@ from decimal import Decimal
 from django.db import transaction
 from django.db.models import Q
 
-from coupons import clock
+from coupons import after_sale, clock
 from coupons.errors import CouponError, CouponExpired
 from coupons.events.facts import stored_lease
 from coupons.models import (
@@ -18,8 +18,6 @@ from coupons.models import (
 )
 from coupons.services import LeaseProof, coupon_lock, coupon_redeem
 from coupons.services.discounts import discount_for
-from refunds.models import Compensation
-from refunds.services import compensation_propose
 
 NEVER = datetime.max.replace(tzinfo=UTC)
 
@@ -85,8 +83,8 @@ def _substitute_or_compensate(fact, binding, ctx) -> dict:
             continue  # taken or changed since we looked: try the next one
         return _settle(fact, binding, SettlementResult.SUBSTITUTED,
                        discount=binding.discount_amount, substitute=substitute)
-    compensation_propose(
-        kind=Compensation.Kind.PRESALE_EXPIRED_COUPON, order_id=fact.order_id,
+    after_sale.owe_presale_discount(
+        order_id=fact.order_id,
         coupon=binding.coupon, amount=binding.discount_amount, actor=ctx.actor,
         reason="the deposit's coupon expired before final payment and no substitute fits",
     )

@@ -18,6 +18,9 @@ class Recommendation(models.TextChoices):
 class ConflictCase(models.Model):
     """A fact the coupon could not follow (a late payment after release, ...), for a person."""
 
+    # What only holders of VIEW_CASE_DETAILS see (coupons.redaction).
+    detail_fields = ("resolution_note", "evidence")
+
     coupon = models.ForeignKey(
         "coupons.UserCoupon", on_delete=models.PROTECT, related_name="conflict_cases"
     )

@@ -40,7 +40,7 @@ class Finding(models.Model):
     """What a reconciliation run found wrong about one coupon, until it is right again.
 
     State, not history: each run refreshes `last_seen_at` and the evidence of an open finding;
-    status moves only through coupons.services.reconcile. `subject` tells apart two findings of
+    status moves only through operations.reconcile. `subject` tells apart two findings of
     one kind on one coupon (the order, the refund decision, the event), "" when there is one.
     """
 

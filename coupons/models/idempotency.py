@@ -4,6 +4,9 @@ from django.db import models
 class IdempotencyRecord(models.Model):
     """One Idempotency-Key of one caller: the request it named and the answer it got."""
 
+    # What only holders of VIEW_CASE_DETAILS see (coupons.redaction).
+    detail_fields = ("request_hash", "response_body")
+
     class Status(models.TextChoices):
         IN_PROGRESS = "IN_PROGRESS"
         COMPLETED = "COMPLETED"

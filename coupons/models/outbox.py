@@ -36,7 +36,7 @@ class OutboxEvent(models.Model):
                 name="unpublished_kept", operation=pgtrigger.Delete,
                 condition=pgtrigger.Q(old__published_at__isnull=True),
             ),
-            # Wakes a waiting relay (coupons/relay.py) when the command's transaction commits.
+            # Wakes a waiting relay (operations/relay.py) when the command's transaction commits.
             pgtrigger.Trigger(
                 name="notify_relay", operation=pgtrigger.Insert, when=pgtrigger.After,
                 level=pgtrigger.Statement,

@@ -9,13 +9,10 @@ final payment causes several); the outermost transaction when called alone (scan
 
 from coupons.services.clients import service_client_create
 from coupons.services.context import CommandContext, LeaseProof
-from coupons.services.coupon_return import coupon_return
 from coupons.services.expire import coupon_expire
 from coupons.services.issue import coupon_issue
 from coupons.services.lock import coupon_lock
 from coupons.services.redeem import coupon_redeem
-from coupons.services.refund_receive import refund_receive
-from coupons.services.refund_review import refund_approve, refund_reject
 from coupons.services.release import coupon_release
 from coupons.services.renew import coupon_renew
 from coupons.services.templates import template_create, template_update
@@ -30,11 +27,7 @@ __all__ = [
     "coupon_redeem",
     "coupon_release",
     "coupon_renew",
-    "coupon_return",
     "coupon_void",
-    "refund_approve",
-    "refund_receive",
-    "refund_reject",
     "service_client_create",
     "template_create",
     "template_update",

@@ -6,7 +6,7 @@ from decimal import Decimal
 from django.db import IntegrityError, transaction
 from django.db.models import Case, When
 
-from coupons import clock
+from coupons import after_sale, clock
 from coupons.errors import CaseNotOpen, NotFound, ValidationFailed
 from coupons.models import (
     CaseStatus,
@@ -20,8 +20,6 @@ from coupons.services.lock import coupon_lock
 from coupons.services.redeem import coupon_redeem
 from coupons.services.rows import lock_coupon_row
 from coupons.services.transitions import is_past_validity
-from refunds.models import Compensation
-from refunds.services import compensation_propose
 
 
 def recommend(coupon, order_id: str, now) -> tuple[str, str]:
@@ -118,9 +116,9 @@ def _apply(case: ConflictCase, ctx: CommandContext) -> str:
         )
         return Recommendation.COMPENSATING_REDEEM
     if case.recommendation == Recommendation.ORDER_DISCOUNT_REFUND:
-        compensation_propose(
-            kind=Compensation.Kind.ORDER_DISCOUNT_REFUND, order_id=case.order_id,
-            coupon=case.coupon, amount=binding.discount_amount if binding else Decimal(0),
+        after_sale.owe_order_discount(
+            order_id=case.order_id, coupon=case.coupon,
+            amount=binding.discount_amount if binding else Decimal(0),
             reason=f"conflict case {case.pk}: {case.summary}", actor=ctx.actor,
         )
         return Recommendation.ORDER_DISCOUNT_REFUND

@@ -2,7 +2,7 @@
 
 from django.db.models import Q
 
-from coupons import metrics
+from coupons import counters
 from coupons.ledger_chain import GENESIS, seal
 from coupons.models import CouponOperation, OutboxEvent
 from coupons.services.payloads import iso, money
@@ -36,7 +36,7 @@ def append_operation(*, coupon, op_type, from_state, from_version, ctx, now, **f
     seal(operation, _previous_hash(coupon, from_version) or GENESIS)
     operation.save(force_insert=True)
     coupon.ledger_head = (operation.to_version, operation.content_hash)
-    metrics.commands_done([op_type])
+    counters.commands_done([op_type])
     return operation
 
 
@@ -82,7 +82,7 @@ def append_operations(operations: list[CouponOperation]) -> list[CouponOperation
     for op in operations:
         seal(op, GENESIS if op.from_version == 0
              else previous.get((op.coupon_id, op.from_version), GENESIS))
-    metrics.commands_done(op.op_type for op in operations)
+    counters.commands_done(op.op_type for op in operations)
     return CouponOperation.objects.bulk_create(operations)
 
 

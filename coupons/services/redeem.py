@@ -2,7 +2,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from coupons import clock
+from coupons import after_sale, clock
 from coupons.errors import CouponExpired, InvalidState, TokenMismatch, VersionConflict
 from coupons.models import (
     CouponLock,
@@ -16,7 +16,6 @@ from coupons.models import (
 from coupons.services.idempotency import idempotency_complete
 from coupons.services.leases import check_lease, check_lease_client
 from coupons.services.payloads import iso, money
-from coupons.services.refund_receive import refunds_awaiting_redemption
 from coupons.services.refusals import refusals_recorded
 from coupons.services.release import end_lease
 from coupons.services.rows import lock_coupon_row
@@ -72,7 +71,8 @@ def coupon_redeem(*, coupon_id, lease, payment_id: str, ctx) -> RedeemResult:
             if not expired_for_redeem(coupon, now):
                 result = _redeem(coupon, lease, payment_id=payment_id, ctx=ctx, now=now)
                 # A refund that came before this redemption is decided now, in this transaction.
-                refunds_awaiting_redemption(coupon=coupon, redemption=result.redemption, ctx=ctx)
+                after_sale.decide_refunds_awaiting_redemption(
+                    coupon=coupon, redemption=result.redemption, ctx=ctx)
                 idempotency_complete(ctx, status=ctx.success_status, body=result.payload())
                 return result
             strategy = coupon.template_version.expiry_during_lock

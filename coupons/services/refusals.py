@@ -1,6 +1,6 @@
 from contextlib import contextmanager
 
-from coupons import clock, metrics
+from coupons import clock, counters
 from coupons.errors import CouponError
 from coupons.models import CommandRejection
 
@@ -22,7 +22,7 @@ def refusals_recorded(op_type: str, ctx, *, coupon_id=None, order_id: str = ""):
             idempotency_key=ctx.idempotency_key,
             created_at=clock.now(),
         )
-        metrics.command_refused(op_type, error.code)
+        counters.command_refused(op_type, error.code)
         raise
 
 

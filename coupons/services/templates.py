@@ -1,9 +1,8 @@
 from django.db import IntegrityError, transaction
 
-from coupons import clock
+from coupons import after_sale, clock
 from coupons.errors import AlreadyExists, NotFound, ValidationFailed
 from coupons.models import CouponKind, CouponTemplate, CouponTemplateVersion
-from refunds.models import ReturnPolicy, ReturnPolicyVersion
 
 
 def validate_terms(terms: dict) -> None:
@@ -26,29 +25,11 @@ def validate_terms(terms: dict) -> None:
 
 
 def resolve_return_policy(terms: dict) -> dict:
-    """`return_policy` may be given as a policy, its id or its code; None is the default policy.
-
-    Only a policy with a published version can be named, so a coupon issued under it has rules.
-    """
+    """`return_policy` may be given as a policy, its id or its code; None is the default policy."""
     value = terms.get("return_policy")
-    if value is None or isinstance(value, ReturnPolicy):
+    if value is None:
         return terms
-    if isinstance(value, int) and not isinstance(value, bool):
-        policy = ReturnPolicy.objects.filter(pk=value).first()
-    else:
-        text = str(value)
-        policy = ReturnPolicy.objects.filter(code=text).first()
-        if policy is None and text.isdigit() and len(text) < 19:
-            policy = ReturnPolicy.objects.filter(pk=int(text)).first()
-    if policy is None:
-        raise ValidationFailed("The template terms are not valid.",
-                               return_policy="No such return policy (give its code or id).")
-    if not ReturnPolicyVersion.objects.filter(
-        policy=policy, status=ReturnPolicyVersion.Status.PUBLISHED
-    ).exists():
-        raise ValidationFailed("The template terms are not valid.",
-                               return_policy="This policy has no published version yet.")
-    return {**terms, "return_policy": policy}
+    return {**terms, "return_policy": after_sale.return_policy_named(value)}
 
 
 def _freeze(template: CouponTemplate, now) -> CouponTemplateVersion:

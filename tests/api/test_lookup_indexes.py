@@ -15,10 +15,10 @@ from django.db.models import Q
 
 from coupons import selectors
 from coupons.api.filters import CouponFilter
-from coupons.api.refund_views import RefundFilter
 from coupons.events.facts import PAYMENT_FACTS, order_payment, orders_paid
 from coupons.models import CouponLock, CouponOperation, OrderCoupon, OrderFact, Redemption
 from coupons.scanners import coupons_due_to_expire, leases_due
+from refunds.api.refund_views import RefundFilter
 from refunds.models import RefundCoupon
 from refunds.selectors import decision_list
 

@@ -7,7 +7,7 @@ import pytest
 from coupons.models import CouponOperation, OutboxEvent, UserCoupon
 from coupons.services import CommandContext
 from refunds.models import Compensation
-from refunds.services import compensation_propose as shortfall_recorded
+from refunds.services.compensation_record import compensation_record as shortfall_recorded
 from tests.command_checks import events, ledger, world
 from tests.compensations.conftest import approve, error, ok, propose
 from tests.conftest import lock
@@ -96,7 +96,7 @@ def test_a_zero_or_negative_amount_is_refused(alice, redeemed):
 
 def test_the_service_refuses_a_proposal_without_a_reason(redeemed):
     from coupons.errors import ValidationFailed
-    from coupons.services.compensation_propose import compensation_propose
+    from refunds.services.compensation_propose import compensation_propose
 
     with pytest.raises(ValidationFailed):
         compensation_propose(coupon_id=redeemed.coupon_id, operation_id=redeemed.pk,

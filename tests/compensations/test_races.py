@@ -7,9 +7,9 @@ from django.db import connection
 
 from coupons.models import CouponOperation, OperationType, Redemption, UserCoupon
 from coupons.services import CommandContext, coupon_void
-from coupons.services.compensation_decide import compensation_approve
-from coupons.services.compensation_propose import compensation_propose
 from refunds.models import Compensation
+from refunds.services.compensation_decide import compensation_approve
+from refunds.services.compensation_propose import compensation_propose
 from tests.concurrency.threads import race
 
 pytestmark = [

@@ -13,9 +13,9 @@ from coupons.models import (
     UserCoupon,
 )
 from coupons.services import coupon_expire, coupon_release, coupon_void
-from coupons.services.refund_receive import refund_receive
 from coupons.services.reversals import INSTEAD
 from refunds.models import Compensation
+from refunds.services.refund_receive import refund_receive
 from tests.command_checks import ledger, world
 from tests.compensations.conftest import approve, error, last_op, ok, propose
 from tests.conftest import lock

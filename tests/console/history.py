@@ -7,14 +7,8 @@ from decimal import Decimal
 
 from coupons.errors import CouponError
 from coupons.models import UserCoupon
-from coupons.services import (
-    CommandContext,
-    LeaseProof,
-    coupon_lock,
-    coupon_redeem,
-    coupon_release,
-    refund_receive,
-)
+from coupons.services import CommandContext, LeaseProof, coupon_lock, coupon_redeem, coupon_release
+from refunds.services import refund_receive
 
 CTX = CommandContext(actor="client:order-service")
 

@@ -4,15 +4,10 @@ late payment, a refund decision waiting for approval, a compensation proposal.""
 from decimal import Decimal
 
 from coupons.models import OperationType
-from coupons.services import (
-    CommandContext,
-    coupon_issue,
-    coupon_redeem,
-    coupon_release,
-    refund_receive,
-)
+from coupons.services import CommandContext, coupon_issue, coupon_redeem, coupon_release
 from coupons.services.cases import case_open
-from coupons.services.compensation_propose import compensation_propose
+from refunds.services import refund_receive
+from refunds.services.compensation_propose import compensation_propose
 from tests.conftest import lock
 
 SYSTEM = CommandContext(actor="test")

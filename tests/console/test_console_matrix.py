@@ -10,8 +10,8 @@ import pytest
 from django.urls import URLPattern, get_resolver, reverse
 
 from coupons.models import CommandRejection
-from coupons.services.policies import policy_create
 from refunds.models import ReturnPolicy
+from refunds.services.policies import policy_create
 from tests.console import queue_objects
 from tests.reconciliation.conftest import closed_order_still_locked
 

@@ -9,9 +9,9 @@ from django.test import Client
 from django.urls import reverse
 
 from coupons.models import CommandRejection
-from coupons.services.policies import policy_draft_create, policy_draft_update, policy_publish
 from refunds.impact import policy_impact
 from refunds.models import RefundCoupon, ReturnPolicy, ReturnPolicyVersion
+from refunds.services.policies import policy_draft_create, policy_draft_update, policy_publish
 from tests.conftest import START
 from tests.refunds.conftest import issue, redeem
 from tests.refunds.test_impact_replay import stored_history

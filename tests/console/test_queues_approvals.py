@@ -5,8 +5,8 @@ import re
 import pytest
 
 from coupons.models import CommandRejection, CouponOperation, IdempotencyRecord
-from coupons.services.policies import policy_draft_create, policy_publish
 from refunds.models import RefundCoupon
+from refunds.services.policies import policy_draft_create, policy_publish
 from tests.console.queue_helpers import new_key, press, text
 from tests.console.queue_objects import pending_decision
 

@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from coupons.services import coupon_issue, coupon_redeem, coupon_release, template_create
 from coupons.services.cases import case_open
-from coupons.services.refund_receive import refund_receive
+from refunds.services.refund_receive import refund_receive
 from tests.conftest import lock
 
 pytestmark = pytest.mark.django_db

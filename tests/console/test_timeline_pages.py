@@ -4,10 +4,10 @@ same order as the API's, even when many entries share one instant."""
 import pytest
 
 from coupons.errors import TokenMismatch
+from coupons.history import TimelineKey, coupon_timeline, coupon_timeline_page
 from coupons.services import CommandContext, coupon_redeem
 from coupons.services.cases import case_resolve
 from tests.conftest import lock
-from timeline.selectors import TimelineKey, coupon_timeline, coupon_timeline_page
 
 pytestmark = pytest.mark.django_db
 

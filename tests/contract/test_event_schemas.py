@@ -11,11 +11,11 @@ from jsonschema import Draft202012Validator, FormatChecker
 from coupons.models import CouponStatus, OutboxEvent
 from coupons.scanners import scan_presale_expiry
 from coupons.services import CommandContext, coupon_issue, coupon_redeem
-from coupons.services.compensation_decide import compensation_approve
-from coupons.services.compensation_propose import compensation_propose
 from coupons.services.expiry_warning import EVENT_TYPE as EXPIRY_WARNING
 from coupons.services.records import EVENT_TYPES
 from coupons.services.transitions import TRANSITIONS
+from refunds.services.compensation_decide import compensation_approve
+from refunds.services.compensation_propose import compensation_propose
 from tests.conftest import lock
 from tests.events.test_presale import deposit, presale_template
 from tests.refunds.conftest import refund

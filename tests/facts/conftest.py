@@ -9,7 +9,7 @@ import pika.exceptions
 import pytest
 from django.conf import settings
 
-from coupons.facts_consumer import DEAD_LETTER_SUFFIX, FactConsumer
+from operations.facts_consumer import DEAD_LETTER_SUFFIX, FactConsumer
 
 
 class FactsBroker:

@@ -24,6 +24,6 @@ def test_a_consumed_fact_logs_its_client_and_coupon(
 
     make_consumer(service_client[0]).run(once=True)
 
-    [line] = [line for line in log_lines() if line["logger"] == "coupons.facts_consumer"]
+    [line] = [line for line in log_lines() if line["logger"] == "operations.facts_consumer"]
     assert line["message"] == "fact consumer: PROCESSED m1"
     assert (line["client"], line["coupon_id"]) == ("client:order-service", coupon.pk)

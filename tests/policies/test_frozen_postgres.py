@@ -8,13 +8,13 @@ import pytest
 from django.apps import apps
 from django.db import DatabaseError, connection, transaction
 
-from coupons.services.policies import (
+from refunds.models import ReturnPolicy, ReturnPolicyVersion
+from refunds.services.policies import (
     policy_create,
     policy_draft_create,
     policy_draft_update,
     policy_publish,
 )
-from refunds.models import ReturnPolicy, ReturnPolicyVersion
 from tests.concurrency.threads import race
 
 pytestmark = [

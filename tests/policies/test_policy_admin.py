@@ -7,8 +7,8 @@ import pytest
 from django.contrib.auth.models import Group, User
 from django.test import Client
 
-from coupons.services.policies import policy_create
 from refunds.models import ReturnPolicy, ReturnPolicyVersion
+from refunds.services.policies import policy_create
 
 pytestmark = pytest.mark.django_db
 

@@ -9,15 +9,15 @@ import pytest
 from coupons.errors import InvalidState, PolicyDraftExists, PolicyVersionFrozen, ValidationFailed
 from coupons.models import CouponTemplateVersion
 from coupons.services import coupon_issue, template_create, template_update
-from coupons.services.policies import (
+from coupons.services.templates import template_set_issuable
+from refunds.models import ReturnPolicy, ReturnPolicyVersion
+from refunds.policy_engine import policy_version_for
+from refunds.services.policies import (
     policy_create,
     policy_draft_create,
     policy_draft_update,
     policy_publish,
 )
-from coupons.services.templates import template_set_issuable
-from refunds.models import ReturnPolicy, ReturnPolicyVersion
-from refunds.policy_engine import policy_version_for
 from tests.conftest import START
 
 pytestmark = pytest.mark.django_db

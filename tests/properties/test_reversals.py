@@ -40,10 +40,10 @@ from coupons.services import (
     coupon_void,
     template_create,
 )
-from coupons.services.compensation_decide import compensation_approve, compensation_reject
-from coupons.services.compensation_propose import compensation_propose
 from coupons.services.reversals import REVERSIBLE
 from refunds.models import Compensation
+from refunds.services.compensation_decide import compensation_approve, compensation_reject
+from refunds.services.compensation_propose import compensation_propose
 
 # derandomize: the same sequences every run, so the MUST_REACH coverage check below cannot
 # flake on a shared CI machine (a random run misses a path about one time in twenty).

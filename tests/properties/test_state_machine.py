@@ -61,11 +61,11 @@ from coupons.services import (
     coupon_release,
     coupon_renew,
     coupon_void,
-    refund_receive,
     template_create,
 )
 from coupons.services.tokens import hash_token, lease_token
 from refunds.models import RefundCoupon
+from refunds.services import refund_receive
 
 SETTINGS = settings(
     max_examples=40,

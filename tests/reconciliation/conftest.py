@@ -11,7 +11,7 @@ import pytest
 from coupons import clock
 from coupons.models import FactType, Finding, FindingStatus, InboxMessage, OrderFact
 from coupons.services import CommandContext, coupon_issue
-from coupons.services.reconcile import reconcile_run
+from operations.reconcile import reconcile_run
 from tests.conftest import lock
 
 _messages = itertools.count(1)
@@ -74,7 +74,7 @@ def broker_queue():
 @pytest.fixture
 def redrive_exchange(broker_queue, monkeypatch):
     """Re-drives publish to the throwaway exchange, not the shared `coupons` one."""
-    from coupons.services.reconcile import repair
+    from operations.reconcile import repair
 
     monkeypatch.setattr(repair, "EXCHANGE", broker_queue.exchange)
     return broker_queue

@@ -9,10 +9,10 @@ import pytest
 from django.conf import settings
 
 from coupons.models import FactType, Finding, OutboxEvent, UserCoupon
-from coupons.relay import Relay
 from coupons.services import coupon_issue, coupon_redeem, coupon_release
-from coupons.services.refund_receive import refund_receive
+from operations.relay import Relay
 from refunds.models import RefundCoupon, ReturnPolicyVersion
+from refunds.services.refund_receive import refund_receive
 from tests.conftest import lock
 from tests.reconciliation.conftest import fact_without_handler, found, open_findings, reconcile
 from tests.safety.breakage import (
@@ -321,8 +321,8 @@ def test_an_order_that_switched_coupons_at_checkout_is_not_a_finding(template, c
 def test_a_return_an_approved_compensation_reversed_is_not_a_redrive(template, ctx):
     from coupons.models import OperationType
     from coupons.services import CommandContext
-    from coupons.services.compensation_decide import compensation_approve
-    from coupons.services.compensation_propose import compensation_propose
+    from refunds.services.compensation_decide import compensation_approve
+    from refunds.services.compensation_propose import compensation_propose
 
     coupon = redeemed(template, ctx)
     refund_receive(refund_id="R1", order_id="order-A", payment_id="P1",

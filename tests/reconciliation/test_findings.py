@@ -9,9 +9,9 @@ from django.core.management import call_command
 from coupons.errors import CouponExpired, FindingNotOpen, ValidationFailed
 from coupons.models import CouponOperation, FactType, Finding, OutboxEvent, UserCoupon
 from coupons.services import coupon_issue, coupon_release
-from coupons.services.reconcile import finding_apply, finding_dismiss
-from coupons.services.refund_receive import refund_receive
+from operations.reconcile import finding_apply, finding_dismiss
 from refunds.models import RefundCoupon
+from refunds.services.refund_receive import refund_receive
 from tests.conftest import lock
 from tests.reconciliation.conftest import fact_without_handler, open_findings, reconcile
 from tests.reconciliation.test_checks import GRACE, executed_return_without_its_command
@@ -208,8 +208,8 @@ def test_batches_cover_every_coupon(template, ctx):
 def test_a_coupon_that_moved_while_its_batch_was_read_waits_for_the_next_run(coupon, ctx):
     """A command committing between the batch's reads could make them disagree: the batch
     leaves that coupon's findings as they were, neither refreshed nor closed."""
-    from coupons.services.reconcile.checks import COUPON_FIELDS
-    from coupons.services.reconcile.run import record_batch
+    from operations.reconcile.checks import COUPON_FIELDS
+    from operations.reconcile.run import record_batch
 
     _, proof = lock(coupon, ctx, order_id="order-A")
     fact_without_handler("order-A", FactType.ORDER_CLOSED)

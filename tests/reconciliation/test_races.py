@@ -4,7 +4,7 @@ import pytest
 from django.db import connection
 
 from coupons.models import CouponOperation, Finding
-from coupons.services.reconcile import finding_apply
+from operations.reconcile import finding_apply
 from tests.concurrency.threads import all_ok, race
 from tests.reconciliation.conftest import closed_order_still_locked, reconcile
 

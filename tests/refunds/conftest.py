@@ -4,7 +4,8 @@ import pytest
 from django.contrib.auth.models import Group, User
 from rest_framework.test import APIClient
 
-from coupons.services import coupon_issue, coupon_redeem, refund_receive, template_create
+from coupons.services import coupon_issue, coupon_redeem, template_create
+from refunds.services import refund_receive
 from tests.conftest import lock
 
 

@@ -9,9 +9,10 @@ from django.db import transaction
 from coupons.errors import CouponError
 from coupons.models import CouponOperation, CouponStatus, Redemption, UserCoupon
 from coupons.replay import coupon_check
-from coupons.services import coupon_redeem, coupon_return, template_create
-from coupons.services.policies import policy_draft_create, policy_draft_update, policy_publish
+from coupons.services import coupon_redeem, template_create
 from refunds.models import RefundCoupon, ReturnPolicy
+from refunds.services import coupon_return
+from refunds.services.policies import policy_draft_create, policy_draft_update, policy_publish
 from tests.command_checks import events, ledger
 from tests.conftest import lock
 from tests.refunds.conftest import issue, redeem, refund

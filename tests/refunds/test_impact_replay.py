@@ -10,10 +10,10 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from coupons.services.policies import policy_draft_create, policy_draft_update
 from refunds.impact import outcome, policy_impact
 from refunds.models import RefundCoupon, ReturnPolicy, ReturnPolicyVersion
 from refunds.policy_engine import RefundFacts, decide
+from refunds.services.policies import policy_draft_create, policy_draft_update
 from tests.conftest import START
 from tests.refunds.conftest import issue, redeem
 

@@ -5,10 +5,11 @@ from decimal import Decimal
 import pytest
 
 from coupons.models import CouponOperation, UserCoupon
-from coupons.services import refund_approve, template_create
+from coupons.services import template_create
 from coupons.services.context import CommandContext
-from coupons.services.policies import policy_create, policy_publish
 from refunds.models import Compensation, RefundCoupon
+from refunds.services import refund_approve
+from refunds.services.policies import policy_create, policy_publish
 from tests.refunds.conftest import issue, redeem, refund
 
 pytestmark = pytest.mark.django_db

@@ -8,8 +8,9 @@ from rest_framework.test import APIClient
 
 from coupons.events.inbox import inbox_receive
 from coupons.models import CouponOperation, UserCoupon
-from coupons.services import CommandContext, coupon_lock, refund_receive
+from coupons.services import CommandContext, coupon_lock
 from refunds.models import RefundCoupon
+from refunds.services import refund_receive
 from tests.concurrency.threads import all_ok, race
 from tests.conftest import START
 from tests.refunds.conftest import issue, redeem

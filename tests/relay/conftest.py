@@ -8,7 +8,7 @@ import pika.exceptions
 import pytest
 from django.conf import settings
 
-from coupons.relay import Relay
+from operations.relay import Relay
 
 
 class TestQueue:

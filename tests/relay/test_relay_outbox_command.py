@@ -8,8 +8,8 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 
 from coupons.models import OutboxEvent
-from coupons.relay import run_forever
 from coupons.services import coupon_issue
+from operations.relay import run_forever
 from tests.relay.history import many_events
 
 

@@ -34,7 +34,7 @@ from coupons.services import (
     coupon_renew,
 )
 from coupons.services.records import append_operation, append_outbox
-from coupons.services.refund_receive import refund_receive
+from refunds.services.refund_receive import refund_receive
 from tests.conftest import lock
 
 ROGUE = CommandContext(actor="test:rogue-writer")

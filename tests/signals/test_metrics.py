@@ -6,10 +6,10 @@ import pytest
 from prometheus_client import REGISTRY
 
 from coupons.errors import TokenMismatch
-from coupons.relay import Relay
 from coupons.scanners import scan_presale_expiry
 from coupons.services import coupon_issue, coupon_redeem
 from coupons.services.context import LeaseProof
+from operations.relay import Relay
 from tests.conftest import lock
 from tests.events.test_presale import deposit, issue, presale_template
 

@@ -14,15 +14,15 @@ from coupons import clock
 from coupons.api.permissions import can_see_details
 from coupons.diagnosis import coupon_diagnosis
 from coupons.errors import NotFound
-from coupons.replay import coupon_check
-from coupons.selectors import coupon_get
-from timeline.lanes import order_colour, with_lanes
-from timeline.selectors import (
+from coupons.history import (
     TimelineKey,
     coupon_ledger_page,
     coupon_steps_taken,
     coupon_timeline_page,
 )
+from coupons.replay import coupon_check
+from coupons.selectors import coupon_get
+from timeline.lanes import order_colour, with_lanes
 from timeline.state_diagram import state_diagram
 from timeline.views.access import ConsolePage
 

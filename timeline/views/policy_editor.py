@@ -1,6 +1,6 @@
 """Changing return policies: a new policy, a new draft, the draft editor.
 
-Every change goes through coupons.services.policies (the API's functions), so the rule checks,
+Every change goes through refunds.services.policies (the API's functions), so the rule checks,
 the one-draft-per-policy rule and the frozen published versions hold here exactly as there. A
 refusal is shown in the page with its status (400/409), never as a server error.
 """
@@ -15,7 +15,7 @@ from coupons.api.permissions import actor_of
 from coupons.capabilities import Capability
 from coupons.errors import PolicyDraftExists, PolicyVersionFrozen, ValidationFailed
 from coupons.selectors import template_list
-from coupons.services.policies import (
+from refunds.services.policies import (
     policy_create,
     policy_draft_create,
     policy_draft_update,

@@ -14,9 +14,9 @@ from django.shortcuts import redirect, render
 from coupons.api.permissions import actor_of
 from coupons.capabilities import Capability
 from coupons.errors import PolicyVersionFrozen, ValidationFailed
-from coupons.services.policies import policy_publish
 from refunds.impact import policy_impact
 from refunds.selectors import decision_list
+from refunds.services.policies import policy_publish
 from timeline.views.access import ConsolePage
 from timeline.views.policies import can_edit, version_or_404
 from timeline.views.policy_editor import version_url

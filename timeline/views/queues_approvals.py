@@ -3,9 +3,9 @@
 from django.shortcuts import render
 
 from coupons.capabilities import Capability
-from coupons.services import refund_approve, refund_reject
 from refunds.models import RefundCoupon
 from refunds.selectors import decision_payload
+from refunds.services import refund_approve, refund_reject
 from timeline.queue_forms import ApproveDecisionForm, RejectForm
 from timeline.queue_selectors import APPROVAL_FILTERS, approval_queue, decision_get
 from timeline.views.access import ConsolePage

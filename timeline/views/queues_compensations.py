@@ -4,10 +4,10 @@ from django.shortcuts import render
 
 from coupons.api.permissions import actor_of, can_see_details
 from coupons.capabilities import Capability
-from coupons.services.compensation_decide import compensation_approve, compensation_reject
-from coupons.services.compensation_payloads import compensation_payload
-from coupons.services.compensation_propose import compensation_propose
 from refunds.models import Compensation
+from refunds.services.compensation_decide import compensation_approve, compensation_reject
+from refunds.services.compensation_payloads import compensation_payload
+from refunds.services.compensation_propose import compensation_propose
 from timeline.queue_forms import ApproveCompensationForm, ProposeCompensationForm, RejectForm
 from timeline.queue_selectors import (
     COMPENSATION_FILTERS,

@@ -9,7 +9,7 @@ from coupons.errors import CouponError
 from coupons.models import FindingStatus
 from coupons.selectors import finding_list, finding_open_counts, reconciliation_last_run
 from coupons.services import CommandContext
-from coupons.services.reconcile import finding_apply, finding_dismiss
+from operations.reconcile import finding_apply, finding_dismiss
 from timeline.views.access import ConsolePage
 
 PER_PAGE = 50

@@ -1,0 +1,62 @@
+"""The narrow hook through which the coupon core reaches after-sale (refunds/).
+
+After-sale sits on top of the core: it reads coupons and changes them only through the core's
+transition function. The core never imports refunds/, except here (tests/layout/test_imports.py
+keeps it so). A few moments of a coupon's own life need after-sale's answer; each is one
+function below, importing refunds when it is called, so the core loads and is read without it.
+"""
+
+
+def decide_refunds_awaiting_redemption(*, coupon, redemption, ctx) -> None:
+    """The redeem hook: a refund that came before its order's redemption is decided now, in the
+    redeem's transaction (coupons.services.redeem)."""
+    from refunds.services.refund_receive import refunds_awaiting_redemption
+
+    refunds_awaiting_redemption(coupon=coupon, redemption=redemption, ctx=ctx)
+
+
+def receive_refund(**refund):
+    """A RefundSucceeded fact is the same refund as POST refunds (coupons.events.handlers)."""
+    from refunds.services import refund_receive
+
+    return refund_receive(**refund)
+
+
+def owe_order_discount(*, order_id, coupon, amount, reason, actor) -> None:
+    """A conflict case resolved by refunding the order's discount (coupons.services.cases)."""
+    from refunds.models import Compensation
+    from refunds.services.compensation_record import compensation_record
+
+    compensation_record(kind=Compensation.Kind.ORDER_DISCOUNT_REFUND, order_id=order_id,
+                        coupon=coupon, amount=amount, reason=reason, actor=actor)
+
+
+def owe_presale_discount(*, order_id, coupon, amount, reason, actor) -> None:
+    """A presale coupon lapsed before final payment and no substitute fits
+    (coupons.events.presale)."""
+    from refunds.models import Compensation
+    from refunds.services.compensation_record import compensation_record
+
+    compensation_record(kind=Compensation.Kind.PRESALE_EXPIRED_COUPON, order_id=order_id,
+                        coupon=coupon, amount=amount, reason=reason, actor=actor)
+
+
+def return_policy_named(value):
+    """The return policy a template names by id or code (coupons.services.templates)."""
+    from refunds.services.policies import return_policy_named
+
+    return return_policy_named(value)
+
+
+def check_returns(report, coupon, operations) -> None:
+    """Invariant 6 beyond the ledger: each RETURN names its refund decision (coupons.replay)."""
+    from refunds.replay_checks import check_returns
+
+    check_returns(report, coupon, operations)
+
+
+def timeline_sources() -> list:
+    """Refund decisions and compensations in a coupon's timeline (coupons.history)."""
+    from refunds.history import SOURCES
+
+    return SOURCES

@@ -1,0 +1,248 @@
+"""One coupon's history from every source, merged into one time-ordered list for support.
+
+Sources: the ledger, the rejection log, the order facts of every order that held the coupon,
+conflict cases, presale settlements, compensations and refund decisions (received, decided,
+approved or rejected; the RETURN they executed is a ledger entry). Ties at one instant keep a
+fixed order (a fact before the commands it caused, a command before what it led to), then the
+row id, then the row's step (a case is opened before it is resolved).
+
+`coupon_timeline` answers the whole history (the API pages it); `coupon_timeline_page` answers
+one page of it with one bounded query per source, so a coupon with thousands of ledger rows
+renders as fast as a new one.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from django.core.paginator import Paginator
+from django.db.models import Q, QuerySet
+
+from coupons import after_sale
+from coupons.models import (
+    CommandRejection,
+    ConflictCase,
+    CouponOperation,
+    OrderCoupon,
+    OrderFact,
+    PresaleSettlement,
+)
+from coupons.redaction import visible
+from coupons.services.payloads import iso, money
+
+# A refund is received, decided and (when it waits for one) reviewed before the RETURN it
+# executes at the same instant.
+KIND_ORDER = ["fact", "refund", "review", "operation", "refusal", "case", "settlement",
+              "compensation"]
+
+
+def entry(at, kind, pk, title, **details) -> dict:
+    return {"at": at, "kind": kind, "id": pk, "title": title,
+            "details": {k: v for k, v in details.items() if v not in ("", None)}}
+
+
+@dataclass(frozen=True)
+class Source:
+    """One kind of row and one of its moments (`step`: a case's opening, then its resolution)."""
+
+    kind: str
+    step: int
+    time_field: str
+    rows: Callable[[object], QuerySet]  # coupon → the rows that have this moment
+    build: Callable[[object, bool], dict]  # (row, can_see_details) → entry
+    version_step: Callable[[object], str] = lambda row: ""
+
+    @property
+    def rank(self) -> int:
+        return KIND_ORDER.index(self.kind)
+
+    def key(self, row) -> "TimelineKey":
+        return TimelineKey(getattr(row, self.time_field), self.rank, row.pk, self.step)
+
+
+def _operation(op, can_see_details):
+    return entry(op.created_at, "operation", op.pk,
+                 f"{op.op_type} {op.from_state or '∅'}→{op.to_state} (v{op.to_version})",
+                 actor=op.actor, order_id=op.order_id, payment_id=op.payment_id,
+                 lock_id=str(op.lock_id) if op.lock_id else None, reason=op.reason)
+
+
+def _refusal(r, can_see_details):
+    return entry(r.created_at, "refusal", r.pk, f"{r.op_type} refused: {r.error_code}",
+                 actor=r.actor, order_id=r.order_id, message=r.message)
+
+
+def _refusal_version(r) -> str:
+    version = r.details.get("current_version") if isinstance(r.details, dict) else None
+    return f"at v{version}" if version is not None else ""
+
+
+def _fact(f, can_see_details):
+    return entry(f.recorded_at, "fact", f.pk, f"{f.fact_type} for order {f.order_id}",
+                 order_id=f.order_id, payment_id=f.payment_id, refund_id=f.refund_id,
+                 occurred_at=iso(f.occurred_at))
+
+
+def _case_opened(case, can_see_details):
+    return entry(case.opened_at, "case", case.pk,
+                 f"Conflict case #{case.pk} opened: {case.recommendation}",
+                 order_id=case.order_id, summary=case.summary)
+
+
+def _case_resolved(case, can_see_details):
+    return entry(case.resolved_at, "case", case.pk,
+                 f"Conflict case #{case.pk} {case.status.lower()}",
+                 **visible(ConflictCase, {
+                     "resolved_by": case.resolved_by,
+                     "resolution_note": case.resolution_note,
+                 }, can_see_details=can_see_details))
+
+
+def _settlement(s, can_see_details):
+    return entry(s.settled_at, "settlement", s.pk, f"Presale order {s.order_id}: {s.result}",
+                 strategy=s.strategy, discount_amount=money(s.discount_amount),
+                 substitute_coupon_id=s.substitute_id)
+
+
+def _facts_of(coupon) -> QuerySet:
+    # The facts of every order that ever held the coupon, one query with its subquery.
+    return OrderFact.objects.filter(
+        order_id__in=OrderCoupon.objects.filter(coupon=coupon).values("order_id"))
+
+
+CORE_SOURCES = [
+    Source("operation", 0, "created_at", lambda c: CouponOperation.objects.filter(coupon=c),
+           _operation, lambda op: f"v{op.from_version} → v{op.to_version}"),
+    Source("refusal", 0, "created_at",
+           lambda c: CommandRejection.objects.filter(coupon_id_ref=c.pk), _refusal,
+           _refusal_version),
+    Source("fact", 0, "recorded_at", _facts_of, _fact),
+    Source("case", 0, "opened_at", lambda c: ConflictCase.objects.filter(coupon=c),
+           _case_opened),
+    Source("case", 1, "resolved_at",
+           lambda c: ConflictCase.objects.filter(coupon=c, resolved_at__isnull=False),
+           _case_resolved),
+    Source("settlement", 0, "settled_at", lambda c: PresaleSettlement.objects.filter(coupon=c),
+           _settlement),
+]
+
+
+def sources() -> list[Source]:
+    """The core's sources, then after-sale's (refund decisions, compensations)."""
+    return CORE_SOURCES + after_sale.timeline_sources()
+
+
+def coupon_timeline(*, coupon, can_see_details: bool) -> list[dict]:
+    """`can_see_details`: whether the reader may see case notes and compensation amounts."""
+    keyed = [(source.key(row), source.build(row, can_see_details))
+             for source in sources() for row in source.rows(coupon)]
+    keyed.sort(key=lambda pair: pair[0])
+    return [{**e, "at": iso(e["at"])} for _, e in keyed]
+
+
+# --- one page at a time ----------------------------------------------------------------------
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+@dataclass(frozen=True, order=True)
+class TimelineKey:
+    """Where an entry sits in the merged order; as text it is a page cursor and an anchor."""
+
+    at: datetime
+    rank: int
+    id: int
+    step: int
+
+    def __str__(self) -> str:
+        micros = (self.at - EPOCH) // timedelta(microseconds=1)
+        return f"{micros}-{self.rank}-{self.id}-{self.step}"
+
+    @classmethod
+    def parse(cls, text: str | None) -> "TimelineKey | None":
+        """None for anything that is not a cursor: a bad link shows the latest page."""
+        try:
+            micros, rank, pk, step = (int(part) for part in (text or "").split("-"))
+            return cls(EPOCH + timedelta(microseconds=micros), rank, pk, step)
+        except (ValueError, OverflowError):
+            return None
+
+
+@dataclass
+class TimelinePage:
+    entries: list[dict] = field(default_factory=list)
+    earlier: TimelineKey | None = None  # cursor for the page before, if there may be one
+    later: TimelineKey | None = None
+
+
+def _beyond(source: Source, cursor: TimelineKey, forward: bool, inclusive: bool) -> Q:
+    """The rows of `source` whose key lies past `cursor` (in SQL, so the index does the work)."""
+    time = source.time_field
+    strictly, or_equal = ("gt", "gte") if forward else ("lt", "lte")
+    if source.rank != cursor.rank:
+        # At the cursor's instant, a kind ranked after it comes after it.
+        same_instant_counts = (source.rank > cursor.rank) == forward
+        return Q(**{f"{time}__{or_equal if same_instant_counts else strictly}": cursor.at})
+    if source.step == cursor.step:
+        id_lookup = or_equal if inclusive else strictly
+    else:
+        id_lookup = or_equal if (source.step > cursor.step) == forward else strictly
+    return Q(**{f"{time}__{strictly}": cursor.at}) | Q(**{time: cursor.at,
+                                                          f"pk__{id_lookup}": cursor.id})
+
+
+def coupon_timeline_page(*, coupon, can_see_details: bool, size: int = 50,
+                         after: TimelineKey | None = None,
+                         before: TimelineKey | None = None,
+                         start: TimelineKey | None = None) -> TimelinePage:
+    """One page of the timeline, oldest entry first: the `size` entries just `after` a cursor,
+    just `before` one, from `start` on (a deep link), or else the latest ones.
+
+    Each source answers at most size + 1 rows past the cursor, so a page costs one query per
+    source whatever the coupon's history length. Entries carry `at` as a datetime, their
+    `key` (anchor and cursor) and `version_step` ("v7 → v8").
+    """
+    cursor = after or start or before
+    forward = before is None and (after is not None or start is not None)
+    keyed = []
+    for source in sources():
+        rows = source.rows(coupon)
+        if cursor is not None:
+            rows = rows.filter(_beyond(source, cursor, forward, inclusive=start is not None))
+        order = [source.time_field, "pk"] if forward else [f"-{source.time_field}", "-pk"]
+        for row in rows.order_by(*order)[:size + 1]:
+            built = source.build(row, can_see_details)
+            keyed.append((source.key(row), {**built, "key": source.key(row),
+                                            "version_step": source.version_step(row)}))
+    keyed.sort(key=lambda pair: pair[0], reverse=not forward)
+    more = len(keyed) > size
+    entries = [e for _, e in keyed[:size]]
+    if not forward:
+        entries.reverse()
+    page = TimelinePage(entries=entries)
+    if entries:
+        first, last = entries[0]["key"], entries[-1]["key"]
+        page.earlier = first if (more if not forward else cursor is not None) else None
+        page.later = last if (more if forward else cursor is not None) else None
+    return page
+
+
+# --- the ledger table and the path through the state machine --------------------------------
+
+LEDGER_PAGE_SIZE = 50
+
+
+def coupon_ledger_page(*, coupon, number: str | int | None, size: int = LEDGER_PAGE_SIZE):
+    """A page of ledger rows by version; the last (newest) page unless a number is asked.
+
+    Two queries whatever the ledger's length: its count, then one page of rows.
+    """
+    rows = CouponOperation.objects.filter(coupon=coupon).order_by("to_version")
+    paginator = Paginator(rows, size)
+    return paginator.get_page(number or paginator.num_pages)
+
+
+def coupon_steps_taken(*, coupon) -> set[tuple[str, str, str]]:
+    """The distinct (op, from state, to state) steps in the coupon's ledger: its path."""
+    return set(CouponOperation.objects.filter(coupon=coupon)
+               .values_list("op_type", "from_state", "to_state").order_by().distinct())

@@ -1,0 +1,104 @@
+"""One reconciliation run: every coupon, in keyset batches, findings recorded per batch."""
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+
+from coupons import clock
+from coupons.models import (
+    Finding,
+    FindingStatus,
+    ReconciliationRun,
+    UserCoupon,
+)
+from operations.reconcile.checks import (
+    COUPON_FIELDS,
+    check_batch,
+    coupon_range,
+    load_batch,
+)
+
+DISMISSED = "DISMISSED"
+
+
+def reconcile_run(*, actor: str, batch_size: int | None = None) -> ReconciliationRun:
+    """Check every coupon; open new findings, refresh the ones still true, close the rest.
+
+    Batches walk coupon ids upwards (`id > last`, never OFFSET), each read and recorded on
+    its own, so memory stays at one batch and a long run holds no lock across batches.
+    """
+    size = batch_size or settings.COUPONS["RECONCILE_BATCH_SIZE"]
+    run = ReconciliationRun.objects.create(started_at=clock.now(), started_by=actor)
+    last_id = 0
+    while True:
+        coupons = list(
+            UserCoupon.objects.filter(id__gt=last_id).order_by("id").values(*COUPON_FIELDS)[:size]
+        )
+        if not coupons:
+            break
+        last_id = coupons[-1]["id"]
+        new, still_open, closed = record_batch(coupons, check_batch(load_batch(coupons)))
+        run.coupons_checked += len(coupons)
+        run.found_new += new
+        run.still_open += still_open
+        run.closed += closed
+    run.finished_at = clock.now()
+    run.save()
+    return run
+
+
+def moved_since(coupons: list[dict]) -> set[int]:
+    """Coupons a command changed while the batch was read: their reads may disagree (a
+    redeem committing between two queries), so they wait for the next run, untouched."""
+    read = {c["id"]: c["state_version"] for c in coupons}
+    now = UserCoupon.objects.filter(id__range=(coupons[0]["id"], coupons[-1]["id"]))
+    return {pk for pk, version in now.values_list("id", "state_version")
+            if pk in read and version != read[pk]}
+
+
+def record_batch(coupons: list[dict], detected: list) -> tuple[int, int, int]:
+    """Answers (new, still open, closed) for this batch."""
+    now = clock.now()
+    moved = moved_since(coupons)
+    ids = {c["id"] for c in coupons} - moved
+    found = {d.key: d for d in detected if d.coupon_id not in moved}
+    with transaction.atomic():
+        known = Finding.objects.select_for_update().filter(
+            Q(status=FindingStatus.OPEN) | Q(resolution=DISMISSED), **coupon_range(coupons)
+        )
+        open_findings, dismissed = {}, set()
+        for finding in known:
+            if finding.coupon_id not in ids:
+                continue  # moved meanwhile, or inserted inside the range after the read
+            key = (finding.kind, finding.coupon_id, finding.subject)
+            if finding.status == FindingStatus.OPEN:
+                open_findings[key] = finding
+            else:
+                dismissed.add(key)
+        refreshed, closed = [], []
+        for key, finding in open_findings.items():
+            if key in found:
+                fault = found[key]
+                finding.severity, finding.summary, finding.repair = (
+                    fault.severity, fault.summary, fault.repair)
+                finding.evidence, finding.order_ids = fault.evidence, list(fault.order_ids)
+                finding.last_seen_at = now
+                refreshed.append(finding)
+            else:
+                finding.status, finding.closed_at = FindingStatus.CLOSED, now
+                closed.append(finding)
+        Finding.objects.bulk_update(
+            refreshed + closed,
+            ["severity", "summary", "repair", "evidence", "order_ids", "last_seen_at", "status",
+             "closed_at"],
+        )
+        # A fault a person dismissed stays dismissed while it holds: their decision stands.
+        new = [
+            Finding(kind=f.kind, severity=f.severity, coupon_id=f.coupon_id, subject=f.subject,
+                    order_ids=list(f.order_ids), evidence=f.evidence, summary=f.summary,
+                    repair=f.repair, first_seen_at=now, last_seen_at=now)
+            for key, f in found.items() if key not in open_findings and key not in dismissed
+        ]
+        # Another run recording the same fault at once already opened it: one open finding.
+        Finding.objects.bulk_create(new, ignore_conflicts=True)
+    return len(new), len(refreshed), len(closed)

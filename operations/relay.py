@@ -1,0 +1,236 @@
+"""Outbox relay: publish committed outbox rows to RabbitMQ, then mark them published.
+
+One batch is one database transaction: claim unpublished rows in id order
+(`FOR UPDATE SKIP LOCKED`, so several relays share the work), publish each as a persistent
+message and wait for the broker's confirm, then set `published_at` on the confirmed rows only.
+A relay killed before its commit leaves the rows unpublished: the next batch sends them again
+(a duplicate with the same event id), never loses one.
+
+Per-coupon order: a coupon's rows have increasing ids in version order (each command holds the
+coupon row lock while it inserts its row). A failed publish blocks the same coupon's later rows
+for the rest of the batch; a row whose coupon has an earlier unpublished row outside this batch
+(another relay holds it: concurrent SKIP LOCKED scans interleave, so a batch can get a coupon's
+first and third rows while another gets the second) is left for later.
+"""
+
+import contextlib
+import json
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import pika
+import pika.exceptions
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models.functions import Mod
+
+from coupons import clock
+from coupons.models import OutboxEvent
+from coupons.selectors import outbox_lag
+from operations.metrics import RELAY_PUBLISH_FAILURES
+
+log = logging.getLogger(__name__)
+
+EXCHANGE = "coupons"
+# Outbox inserts NOTIFY this channel at commit (trigger `notify_relay` on PostgreSQL).
+NOTIFY_CHANNEL = "coupons_outbox"
+# Without NOTIFY (SQLite) the relay polls this often; with it, this is only the fallback.
+POLL_SECONDS = 0.2
+FALLBACK_POLL_SECONDS = 1.0
+MIN_BACKOFF_SECONDS, MAX_BACKOFF_SECONDS = 0.5, 30.0
+
+
+@dataclass
+class BatchResult:
+    published: int = 0
+    failed: int = 0  # publish refused or unconfirmed: stays unpublished
+    held: int = 0  # waits behind an earlier event of its coupon
+    error: Exception | None = field(default=None)
+
+
+def message_properties(event: OutboxEvent) -> pika.BasicProperties:
+    """The stable event id, coupon and version travel with the message, for de-duplication."""
+    return pika.BasicProperties(
+        message_id=str(event.pk),
+        type=event.event_type,
+        content_type="application/json",
+        delivery_mode=pika.DeliveryMode.Persistent,
+        timestamp=int(event.created_at.timestamp()),
+        headers={
+            "event_id": event.pk,
+            "event_type": event.event_type,
+            "coupon_id": event.coupon_id,
+            "state_version": event.payload["state_version"],
+        },
+    )
+
+
+class Relay:
+    """One broker connection; `run_batch()` publishes up to `batch_size` rows."""
+
+    def __init__(
+        self, *, url: str | None = None, exchange: str = EXCHANGE, batch_size: int = 200,
+        shard: int = 0, shards: int = 1, coupon_id: int | None = None,
+        on_published: Callable[["Relay", OutboxEvent], None] | None = None,
+    ):
+        self.url = url or settings.BROKER_URL
+        self.exchange = exchange
+        self.batch_size = batch_size
+        self.shard, self.shards = shard, shards
+        # One coupon's events only: reconciliation re-drives a coupon whose event was stuck.
+        self.coupon_id = coupon_id
+        # Test hook: runs after each confirmed publish, before `published_at` is written.
+        self.on_published = on_published
+        self.connection = None
+        self.channel = None
+
+    def connect(self) -> None:
+        if self.channel is not None and self.channel.is_open:
+            try:
+                # Answers the broker's heartbeats while the relay idles between batches.
+                self.connection.process_data_events(time_limit=0)
+                return
+            except pika.exceptions.AMQPError:
+                pass  # gone while idle: open a new one below
+        self.close()
+        self.connection = pika.BlockingConnection(pika.URLParameters(self.url))
+        self.channel = self.connection.channel()
+        self.channel.confirm_delivery()
+        self.channel.exchange_declare(self.exchange, exchange_type="topic", durable=True)
+
+    def close(self) -> None:
+        if self.connection is not None and self.connection.is_open:
+            # Already going away: a new connection replaces it.
+            with contextlib.suppress(pika.exceptions.AMQPError):
+                self.connection.close()
+        self.connection = self.channel = None
+
+    def publish(self, event: OutboxEvent) -> None:
+        """Returns once the broker confirmed; raises an AMQPError otherwise."""
+        self.channel.basic_publish(
+            self.exchange, event.event_type, json.dumps(event.payload).encode(),
+            properties=message_properties(event), mandatory=False,
+        )
+
+    def run_batch(self) -> BatchResult:
+        result = BatchResult()
+        try:
+            self.connect()
+        except pika.exceptions.AMQPError as exc:
+            RELAY_PUBLISH_FAILURES.labels(stage="connect").inc()
+            self.close()
+            result.error = exc
+            return result
+        with transaction.atomic():
+            events = self._claim()
+            confirmed, blocked = [], set()
+            in_order = self._in_coupon_order(events)
+            for event in events:
+                if event.coupon_id in blocked or event.pk not in in_order:
+                    result.held += 1
+                    continue
+                try:
+                    self.publish(event)
+                except pika.exceptions.AMQPError as exc:
+                    RELAY_PUBLISH_FAILURES.labels(stage="publish").inc()
+                    blocked.add(event.coupon_id)
+                    result.failed += 1
+                    result.error = exc
+                    continue
+                confirmed.append(event.pk)
+                if self.on_published is not None:
+                    self.on_published(self, event)
+            result.published = OutboxEvent.objects.filter(
+                pk__in=confirmed, published_at__isnull=True
+            ).update(published_at=clock.now())
+        if result.error is not None:
+            self.close()
+        return result
+
+    def _claim(self) -> list[OutboxEvent]:
+        rows = OutboxEvent.objects.filter(published_at__isnull=True)
+        if self.shards > 1:
+            rows = rows.alias(shard=Mod("coupon_id", self.shards)).filter(shard=self.shard)
+        if self.coupon_id is not None:
+            rows = rows.filter(coupon_id=self.coupon_id)
+        # of=("self",): lock the outbox rows only, never the coupons the commands need.
+        return list(
+            rows.order_by("id").select_for_update(skip_locked=True, of=("self",))[: self.batch_size]
+        )
+
+    @staticmethod
+    def _in_coupon_order(events: list[OutboxEvent]) -> set[int]:
+        """The claimed rows preceded only by claimed rows among their coupon's unpublished rows.
+
+        A row another relay has published and committed no longer counts: it was confirmed by
+        the broker before that commit, so it is already ahead of anything published now.
+        """
+        claimed = {event.pk for event in events}
+        last_claimed: dict[int, int] = {}
+        for event in events:
+            last_claimed[event.coupon_id] = max(event.pk, last_claimed.get(event.coupon_id, 0))
+        unpublished = (
+            OutboxEvent.objects.filter(
+                published_at__isnull=True, coupon_id__in=last_claimed,
+                id__lte=max(last_claimed.values(), default=0),
+            ).order_by("id").values_list("coupon_id", "id")
+        )
+        in_order, gapped = set(), set()
+        for coupon, pk in unpublished:
+            if pk > last_claimed[coupon] or coupon in gapped:
+                continue
+            if pk in claimed:
+                in_order.add(pk)
+            else:
+                gapped.add(coupon)
+        return in_order
+
+
+class Wakeup:
+    """Waits for the next committed outbox row: LISTEN on PostgreSQL, a short poll elsewhere.
+
+    LISTEN starts before the first batch, so a commit between a batch and the wait is queued
+    on the listening connection, not missed.
+    """
+
+    def __init__(self):
+        self.listener = None
+        if connection.vendor == "postgresql":
+            self.listener = connection.get_new_connection(connection.get_connection_params())
+            self.listener.autocommit = True
+            self.listener.execute(f"LISTEN {NOTIFY_CHANNEL}")
+
+    def wait(self, stop: threading.Event) -> None:
+        if self.listener is None:
+            stop.wait(POLL_SECONDS)
+            return
+        for _ in self.listener.notifies(timeout=FALLBACK_POLL_SECONDS, stop_after=1):
+            break
+
+    def close(self) -> None:
+        if self.listener is not None:
+            self.listener.close()
+
+
+def run_forever(relay: Relay, *, stop: threading.Event, report=log.warning) -> None:
+    """Publish until `stop` is set; the broker down: keep the rows, report the lag, back off."""
+    wakeup = Wakeup()
+    backoff = MIN_BACKOFF_SECONDS
+    try:
+        while not stop.is_set():
+            result = relay.run_batch()
+            if result.error is not None:
+                report(f"broker error: {result.error!r}; lag: {outbox_lag()}; "
+                       f"retrying in {backoff:.1f}s")
+                stop.wait(backoff)
+                backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
+                continue
+            backoff = MIN_BACKOFF_SECONDS
+            if result.held:
+                stop.wait(0.05)  # another relay is finishing a coupon's earlier event
+            elif result.published < relay.batch_size:
+                wakeup.wait(stop)
+    finally:
+        wakeup.close()

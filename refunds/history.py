@@ -1,0 +1,69 @@
+"""After-sale's moments in a coupon's timeline (coupons.history merges them with the core's
+through coupons.after_sale.timeline_sources): refund decisions received, decided and reviewed,
+and compensations proposed and decided."""
+
+from django.db.models import QuerySet
+
+from coupons.history import Source, entry
+from coupons.redaction import visible
+from coupons.services.payloads import money
+from refunds.models import Compensation, RefundCoupon
+
+
+def _compensation_proposed(c, can_see_details):
+    return entry(c.created_at, "compensation", c.pk, f"Compensation {c.kind} ({c.status})",
+                 proposed_by=c.created_by, operation_id=c.operation_id,
+                 **visible(Compensation, {
+                     "order_id": c.order_id, "amount": money(c.amount), "reason": c.reason,
+                 }, can_see_details=can_see_details))
+
+
+def _compensation_decided(c, can_see_details):
+    return entry(c.decided_at, "compensation", c.pk, f"Compensation #{c.pk} {c.status.lower()}",
+                 decided_by=c.decided_by, note=c.decision_note,
+                 operation_id=c.resulting_operation_id)
+
+
+def _refund_received(d, can_see_details):
+    return entry(d.received_at, "refund", d.pk,
+                 f"Refund {d.refund_id} received ({d.refund_type}, {d.refund_amount})",
+                 order_id=d.order_id, refund_id=d.refund_id, actor=d.created_by)
+
+
+def _refund_decided(d, can_see_details):
+    version = d.policy_version
+    return entry(
+        d.decided_at, "refund", d.pk,
+        f"Refund decision: {d.action}" + (", for an operator" if d.requires_approval else ""),
+        refund_id=d.refund_id, coupon_share=money(d.coupon_share),
+        policy=f"{version.policy.code} v{version.number}" if version else None,
+        rule=d.rule_label, reason=d.reason,
+    )
+
+
+def _refund_reviewed(d, can_see_details):
+    verdict = "rejected" if d.status == RefundCoupon.Status.REJECTED else "approved"
+    return entry(d.reviewed_at, "review", d.pk,
+                 f"Refund decision {verdict}: {d.executed_action or d.action}",
+                 refund_id=d.refund_id, reviewed_by=d.reviewed_by, note=d.review_note)
+
+
+def _refunds_of(coupon) -> QuerySet:
+    return RefundCoupon.objects.filter(coupon=coupon)
+
+
+
+SOURCES = [
+    Source("compensation", 0, "created_at", lambda c: Compensation.objects.filter(coupon=c),
+           _compensation_proposed),
+    Source("compensation", 1, "decided_at",
+           lambda c: Compensation.objects.filter(coupon=c, decided_at__isnull=False),
+           _compensation_decided),
+    Source("refund", 0, "received_at", _refunds_of, _refund_received),
+    Source("refund", 1, "decided_at",
+           lambda c: _refunds_of(c).filter(decided_at__isnull=False)
+           .select_related("policy_version__policy"),
+           _refund_decided),
+    Source("review", 0, "reviewed_at",
+           lambda c: _refunds_of(c).filter(reviewed_at__isnull=False), _refund_reviewed),
+]

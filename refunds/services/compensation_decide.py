@@ -1,0 +1,113 @@
+from contextlib import contextmanager
+
+from django.db import transaction
+
+from coupons import clock
+from coupons.errors import (
+    CompensationNotOpen,
+    InvalidState,
+    NotFound,
+    SameOperator,
+    ValidationFailed,
+)
+from coupons.models import CouponStatus, OperationType
+from coupons.services.idempotency import idempotency_complete
+from coupons.services.refusals import refusals_recorded
+from coupons.services.reversals import restore_redemption, reversal_target
+from coupons.services.rows import lock_coupon_row
+from coupons.services.transitions import UNBOUND, apply_transition
+from refunds.models import Compensation
+from refunds.services.compensation_payloads import compensation_payload
+
+
+def compensation_approve(*, compensation_id, note: str = "", ctx) -> Compensation:
+    """A second operator approves: a reversal appends a REVERSE row that names the reversed
+    operation and restores the state before it; money appends a COMPENSATE row with the
+    amount and no change of state. Both through the one compare-and-set (SPEC §2)."""
+    with _deciding(compensation_id, "COMP_APPROVE", ctx) as (coupon, compensation, now):
+        if compensation.kind == Compensation.Kind.REVERSE_OPERATION:
+            operation = _reverse(coupon, compensation, ctx=ctx, now=now)
+        else:
+            operation = _pay(coupon, compensation, ctx=ctx, now=now)
+        return _decided(compensation, Compensation.Status.APPROVED, note, ctx, now,
+                        resulting_operation=operation)
+
+
+def compensation_reject(*, compensation_id, note: str, ctx) -> Compensation:
+    """A second operator rejects, saying why: no ledger row, the proposal stays on record."""
+    with _deciding(compensation_id, "COMP_REJECT", ctx) as (_, compensation, now):
+        if not note.strip():
+            raise ValidationFailed("Say why it is rejected.", note="Required to reject.")
+        return _decided(compensation, Compensation.Status.REJECTED, note, ctx, now)
+
+
+@contextmanager
+def _deciding(compensation_id, op_type: str, ctx):
+    """Lock the coupon, then the compensation (coupon before its compensations, everywhere);
+    check that it is still open and that the decider is not its proposer. A refusal rolls
+    back and is recorded with the decider."""
+    coupon_id, order_id = (
+        Compensation.objects.filter(pk=compensation_id).values_list("coupon_id", "order_id")
+        .first() or (None, "")
+    )
+    with (
+        refusals_recorded(op_type, ctx, coupon_id=coupon_id, order_id=order_id),
+        transaction.atomic(),
+    ):
+        if coupon_id is None:
+            raise NotFound("No such compensation.", compensation_id=compensation_id)
+        coupon = lock_coupon_row(coupon_id)
+        compensation = (Compensation.objects.select_for_update(of=("self",))
+                        .select_related("operation").get(pk=compensation_id))
+        if compensation.status != Compensation.Status.PROPOSED:
+            raise CompensationNotOpen(current_state=compensation.status,
+                                      compensation_id=compensation.pk,
+                                      decided_by=compensation.decided_by)
+        if compensation.created_by == ctx.actor:
+            # Four eyes: the proposer never decides, whatever capabilities they hold.
+            raise SameOperator(compensation_id=compensation.pk,
+                               proposed_by=compensation.created_by)
+        yield coupon, compensation, clock.now()
+
+
+def _reverse(coupon, compensation, *, ctx, now):
+    operation = compensation.operation
+    to_state = reversal_target(coupon, operation, now)
+    restore_redemption(operation)
+    return apply_transition(
+        coupon=coupon, op_type=OperationType.REVERSE, to_state=to_state,
+        expected_version=coupon.state_version, ctx=ctx, now=now, changes=UNBOUND,
+        original_operation=operation, order_id=operation.order_id,
+        payment_id=operation.payment_id, refund_id=operation.refund_id,
+        reason=f"compensation {compensation.pk}: {compensation.reason}"[:500],
+    )
+
+
+def _pay(coupon, compensation, *, ctx, now):
+    if coupon.status == CouponStatus.LOCKED:
+        # COMPENSATE raises the version; the order holding the lease would find its
+        # expected_version stale and its payment refused. Decide once the lease has ended.
+        raise InvalidState(
+            "An order holds the coupon's lease; approve the money once the lease has ended.",
+            coupon=coupon, compensation_id=compensation.pk,
+            locked_order_id=coupon.locked_order_id,
+        )
+    return apply_transition(
+        coupon=coupon, op_type=OperationType.COMPENSATE, to_state=coupon.status,
+        expected_version=coupon.state_version, ctx=ctx, now=now,
+        original_operation=compensation.operation, order_id=compensation.order_id,
+        amount=compensation.amount,
+        reason=f"compensation {compensation.pk} ({compensation.kind}): {compensation.reason}"[:500],
+    )
+
+
+def _decided(compensation, status, note, ctx, now, *, resulting_operation=None):
+    compensation.status = status
+    compensation.decided_by = ctx.actor
+    compensation.decided_at = now
+    compensation.decision_note = note[:1000]
+    compensation.resulting_operation = resulting_operation
+    compensation.save(update_fields=["status", "decided_by", "decided_at", "decision_note",
+                                     "resulting_operation"])
+    idempotency_complete(ctx, status=ctx.success_status, body=compensation_payload(compensation))
+    return compensation

@@ -1,0 +1,69 @@
+"""Operators approve or reject refund decisions waiting for them (SPEC §6a)."""
+
+from django.db import transaction
+
+from coupons import clock
+from coupons.errors import DecisionNotPending, NotFound, ValidationFailed
+from coupons.services.idempotency import idempotency_complete
+from coupons.services.rows import lock_coupon_row
+from refunds.models import RefundCoupon
+from refunds.services.refund_execute import Action, Status, decision_finish, decision_move
+
+# What an operator may choose for a MANUAL_REVIEW decision (COMPENSATE needs the policy's
+# compensation, which a manual review does not carry).
+MANUAL_CHOICES = (Action.RETURN, Action.KEEP_USED, Action.VOID)
+
+
+def _pending(decision_id) -> RefundCoupon:
+    """Lock order: the coupon row, then the decision row."""
+    decision = RefundCoupon.objects.filter(pk=decision_id).first()
+    if decision is None:
+        raise NotFound("No such refund decision.", decision_id=decision_id)
+    lock_coupon_row(decision.coupon_id)
+    # of=self: the joined redemption is nullable (PostgreSQL cannot lock through an outer join).
+    decision = (RefundCoupon.objects.select_for_update(of=("self",))
+                .select_related("redemption").get(pk=decision_id))
+    if decision.status != Status.PENDING_APPROVAL:
+        raise DecisionNotPending(current_state=decision.status, decision_id=decision.pk)
+    return decision
+
+
+def refund_approve(*, decision_id, note: str, ctx, action: str | None = None) -> RefundCoupon:
+    """Execute the decision (or, for a manual review, the action the operator chose)."""
+    with transaction.atomic():
+        decision = _pending(decision_id)
+        if decision.action == Action.MANUAL_REVIEW:
+            if action not in MANUAL_CHOICES:
+                raise ValidationFailed("Choose what happens to the coupon.",
+                                       action=f"One of {', '.join(MANUAL_CHOICES)}.")
+        elif action not in (None, "", decision.action):
+            raise ValidationFailed("Approve the decision as it is, or reject it.",
+                                   action=f"This decision is {decision.action}.")
+        chosen = action or decision.action
+        coupon = lock_coupon_row(decision.coupon_id)
+        decision = decision_finish(
+            decision, from_status=Status.PENDING_APPROVAL, execute=chosen, coupon=coupon, ctx=ctx,
+            reviewed_by=ctx.actor, reviewed_at=clock.now(), review_note=note[:1000],
+        )
+        _answer(decision, ctx)
+        return decision
+
+
+def refund_reject(*, decision_id, note: str, ctx) -> RefundCoupon:
+    """Record that the coupon keeps its state; the note says why."""
+    if not note.strip():
+        raise ValidationFailed("Say why the decision is rejected.", note="Required.")
+    with transaction.atomic():
+        decision = _pending(decision_id)
+        decision = decision_move(
+            decision, from_status=Status.PENDING_APPROVAL, status=Status.REJECTED,
+            reviewed_by=ctx.actor, reviewed_at=clock.now(), review_note=note[:1000],
+        )
+        _answer(decision, ctx)
+        return decision
+
+
+def _answer(decision, ctx) -> None:
+    from refunds.selectors import decision_payload
+
+    idempotency_complete(ctx, status=ctx.success_status, body=decision_payload(decision))

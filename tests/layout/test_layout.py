@@ -1,0 +1,114 @@
+"""The layout's rules, checked on the source: which package may import which, the one place
+that writes a coupon's state version, and the README's "Where things are" table.
+
+The domains never import the console; after-sale (refunds) sits on the coupon core and the core
+reaches after-sale only through its named hook (coupons/after_sale.py); the background
+processes (operations) may use both domains, and only the console and config sit above them.
+"""
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+APPS = ["coupons", "refunds", "operations", "timeline"]
+# package → the packages it must never import
+FORBIDDEN = {
+    "coupons": {"refunds", "operations", "timeline"},
+    "refunds": {"operations", "timeline"},
+    "operations": {"timeline"},
+    "timeline": set(),
+}
+# The narrow hooks: module → the forbidden package it may still import, and why.
+HOOKS = {"coupons/after_sale.py": {"refunds"}}  # the redeem, refund-fact and timeline hooks
+# Only these modules write a coupon's state_version: the one compare-and-set, its set-based
+# twins for the scanners (same WHERE on state and version), and issuing a coupon at version 1.
+VERSION_WRITERS = {
+    "coupons/services/transitions.py",
+    "coupons/services/bulk_expire.py",
+    "coupons/services/bulk_release.py",
+    "coupons/services/issue.py",
+}
+
+
+def sources(app: str):
+    for path in sorted((ROOT / app).rglob("*.py")):
+        if "migrations" not in path.parts:
+            yield path.relative_to(ROOT).as_posix(), ast.parse(path.read_text())
+
+
+def imported_packages(tree) -> set[str]:
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def import_violations(app: str, files) -> list[str]:
+    problems = []
+    for name, tree in files:
+        allowed = HOOKS.get(name, set())
+        for package in sorted((imported_packages(tree) & FORBIDDEN[app]) - allowed):
+            problems.append(f"{name} imports {package}")
+    return problems
+
+
+def version_writes(files) -> list[str]:
+    """Modules that assign `x.state_version = ...` or pass `state_version=` to a write."""
+    writes = []
+    for name, tree in files:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign | ast.AugAssign):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                if any(isinstance(t, ast.Attribute) and t.attr == "state_version"
+                       for t in targets):
+                    writes.append(name)
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                  and node.func.attr in {"update", "create", "bulk_create", "update_or_create",
+                                         "get_or_create"}
+                  and any(k.arg == "state_version" for k in node.keywords)):
+                writes.append(name)
+    return sorted(set(writes))
+
+
+@pytest.mark.parametrize("app", APPS)
+def test_each_package_imports_only_what_sits_below_it(app):
+    assert import_violations(app, sources(app)) == []
+
+
+def test_the_import_check_names_a_core_module_that_imports_after_sale():
+    broken = [("coupons/services/redeem.py",
+               ast.parse("def f():\n    from refunds.services import refund_receive\n"))]
+    assert import_violations("coupons", broken) == ["coupons/services/redeem.py imports refunds"]
+    hook = [("coupons/after_sale.py", broken[0][1])]
+    assert import_violations("coupons", hook) == []
+
+
+def test_only_the_transition_modules_write_a_coupons_state_version():
+    written = version_writes(file for app in APPS for file in sources(app))
+    assert set(written) <= VERSION_WRITERS, set(written) - VERSION_WRITERS
+
+
+def test_the_version_check_names_a_view_that_writes_a_version():
+    broken = [("timeline/views/coupon.py", ast.parse(
+        "coupon.state_version = 9\nUserCoupon.objects.filter(pk=1).update(state_version=2)\n"))]
+    assert version_writes(broken) == ["timeline/views/coupon.py"]
+
+
+def where_things_are() -> list[tuple[str, str]]:
+    """(folder, first file to read) from the README's "Where things are" table."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Where things are", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"^\| `([^`]+)/` \| [^|]+ \| `([^`]+)` \|$", section, re.M)
+
+
+def test_the_readme_names_every_package_and_a_first_file_that_exists():
+    rows = where_things_are()
+    assert {folder for folder, _ in rows} >= {*APPS, "config", "tests"}
+    for folder, first in rows:
+        assert (ROOT / folder / first).is_file(), f"{folder}/{first}"
