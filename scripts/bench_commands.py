@@ -42,12 +42,10 @@ import time
 import uuid
 from datetime import timedelta
 from decimal import Decimal
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_scan_leases as scan_bench  # noqa: E402 - its throwaway database and scanner runs
+import bench_scan_leases as scan_bench  # its scanner runs
+from bench_setup import ROOT, load_average, throwaway_database
 
-ROOT = Path(__file__).resolve().parent.parent
 CLIENT_COUNTS = (1, 4, 16)
 ORDER_AMOUNT = Decimal("300.00")
 SMOKE = {"seconds": 0.5, "pool": 30, "leases": 20, "coupons": 2000, "lookups": 5,
@@ -545,16 +543,9 @@ def main() -> None:
     if not url.startswith(("postgres://", "postgresql://")):
         sys.exit("set DATABASE_URL=postgres://...: this benchmark measures PostgreSQL")
     started = time.monotonic()
-    bench_url = scan_bench.create_postgres_database(url, args.db_name)
-    try:
-        scan_bench.setup_django(bench_url)
-        bench(args, bench_url)
-    finally:
-        from django.db import connections
-
-        connections.close_all()
-        scan_bench.drop_postgres_database(url, args.db_name)
-    print(f"\ntotal {time.monotonic() - started:.0f}s; load average {scan_bench.load_average()} "
+    with throwaway_database(args.db_name):
+        bench(args, os.environ["DATABASE_URL"])  # now the throwaway database's URL
+    print(f"\ntotal {time.monotonic() - started:.0f}s; load average {load_average()} "
           f"on {os.cpu_count()} CPUs (other work on the machine moves these figures)")
 
 

@@ -23,12 +23,10 @@ import statistics
 import sys
 import time
 import warnings
-from pathlib import Path
 from urllib.parse import urlsplit
 
-from bench_scan_leases import throwaway_database  # the sibling script's database helpers
-
-ROOT = Path(__file__).resolve().parent.parent
+import bench_setup
+from bench_setup import load_average, throwaway_database
 
 
 def parse_args():
@@ -52,21 +50,11 @@ def parse_args():
 
 
 def setup_django(database_url: str) -> None:
-    os.environ["DATABASE_URL"] = database_url
     # The test settings: test-only secrets and plain HTTP for the test client.
-    os.environ["DJANGO_SETTINGS_MODULE"] = "config.test_settings"
-    os.environ["DJANGO_DEBUG"] = "0"  # DEBUG keeps every query in memory: not what we measure
-    os.environ["DB_POOL_MAX_SIZE"] = "0"
-    sys.path.insert(0, str(ROOT))
-    import django
-
-    django.setup()
+    bench_setup.setup_django(database_url, settings_module="config.test_settings")
     # No collectstatic here, and a 404 is reported in the table, not as a log line.
     warnings.filterwarnings("ignore", message="No directory at")
     logging.getLogger("django.request").setLevel(logging.ERROR)
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
 
 
 # --- the data ----------------------------------------------------------------------------
@@ -179,8 +167,7 @@ def bench(args, vendor: str) -> bool:
     if missing:
         print(f"console GET URLs not measured here (need other ids): {', '.join(missing)}")
     print(f"({args.runs} timed runs per page after one warm-up; {connection.vendor}; "
-          f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} "
-          "CPUs)")
+          f"load average {load_average()} on {os.cpu_count()} CPUs)")
     return ok
 
 

@@ -15,17 +15,10 @@ times `consume_facts --once` and deletes the exchange and queues.
 import argparse
 import json
 import os
-import sys
 import time
-import uuid
 from decimal import Decimal
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_scan_leases import (  # noqa: E402 - the helper lives next to this script
-    load_average,
-    throwaway_database,
-)
+from bench_setup import load_average, scratch_exchange, throwaway_database
 
 
 def parse_args():
@@ -68,7 +61,6 @@ def messages(orders: int) -> list[bytes]:
 
 def bench(args, vendor: str) -> None:
     import pika
-    from django.conf import settings
     from django.core.management import call_command
 
     from coupons.services import service_client_create
@@ -77,29 +69,19 @@ def bench(args, vendor: str) -> None:
     lock_coupons(args.orders)
     service_client_create(name="bench-orders", fact_types=["PaymentSucceeded"])
     print(f"{vendor}: locked {args.orders} coupons in {time.monotonic() - started:.1f}s")
-    name = f"bench-facts-{uuid.uuid4().hex[:8]}"
-    broker = pika.BlockingConnection(pika.URLParameters(settings.BROKER_URL))
-    channel = broker.channel()
-    channel.exchange_declare(name, exchange_type="topic", durable=True)
-    channel.queue_declare(name, durable=True)
-    channel.queue_bind(name, name, routing_key="#")
-    bodies = messages(args.orders)
-    for body in bodies:
-        channel.basic_publish(name, "PaymentSucceeded", body,
-                              properties=pika.BasicProperties(delivery_mode=2))
-    try:
+    # consume_facts --queue makes `<name>.dead` for the poison messages; deleted with the rest.
+    with scratch_exchange("bench-facts", extra_queues=(".dead",)) as (channel, name):
+        bodies = messages(args.orders)
+        for body in bodies:
+            channel.basic_publish(name, "PaymentSucceeded", body,
+                                  properties=pika.BasicProperties(delivery_mode=2))
         started = time.monotonic()
         call_command("consume_facts", "--once", "--client", "bench-orders", "--exchange", name,
                      "--queue", name, "--prefetch", str(args.prefetch))
         elapsed = time.monotonic() - started
         dead = channel.queue_declare(f"{name}.dead", passive=True).method.message_count
-    finally:
-        channel.queue_delete(name)
-        channel.queue_delete(f"{name}.dead")
-        channel.exchange_delete(name)
-        broker.close()
     # --once waits IDLE_SECONDS on the empty queue before it stops; that is not work.
-    from coupons.facts_consumer import IDLE_SECONDS
+    from operations.facts_consumer import IDLE_SECONDS
 
     working = elapsed - IDLE_SECONDS
     print(f"consume_facts --once: {len(bodies)} messages in {working:.2f}s = "

@@ -11,14 +11,10 @@ page's query count and median render time.
 """
 
 import argparse
-import os
 import statistics
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.test_settings")
+from bench_setup import client_test_databases
 
 
 def main():
@@ -26,21 +22,8 @@ def main():
     parser.add_argument("--coupons", type=int, default=2000, help="extra coupons of one user")
     parser.add_argument("--runs", type=int, default=20, help="GETs per page")
     args = parser.parse_args()
-
-    import django
-
-    django.setup()
-    from django.conf import settings
-    from django.test.utils import setup_databases, teardown_databases
-
-    # Not setup_test_environment(): it instruments every template render.
-    settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    databases = setup_databases(verbosity=0, interactive=False)
-    try:
+    with client_test_databases():
         run(args)
-    finally:
-        teardown_databases(databases, verbosity=0)
 
 
 def run(args):

@@ -18,19 +18,11 @@ three times, printing the best and the rate.
 import argparse
 import os
 import random
-import sys
 import time
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from bench_scan_leases import (  # noqa: E402 - the sibling script's database helpers
-    ROOT,
-    load_average,
-    throwaway_database,
-)
+from bench_setup import ROOT, load_average, throwaway_database
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 RUNS = 3
@@ -60,9 +52,9 @@ def store_history(n: int):
     """N decided refunds under default v1; answers the draft v2 to preview."""
     from coupons.clock import FrozenClock, use_clock
     from coupons.services import CommandContext, coupon_issue, template_create
-    from coupons.services.policies import policy_draft_create, policy_draft_update
     from refunds.models import RefundCoupon, ReturnPolicy, ReturnPolicyVersion
     from refunds.policy_engine import RefundFacts, decide
+    from refunds.services.policies import policy_draft_create, policy_draft_update
 
     rng = random.Random(7)
     with use_clock(FrozenClock(START)):

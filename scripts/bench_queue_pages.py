@@ -12,14 +12,10 @@ of one refund decision (the partial with its RETURN row).
 """
 
 import argparse
-import os
 import statistics
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.test_settings")
+from bench_setup import client_test_databases
 
 
 def main():
@@ -27,21 +23,8 @@ def main():
     parser.add_argument("--items", type=int, default=100, help="waiting items per queue")
     parser.add_argument("--runs", type=int, default=20, help="GETs per page")
     args = parser.parse_args()
-
-    import django
-
-    django.setup()
-    from django.conf import settings
-    from django.test.utils import setup_databases, teardown_databases
-
-    # Not setup_test_environment(): it instruments every template render (a copy of each
-    # context for assertions), which would be most of what this measures.
-    settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
-    databases = setup_databases(verbosity=0, interactive=False)
-    try:
+    with client_test_databases():
         run(args)
-    finally:
-        teardown_databases(databases, verbosity=0)
 
 
 def run(args):

@@ -28,10 +28,7 @@ import uuid
 from datetime import timedelta
 from decimal import Decimal
 
-from bench_scan_leases import (
-    load_average,
-    throwaway_database,
-)
+from bench_setup import load_average, throwaway_database
 
 CHUNK = 2000  # coupons bulk-loaded per transaction
 FAULT_EVERY = 1000  # one leased coupon in this many has an unfollowed payment
@@ -163,7 +160,7 @@ def load_chunk(numbers: range, template, now) -> None:
 
 
 def reconcile(batch):
-    from coupons.services.reconcile import reconcile_run
+    from operations.reconcile import reconcile_run
 
     started = time.monotonic()
     run = reconcile_run(actor="bench", batch_size=batch)

@@ -15,17 +15,10 @@ deletes both afterwards.
 
 import argparse
 import os
-import sys
 import time
-import uuid
 from decimal import Decimal
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_scan_leases import (  # noqa: E402 - the helper lives next to this script
-    load_average,
-    throwaway_database,
-)
+from bench_setup import load_average, scratch_exchange, throwaway_database
 
 
 def parse_args():
@@ -63,30 +56,18 @@ def write_events(coupons: int) -> int:
 
 
 def bench(args, vendor: str) -> None:
-    import pika
-    from django.conf import settings
     from django.core.management import call_command
 
     started = time.monotonic()
     events = write_events(args.coupons)
     print(f"{vendor}: wrote {events} outbox rows through the services "
           f"in {time.monotonic() - started:.1f}s")
-    exchange = f"bench-relay-{uuid.uuid4().hex[:8]}"
-    broker = pika.BlockingConnection(pika.URLParameters(settings.BROKER_URL))
-    channel = broker.channel()
-    channel.exchange_declare(exchange, exchange_type="topic", durable=True)
-    channel.queue_declare(exchange, durable=True)
-    channel.queue_bind(exchange, exchange, routing_key="#")
-    try:
+    with scratch_exchange("bench-relay") as (channel, exchange):
         started = time.monotonic()
         call_command("relay_outbox", "--once", "--exchange", exchange,
                      "--batch-size", str(args.batch_size))
         elapsed = time.monotonic() - started
         queued = channel.queue_declare(exchange, passive=True).method.message_count
-    finally:
-        channel.queue_delete(exchange)
-        channel.exchange_delete(exchange)
-        broker.close()
     print(f"relay_outbox --once: {events} events in {elapsed:.2f}s = "
           f"{events / elapsed:.0f} events/s (queue holds {queued})")
 

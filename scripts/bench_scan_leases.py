@@ -24,14 +24,11 @@ import argparse
 import multiprocessing
 import os
 import sys
-import tempfile
 import time
-from contextlib import contextmanager
 from decimal import Decimal
-from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
-ROOT = Path(__file__).resolve().parent.parent
+from bench_setup import load_average, throwaway_database
+
 SETUP_CHUNK = 250  # coupons issued or locked per setup transaction
 LEASE = 60  # seconds
 
@@ -46,83 +43,6 @@ def parse_args():
     if args.leases < 1 or args.batch < 1:
         parser.error("--leases and --batch must be at least 1")
     return args
-
-
-# --- a database of our own ---------------------------------------------------------------
-
-
-def server_admin_url(url: str) -> str:
-    """The same server, its `postgres` maintenance database."""
-    parts = urlsplit(url)
-    return urlunsplit(parts._replace(path="/postgres"))
-
-
-def create_postgres_database(url: str, name: str) -> str:
-    import psycopg
-    from psycopg import sql
-
-    if name == urlsplit(url).path.lstrip("/") or name in {"postgres", "template0", "template1"}:
-        sys.exit(f"refusing to use {name!r}: the benchmark needs a database of its own")
-    with psycopg.connect(server_admin_url(url), autocommit=True) as admin:
-        admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
-            sql.Identifier(name)))
-        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    return urlunsplit(urlsplit(url)._replace(path=f"/{name}"))
-
-
-def drop_postgres_database(url: str, name: str) -> None:
-    import psycopg
-    from psycopg import sql
-
-    with psycopg.connect(server_admin_url(url), autocommit=True) as admin:
-        admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
-            sql.Identifier(name)))
-
-
-@contextmanager
-def throwaway_database(name: str, setup=None, *, postgres: bool = True):
-    """Run a benchmark in a database of its own, never the one DATABASE_URL names.
-
-    With a PostgreSQL DATABASE_URL (and `postgres`): database `name` on that server, made,
-    set up with `setup(url)` and dropped afterwards; otherwise a temporary SQLite file. Yields
-    the vendor, "postgresql" or "sqlite".
-    """
-    setup = setup or setup_django
-    url = os.environ.get("DATABASE_URL", "")
-    if postgres and url.startswith(("postgres://", "postgresql://")):
-        bench_url = create_postgres_database(url, name)
-        try:
-            setup(bench_url)
-            yield "postgresql"
-        finally:
-            from django.db import connections
-
-            connections.close_all()
-            drop_postgres_database(url, name)
-    else:
-        with tempfile.TemporaryDirectory(prefix="coupon_bench_") as directory:
-            setup(f"sqlite:///{directory}/bench.sqlite3")
-            yield "sqlite"
-
-
-def setup_django(database_url: str) -> None:
-    os.environ["DATABASE_URL"] = database_url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    os.environ["DJANGO_DEBUG"] = "0"  # DEBUG keeps every query in memory: not what we measure
-    # No connection pool: the setup and parallel runs fork, and a pool's open connections
-    # would cross the fork (connections.close_all() only hands them back to the pool).
-    os.environ["DB_POOL_MAX_SIZE"] = "0"
-    # The settings have no default secrets; a throwaway database needs no real ones.
-    os.environ.setdefault("DJANGO_SECRET_KEY", "benchmark-only-secret-key")
-    if not os.environ.get("LEASE_TOKEN_SECRETS"):
-        os.environ.setdefault("LEASE_TOKEN_SECRET", "benchmark-only-lease-token-secret")
-    sys.path.insert(0, str(ROOT))
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
 
 
 # --- the data ----------------------------------------------------------------------------
@@ -337,10 +257,6 @@ def main() -> None:
         bench(args, vendor_note=VENDOR_NOTES[vendor])
     print(f"total {time.monotonic() - started:.0f}s; load average {load_average()} "
           f"on {os.cpu_count()} CPUs (other work on the machine moves these figures)")
-
-
-def load_average() -> str:
-    return " ".join(f"{load:.1f}" for load in os.getloadavg())
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import OperationalError, connection, transaction
 
-from coupons import facts_consumer
 from coupons.models import (
     ConflictCase,
     CouponOperation,
@@ -20,6 +19,7 @@ from coupons.models import (
     UserCoupon,
 )
 from coupons.services import coupon_issue, service_client_create
+from operations import facts_consumer
 from tests.conftest import START, lock
 from tests.events.test_presale import presale_template
 from tests.facts.conftest import event_body
