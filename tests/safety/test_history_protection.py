@@ -260,6 +260,23 @@ def test_a_resealed_edit_still_breaks_the_chain_at_the_next_row(history, tamper)
     assert problems == ["hash chain broken at v3 (REDEEM): it does not follow the row before it"]
 
 
+def test_a_resealed_edit_relinked_into_the_next_row_still_breaks_the_chain(history, tamper):
+    """Each hash covers the link to the row before: pointing the next row at a forged one
+    changes what that row says, so the forger would have to rewrite every later row."""
+    lock_row, redeem_row = ledger(history)[1:3]
+    forged = copy.copy(lock_row)
+    forged.order_id = "order-forged"
+    forged_hash = chained_hash(forged, lock_row.prev_hash)
+    tamper(lock_row, order_id=forged.order_id, content_hash=forged_hash)
+    tamper(redeem_row, prev_hash=forged_hash)
+
+    problems = coupon_check(history).violations.get(7)
+
+    assert problems == [
+        "hash chain broken at v3 (REDEEM): the row was changed after it was written"
+    ]
+
+
 def test_the_check_api_shows_the_broken_chain(history, tamper, api):
     tamper(ledger(history)[2], payment_id="P-forged")
 
