@@ -6,7 +6,10 @@ runs in a savepoint so the test can read the row afterwards and see it unchanged
 
 import copy
 import importlib
+import uuid
 from contextlib import contextmanager
+from datetime import datetime, timedelta, timezone
+from decimal import Decimal
 
 import pytest
 from django.apps import apps
@@ -233,6 +236,25 @@ def test_canonical_content_leaves_out_ids_hashes_and_empty_values(history):
     # ledger later is absent the same way, so existing hashes stay valid.
     assert not {"id", "content_hash", "prev_hash", "from_state", "order_id", "lock_id",
                 "payment_id", "original_operation_id"} & set(content)
+
+
+def test_the_canonical_form_and_hash_of_a_row_stay_what_they_were_when_written():
+    """Stored hashes must verify in every later release: pinned to values computed once."""
+    row = CouponOperation(
+        coupon_id=7, op_type="COMPENSATE", from_state="USED", to_state="USED", from_version=3,
+        to_version=4, actor="user:bob", order_id="order-A", amount=Decimal("9.5"),
+        lock_id=uuid.UUID("12345678-1234-5678-1234-567812345678"),
+        created_at=datetime(2026, 6, 1, 20, 0, 0, 123, tzinfo=timezone(timedelta(hours=8))),
+    )
+
+    assert canonical_content(row) == {
+        "coupon_id": 7, "op_type": "COMPENSATE", "from_state": "USED", "to_state": "USED",
+        "from_version": 3, "to_version": 4, "actor": "user:bob", "order_id": "order-A",
+        "lock_id": "12345678-1234-5678-1234-567812345678", "amount": "9.50",
+        "created_at": "2026-06-01T12:00:00.000123+00:00",
+    }
+    assert chained_hash(row, "ab" * 32) == (
+        "9bcf679e7b2ba545d4c01326768aa449d82be9e306b3bb673afa679122a5cd08")
 
 
 def test_an_edited_ledger_row_breaks_the_chain_at_its_version(history, tamper):
