@@ -156,6 +156,21 @@ def test_filters_narrow_the_list(support, wallet, params, expected):
     assert coupon_ids_listed(answer) == [wallet[name] for name in expected]
 
 
+def test_at_the_instant_validity_ends_the_coupon_is_expired_not_valid(support, clock, ctx):
+    # The same boundary the services use: a lock at valid_until is refused as expired.
+    ends = clock.now() + timedelta(days=1)
+    brief = template_create(code="brief", name="One day", kind="AMOUNT_OFF",
+                            face_value=Decimal("5.00"), valid_until=ends)
+    coupon = coupon_issue(template_id=brief.pk, user_id="w2", ctx=ctx).coupon
+    clock.set(ends)
+
+    expired = support.get(SEARCH, {"q": "w2", "validity": "expired"})
+    valid = support.get(SEARCH, {"q": "w2", "validity": "now"})
+
+    assert coupon_ids_listed(expired) == [coupon.pk]
+    assert coupon_ids_listed(valid) == []
+
+
 def test_the_template_filter_and_filters_without_an_id(support, wallet, template):
     answer = support.get(SEARCH, {"template": template.pk})
 

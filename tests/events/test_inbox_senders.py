@@ -6,10 +6,13 @@ so the paid order lost its coupon to the lease scanner.
 """
 
 from datetime import timedelta
+from zoneinfo import ZoneInfo
 
 import pytest
+from django.utils import timezone
 from rest_framework.test import APIClient
 
+from coupons.events.inbox import inbox_receive
 from coupons.models import InboxMessage, OrderFact, Redemption
 from coupons.scanners import scan_leases
 from coupons.services import service_client_create
@@ -112,3 +115,45 @@ def test_a_redelivery_naming_the_same_instant_in_another_offset_is_a_duplicate(
 
     assert again.json()["status"] == "DUPLICATE"
     assert again.json()["outcome"] == first.json()["outcome"]
+
+
+def test_each_sender_redelivering_one_message_id_gets_its_own_first_answer(coupon, ctx, send):
+    lock(coupon, ctx, order_id="A")
+    x = client_sending("client-x", "OrderClosed")
+    first_x = fact(x, "m-1", "OrderClosed", order_id="NO-COUPON").json()
+    first_ours = send("PaymentSucceeded", message_id="m-1", order_id="A", payment_id="P-A")
+
+    again_x = fact(x, "m-1", "OrderClosed", order_id="NO-COUPON")
+    again_ours = send("PaymentSucceeded", message_id="m-1", order_id="A", payment_id="P-A")
+
+    assert again_x.status_code == 202
+    assert (again_x.json()["status"], again_x.json()["outcome"]) == (
+        "DUPLICATE", first_x["outcome"])
+    assert (again_ours["status"], again_ours["outcome"]) == ("DUPLICATE", first_ours["outcome"])
+    assert len(inbox()) == 2
+
+
+def test_a_redelivery_of_one_instant_in_another_offset_is_a_duplicate_in_the_inbox(coupon, ctx):
+    # The API hands the inbox its times in the server's zone; seed_demo and any later door
+    # may not, and the first delivery's hash is stored for good.
+    lock(coupon, ctx, order_id="A")
+    message = {"message_id": "m-1", "fact_type": "PaymentSucceeded", "order_id": "A",
+               "payload": {"order_id": "A", "payment_id": "P-A"},
+               "sender": "client:order-service", "sender_scope": "client:1"}
+    first = inbox_receive(occurred_at=START, **message)
+
+    again = inbox_receive(occurred_at=START.astimezone(ZoneInfo("Asia/Shanghai")), **message)
+
+    assert (again.status, again.message.outcome) == ("DUPLICATE", first.message.outcome)
+
+
+def test_a_redelivery_after_the_server_zone_changed_is_a_duplicate(coupon, ctx, api):
+    lock(coupon, ctx, order_id="A")
+    first = fact(api, "m-1", "PaymentSucceeded", order_id="A", payment_id="P-A")
+
+    with timezone.override(ZoneInfo("America/New_York")):
+        again = fact(api, "m-1", "PaymentSucceeded", order_id="A", payment_id="P-A")
+
+    assert again.status_code == 202, again.json()
+    assert (again.json()["status"], again.json()["outcome"]) == (
+        "DUPLICATE", first.json()["outcome"])

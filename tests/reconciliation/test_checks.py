@@ -169,6 +169,26 @@ def test_a_coupon_consumed_by_two_paid_orders_is_a_p0_double_consumption(templat
     assert finding.evidence["orders"] == {"order-A": "P-A", "order-B": "P-B"}
 
 
+def test_an_order_whose_redemption_a_refund_returned_no_longer_consumes_the_coupon(
+    template, ctx, send,
+):
+    """A paid, refunded order keeps its payment fact and its binding, but its redemption was
+    undone: the paid order that redeemed the coupon after it is its only consumer."""
+    coupon = issue(template, ctx)
+    lock(coupon, ctx, order_id="order-A")
+    send(FactType.PAYMENT_SUCCEEDED, order_id="order-A", payment_id="P-A")
+    send(FactType.REFUND_SUCCEEDED, order_id="order-A", payment_id="P-A", refund_id="R1",
+         refund_amount="270.00", refund_type="FULL")
+    assert UserCoupon.objects.get(pk=coupon.pk).status == "AVAILABLE"  # returned
+    lock(coupon, ctx, order_id="order-B")
+    send(FactType.PAYMENT_SUCCEEDED, order_id="order-B", payment_id="P-B")
+    assert UserCoupon.objects.get(pk=coupon.pk).status == "USED"
+
+    run = reconcile()
+
+    assert (run.found_new, open_findings()) == (0, [])
+
+
 def executed_return_without_its_command(coupon) -> RefundCoupon:
     """The decision moved to EXECUTED RETURN, but coupon_return never ran."""
     redemption = coupon.redemptions.get(succeeded=True)

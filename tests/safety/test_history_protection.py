@@ -6,7 +6,10 @@ runs in a savepoint so the test can read the row afterwards and see it unchanged
 
 import copy
 import importlib
+import uuid
 from contextlib import contextmanager
+from datetime import datetime, timedelta, timezone
+from decimal import Decimal
 
 import pytest
 from django.apps import apps
@@ -235,6 +238,25 @@ def test_canonical_content_leaves_out_ids_hashes_and_empty_values(history):
                 "payment_id", "original_operation_id"} & set(content)
 
 
+def test_the_canonical_form_and_hash_of_a_row_stay_what_they_were_when_written():
+    """Stored hashes must verify in every later release: pinned to values computed once."""
+    row = CouponOperation(
+        coupon_id=7, op_type="COMPENSATE", from_state="USED", to_state="USED", from_version=3,
+        to_version=4, actor="user:bob", order_id="order-A", amount=Decimal("9.5"),
+        lock_id=uuid.UUID("12345678-1234-5678-1234-567812345678"),
+        created_at=datetime(2026, 6, 1, 20, 0, 0, 123, tzinfo=timezone(timedelta(hours=8))),
+    )
+
+    assert canonical_content(row) == {
+        "coupon_id": 7, "op_type": "COMPENSATE", "from_state": "USED", "to_state": "USED",
+        "from_version": 3, "to_version": 4, "actor": "user:bob", "order_id": "order-A",
+        "lock_id": "12345678-1234-5678-1234-567812345678", "amount": "9.50",
+        "created_at": "2026-06-01T12:00:00.000123+00:00",
+    }
+    assert chained_hash(row, "ab" * 32) == (
+        "9bcf679e7b2ba545d4c01326768aa449d82be9e306b3bb673afa679122a5cd08")
+
+
 def test_an_edited_ledger_row_breaks_the_chain_at_its_version(history, tamper):
     redeem = ledger(history)[2]
     tamper(redeem, actor="intruder")
@@ -258,6 +280,23 @@ def test_a_resealed_edit_still_breaks_the_chain_at_the_next_row(history, tamper)
     problems = coupon_check(history).violations[7]
 
     assert problems == ["hash chain broken at v3 (REDEEM): it does not follow the row before it"]
+
+
+def test_a_resealed_edit_relinked_into_the_next_row_still_breaks_the_chain(history, tamper):
+    """Each hash covers the link to the row before: pointing the next row at a forged one
+    changes what that row says, so the forger would have to rewrite every later row."""
+    lock_row, redeem_row = ledger(history)[1:3]
+    forged = copy.copy(lock_row)
+    forged.order_id = "order-forged"
+    forged_hash = chained_hash(forged, lock_row.prev_hash)
+    tamper(lock_row, order_id=forged.order_id, content_hash=forged_hash)
+    tamper(redeem_row, prev_hash=forged_hash)
+
+    problems = coupon_check(history).violations.get(7)
+
+    assert problems == [
+        "hash chain broken at v3 (REDEEM): the row was changed after it was written"
+    ]
 
 
 def test_the_check_api_shows_the_broken_chain(history, tamper, api):
