@@ -5,8 +5,8 @@ import pytest
 
 from coupons.models import UserCoupon
 from coupons.services import coupon_issue, coupon_redeem, coupon_release
-from coupons.services.policies import policy_draft_create, policy_publish
 from refunds.models import ReturnPolicy
+from refunds.services.policies import policy_draft_create, policy_publish
 from tests.conftest import lock
 from tests.refunds.conftest import redeem
 
