@@ -321,6 +321,9 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": "WARNING"},
     "loggers": {
         "coupons": {"level": os.environ.get("COUPONS_LOG_LEVEL", "INFO")},
+        # The relay, the fact consumer and reconciliation log under operations.*.
+        "operations": {"level": os.environ.get("COUPONS_LOG_LEVEL", "INFO")},
+        "refunds": {"level": os.environ.get("COUPONS_LOG_LEVEL", "INFO")},
         # Replace Django's own handlers (which would print unredacted) with the one above.
         "django": {"handlers": ["console"], "level": "INFO", "propagate": False},
         "django.server": {"handlers": ["console"], "level": "INFO", "propagate": False},
