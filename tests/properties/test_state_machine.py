@@ -67,7 +67,10 @@ from coupons.services.tokens import hash_token, lease_token
 from refunds.models import RefundCoupon
 from refunds.services import refund_receive
 
+# derandomize: the same sequences every run, so the MUST_REACH check below cannot flake (a
+# random run of 40 examples missed "REDEEM AVAILABLE -> INVALID_STATE" in a full CI run).
 SETTINGS = settings(
+    derandomize=True,
     max_examples=40,
     stateful_step_count=40,
     deadline=None,
