@@ -129,7 +129,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and DB_POOL
         "max_size": DB_POOL_MAX_SIZE,
         # A request waits this long for a free connection, then fails (503 under /api/).
         "timeout": env_int("DB_POOL_TIMEOUT_SECONDS", default=10),
-        # A connection idle this long is closed (down to min_size). Django has the pool check
+        # A connection idle this long is closed (down to min_size). config/postgresql checks
         # each connection before handing it out, so one the server dropped is replaced.
         "max_idle": 300,
     }
@@ -150,6 +150,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 DATABASES["default"]["ENGINE"] = DATABASES["default"]["ENGINE"].replace(
     "django.db.backends.", "django_prometheus.db.backends."
 )
+# --- Resilience (issue 17): README "Operating it" -------------------------------------------------
+# PostgreSQL through config/postgresql: django-prometheus's backend whose pool checks each
+# borrowed connection and drains the idle ones at the first that the server dropped (not
+# CONN_HEALTH_CHECKS: the pool then backs off 1, 2, 4 s per dead connection of a request).
+if DATABASES["default"]["ENGINE"] == "django_prometheus.db.backends.postgresql":
+    DATABASES["default"]["ENGINE"] = "config.postgresql"
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

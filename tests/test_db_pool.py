@@ -41,6 +41,7 @@ def test_the_pool_has_defaults_and_turns_off_with_zero():
 def test_threads_borrow_pooled_connections_and_give_them_back():
     assert connection.pool is not None
     connection.ensure_connection()  # opens the pool with its min_size connections
+    connection.pool.wait()  # ...which arrive in the background: all of them before counting
     opened_before = connection.pool.get_stats()["connections_num"]
     assert opened_before >= 1
     backend_pids = []

@@ -1,0 +1,100 @@
+"""A database blip (issue 17): every backend terminated, the database itself healthy.
+
+The pool held connections the server had already dropped and handed them out, so the next
+requests answered 503. config/postgresql/base.py checks each borrowed connection and, at the
+first dead one, drains every idle one: after a terminate-all round the next requests answer 200.
+A database that is really down still answers 503.
+"""
+
+import threading
+from collections import Counter
+
+import psycopg
+import pytest
+import requests
+from django.db import connection
+
+pytestmark = [
+    pytest.mark.postgres,
+    pytest.mark.skipif(connection.vendor != "postgresql", reason="the pool is PostgreSQL's"),
+    pytest.mark.django_db(transaction=True),
+]
+
+
+@pytest.fixture(autouse=True)
+def fresh_pool_after():
+    """The killed pool is still replacing connections in the background: the next test gets a
+    new pool, as a new process would."""
+    yield
+    connection.close()
+    connection.close_pool()
+
+
+def owner_connection() -> psycopg.Connection:
+    """A connection of its own (not pooled), to act on the test database from outside."""
+    params = connection.get_connection_params()
+    params.pop("cursor_factory", None)
+    params.pop("pool", None)
+    params["dbname"] = "postgres"
+    return psycopg.connect(**params, autocommit=True)
+
+
+def terminate_every_backend(database: str) -> int:
+    with owner_connection() as owner:
+        return owner.execute(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+            "WHERE datname = %s AND pid <> pg_backend_pid()", [database],
+        ).fetchone()[0]
+
+
+def statuses(url: str, key: str, count: int) -> Counter:
+    headers = {"Authorization": f"Token {key}"}
+    return Counter(requests.get(url, headers=headers, timeout=30).status_code
+                   for _ in range(count))
+
+
+def fill_the_pool(url: str, key: str, threads: int = 4) -> None:
+    """Concurrent requests, so the pool holds several idle connections (all to be killed)."""
+    workers = [threading.Thread(target=statuses, args=(url, key, 3)) for _ in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+
+
+def test_after_every_backend_is_terminated_the_next_requests_all_answer_200(
+    live_server, service_client, coupon,
+):
+    url, key = f"{live_server.url}/api/v1/coupons/{coupon.pk}", service_client[1]
+    fill_the_pool(url, key)
+    assert connection.pool.get_stats()["pool_available"] >= 2
+    database = connection.settings_dict["NAME"]
+    connection.close()  # this thread's connection goes back to the pool, to be killed too
+
+    assert terminate_every_backend(database) >= 2
+    after = statuses(url, key, 10)
+
+    assert after == Counter({200: 10})
+
+
+def test_a_database_that_is_really_down_still_answers_503(live_server, service_client, coupon):
+    url, key = f"{live_server.url}/api/v1/coupons/{coupon.pk}", service_client[1]
+    assert statuses(url, key, 1) == Counter({200: 1})
+    database = connection.settings_dict["NAME"]
+    connection.close()
+    pool = connection.pool
+    timeout, pool.timeout = pool.timeout, 1.0  # wait 1 s for a connection, not 10
+    with owner_connection() as owner:
+        owner.execute(f'ALTER DATABASE "{database}" ALLOW_CONNECTIONS false')
+        try:
+            terminate_every_backend(database)
+            response = requests.get(url, headers={"Authorization": f"Token {key}"}, timeout=30)
+        finally:
+            owner.execute(f'ALTER DATABASE "{database}" ALLOW_CONNECTIONS true')
+            pool.timeout = timeout
+
+    assert response.status_code == 503
+    assert response.json()["error"]["code"] == "SERVICE_UNAVAILABLE"
+    assert int(response.headers["Retry-After"]) > 0
+    # Back up: the pool reconnects and the next request is served.
+    assert statuses(url, key, 1) == Counter({200: 1})
