@@ -150,12 +150,6 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 DATABASES["default"]["ENGINE"] = DATABASES["default"]["ENGINE"].replace(
     "django.db.backends.", "django_prometheus.db.backends."
 )
-# --- Resilience (issue 17): README "Operating it" -------------------------------------------------
-# PostgreSQL through config/postgresql: django-prometheus's backend whose pool checks each
-# borrowed connection and drains the idle ones at the first that the server dropped (not
-# CONN_HEALTH_CHECKS: the pool then backs off 1, 2, 4 s per dead connection of a request).
-if DATABASES["default"]["ENGINE"] == "django_prometheus.db.backends.postgresql":
-    DATABASES["default"]["ENGINE"] = "config.postgresql"
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -301,6 +295,23 @@ COUPONS = {
 
 # --- Events (issue 10): the outbox relay's broker; see README "Events" ---------------------------
 BROKER_URL = os.environ.get("BROKER_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
+
+# --- Resilience (issue 17): README "Operating it", "Resilience" ----------------------------------
+# PostgreSQL through config/postgresql: django-prometheus's backend whose pool checks each
+# borrowed connection and drains the idle ones at the first that the server dropped (not
+# CONN_HEALTH_CHECKS: the pool then backs off 1, 2, 4 s per dead connection of a request).
+if DATABASES["default"]["ENGINE"] == "django_prometheus.db.backends.postgresql":
+    DATABASES["default"]["ENGINE"] = "config.postgresql"
+# Every wait on the broker (connecting, a publisher confirm, a blocked connection) ends after
+# this many seconds: the relay holds its batch's transaction across the confirm wait.
+BROKER_CONFIRM_TIMEOUT_SECONDS = env_int("BROKER_CONFIRM_TIMEOUT_SECONDS", default=5)
+# AMQP heartbeat asked of the broker: a silent broker connection is dropped after about twice
+# this (pika checks every heartbeat + 5 s), even while a process idles on it.
+BROKER_HEARTBEAT_SECONDS = env_int("BROKER_HEARTBEAT_SECONDS", default=10)
+# The relay, the fact consumer and scanners in loop mode retry a lost database or broker
+# connection after a back-off doubling from the first value up to the second, never exiting.
+WORKER_RETRY_MIN_SECONDS = env_int("WORKER_RETRY_MIN_MS", default=500) / 1000
+WORKER_RETRY_MAX_SECONDS = env_int("WORKER_RETRY_MAX_MS", default=30_000) / 1000
 
 # --- Signals (issue 10): README "Operating it" ---------------------------------------------------
 # /metrics answers only `Authorization: Bearer <METRICS_TOKEN>`; unset, /metrics is a 404. It

@@ -21,7 +21,14 @@ Acknowledgement:
 - poison (bad JSON, unknown type, invalid payload, a fact the inbox refuses for good, a bug):
   copied to the dead-letter queue with the reason, confirmed by the broker, then acked. It
   never blocks the queue and never vanishes.
-- transient (the database unreachable): not acked; put back and retried after a back-off.
+- transient (the database unreachable): not acked. The consumer closes its broker connection,
+  so the broker puts back every unacked message (this one and the prefetched ones after it) in
+  its original place, and reconnects after a back-off. Never a nack with requeue: the prefetched
+  later messages would be processed first, and two facts of one order could swap (issue 17:
+  an order's DepositPaid after its OrderClosed was IGNORED instead of LOCK then RELEASE).
+
+`run_forever` survives the loss of the database or the broker: it logs, counts
+(`coupons_worker_connection_losses_total`), backs off and reconnects; it never exits on them.
 """
 
 import contextlib
@@ -34,14 +41,17 @@ from dataclasses import dataclass, field
 import pika
 import pika.exceptions
 from django.conf import settings
-from django.db import InterfaceError, OperationalError, connection
+from django.db import connection
 from rest_framework.exceptions import ValidationError
 
 from config.request_context import bound
 from coupons import clock
+from coupons.counters import CONNECTION_LOSSES
 from coupons.errors import CouponError
 from coupons.events.intake import fact_receive
 from coupons.models import ServiceClient
+from coupons.retry import DATABASE_ERRORS, Backoff
+from operations import broker
 from operations.metrics import FACTS_CONSUMED
 
 log = logging.getLogger(__name__)
@@ -51,7 +61,6 @@ QUEUE = "coupons.facts"
 DEAD_LETTER_SUFFIX = ".dead"
 # How long `--once` waits on an empty queue before it calls the queue drained.
 IDLE_SECONDS = 0.5
-MIN_BACKOFF_SECONDS, MAX_BACKOFF_SECONDS = 0.5, 30.0
 
 
 class Poison(Exception):
@@ -104,8 +113,9 @@ def handle(body: bytes, headers: dict, client_id: int) -> dict:
         raise Poison("VALIDATION_ERROR", "The fact is not valid.", error.detail) from None
     except CouponError as error:  # refused for good: a grant missing, a message id reused
         raise Poison(error.code, error.message, error.details) from None
-    except (OperationalError, InterfaceError) as error:
+    except DATABASE_ERRORS as error:
         # The connection may be dead: Django opens a new one for the next message.
+        CONNECTION_LOSSES.labels(process="consumer", connection="database").inc()
         connection.close_if_unusable_or_obsolete()
         raise Transient(f"database unavailable: {error}") from None
     except (Poison, Transient):
@@ -133,7 +143,7 @@ class FactConsumer:
         if self.channel is not None and self.channel.is_open:
             return
         self.close()
-        self.connection = pika.BlockingConnection(pika.URLParameters(self.url))
+        self.connection = pika.BlockingConnection(broker.connection_parameters(self.url))
         self.channel = self.connection.channel()
         # Confirms: a dead letter is acked away only after the broker has stored its copy.
         self.channel.confirm_delivery()
@@ -150,10 +160,11 @@ class FactConsumer:
         self.connection = self.channel = None
 
     def run(self, *, once: bool, stop: threading.Event | None = None) -> ConsumeReport:
-        """Consume; with `once`, return when the queue is idle or on the first transient
-        failure (its message stays queued). Broker errors end the run with `error` set."""
+        """Consume until `stop`, or with `once` until the queue is idle. A transient failure
+        ends the run (its message and every later unacked one back in the queue, in order);
+        so does a broker error, with `error` set."""
         stop = stop or threading.Event()
-        report, retries_in_a_row = ConsumeReport(), 0
+        report = ConsumeReport()
         try:
             self.connect()
             messages = self.channel.consume(self.queue, inactivity_timeout=IDLE_SECONDS)
@@ -165,11 +176,10 @@ class FactConsumer:
                 outcome = self._take(method, properties, body)
                 report.counts[outcome] += 1
                 FACTS_CONSUMED.labels(outcome=outcome).inc()
-                retries_in_a_row = retries_in_a_row + 1 if outcome == "RETRY" else 0
-                if retries_in_a_row:
-                    if once:
-                        break
-                    stop.wait(self.backoff(retries_in_a_row))
+                if outcome == "RETRY":
+                    # Closed, not nacked: see the module's docstring.
+                    self.close()
+                    return report
                 if stop.is_set():
                     break
             self.channel.cancel()  # unacked prefetched messages go back to the queue
@@ -177,10 +187,6 @@ class FactConsumer:
             report.error = error
             self.close()
         return report
-
-    @staticmethod
-    def backoff(retries: int) -> float:
-        return min(MIN_BACKOFF_SECONDS * 2 ** (retries - 1), MAX_BACKOFF_SECONDS)
 
     def _take(self, method, properties, body: bytes) -> str:
         with bound(request_id=properties.message_id or f"delivery-{method.delivery_tag}",
@@ -192,9 +198,8 @@ class FactConsumer:
         try:
             answer = handle(body, headers, self.client_id)
         except Transient as error:
-            log.warning("fact consumer: %s; message %s back to the queue",
+            log.warning("fact consumer: %s; message %s and the later ones back to the queue",
                         error, properties.message_id)
-            self.channel.basic_nack(method.delivery_tag, requeue=True)
             return "RETRY"
         except Poison as poison:
             self.dead_letter(method, properties, body, poison)
@@ -224,3 +229,23 @@ class FactConsumer:
                 delivery_mode=pika.DeliveryMode.Persistent, headers=headers,
             ),
         )
+
+
+def run_forever(consumer: FactConsumer, *, stop: threading.Event, report=log.warning) -> None:
+    """Consume until `stop` is set. A transient failure or a lost broker connection: report,
+    count, back off (doubling, capped) and reconnect; never exit on them."""
+    backoff = Backoff()
+    while not stop.is_set():
+        result = consumer.run(once=False, stop=stop)
+        if any(n for outcome, n in result.counts.items() if outcome != "RETRY"):
+            backoff.reset()  # it got somewhere since the last failure
+        if result.error is not None:
+            CONNECTION_LOSSES.labels(process="consumer", connection="broker").inc()
+            reason = f"broker error: {result.error!r}"
+        elif result.counts["RETRY"]:
+            reason = "a message to retry (database unreachable?)"
+        else:
+            continue  # stopped
+        delay = backoff.next()
+        report(f"fact consumer: {reason}; reconnecting in {delay:.1f}s")
+        stop.wait(delay)

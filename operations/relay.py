@@ -11,6 +11,11 @@ coupon row lock while it inserts its row). A failed publish blocks the same coup
 for the rest of the batch; a row whose coupon has an earlier unpublished row outside this batch
 (another relay holds it: concurrent SKIP LOCKED scans interleave, so a batch can get a coupon's
 first and third rows while another gets the second) is left for later.
+
+Resilience (issue 17): each publish waits for its confirm at most BROKER_CONFIRM_TIMEOUT_SECONDS
+(operations/broker.py), so the batch's transaction is never held longer by a silent broker.
+`run_forever` survives the loss of the broker, the database and its LISTEN connection: it logs,
+counts it (`coupons_worker_connection_losses_total`), backs off and reconnects.
 """
 
 import contextlib
@@ -22,13 +27,17 @@ from dataclasses import dataclass, field
 
 import pika
 import pika.exceptions
+import psycopg
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models.functions import Mod
 
 from coupons import clock
+from coupons.counters import CONNECTION_LOSSES
 from coupons.models import OutboxEvent
+from coupons.retry import DATABASE_ERRORS, Backoff
 from coupons.selectors import outbox_lag
+from operations import broker
 from operations.metrics import RELAY_PUBLISH_FAILURES
 
 log = logging.getLogger(__name__)
@@ -39,7 +48,6 @@ NOTIFY_CHANNEL = "coupons_outbox"
 # Without NOTIFY (SQLite) the relay polls this often; with it, this is only the fallback.
 POLL_SECONDS = 0.2
 FALLBACK_POLL_SECONDS = 1.0
-MIN_BACKOFF_SECONDS, MAX_BACKOFF_SECONDS = 0.5, 30.0
 
 
 @dataclass
@@ -95,7 +103,7 @@ class Relay:
             except pika.exceptions.AMQPError:
                 pass  # gone while idle: open a new one below
         self.close()
-        self.connection = pika.BlockingConnection(pika.URLParameters(self.url))
+        self.connection = pika.BlockingConnection(broker.connection_parameters(self.url))
         self.channel = self.connection.channel()
         self.channel.confirm_delivery()
         self.channel.exchange_declare(self.exchange, exchange_type="topic", durable=True)
@@ -108,11 +116,13 @@ class Relay:
         self.connection = self.channel = None
 
     def publish(self, event: OutboxEvent) -> None:
-        """Returns once the broker confirmed; raises an AMQPError otherwise."""
-        self.channel.basic_publish(
-            self.exchange, event.event_type, json.dumps(event.payload).encode(),
-            properties=message_properties(event), mandatory=False,
-        )
+        """Returns once the broker confirmed; raises an AMQPError otherwise, at the latest
+        after BROKER_CONFIRM_TIMEOUT_SECONDS."""
+        with broker.deadline(self.connection, settings.BROKER_CONFIRM_TIMEOUT_SECONDS):
+            self.channel.basic_publish(
+                self.exchange, event.event_type, json.dumps(event.payload).encode(),
+                properties=message_properties(event), mandatory=False,
+            )
 
     def run_batch(self) -> BatchResult:
         result = BatchResult()
@@ -192,45 +202,83 @@ class Wakeup:
     """Waits for the next committed outbox row: LISTEN on PostgreSQL, a short poll elsewhere.
 
     LISTEN starts before the first batch, so a commit between a batch and the wait is queued
-    on the listening connection, not missed.
+    on the listening connection, not missed. The listening connection is its own (not the
+    pool's: a pooled one closed without being given back would shrink the pool); lost, it is
+    dropped and `wait` opens a new one (a commit meanwhile is found by the next batch anyway).
     """
 
     def __init__(self):
         self.listener = None
-        if connection.vendor == "postgresql":
-            self.listener = connection.get_new_connection(connection.get_connection_params())
-            self.listener.autocommit = True
-            self.listener.execute(f"LISTEN {NOTIFY_CHANNEL}")
+        self.listens = connection.vendor == "postgresql"
+
+    def listen(self) -> None:
+        """Opens the LISTEN connection unless open; raises psycopg.Error if it cannot."""
+        if not self.listens or self.listener is not None:
+            return
+        params = connection.get_connection_params()
+        params.pop("cursor_factory", None)  # Django's, for its own cursors
+        self.listener = psycopg.connect(**params, autocommit=True)
+        self.listener.execute(f"LISTEN {NOTIFY_CHANNEL}")
 
     def wait(self, stop: threading.Event) -> None:
-        if self.listener is None:
+        """Raises psycopg.Error when the LISTEN connection is lost."""
+        if not self.listens:
             stop.wait(POLL_SECONDS)
             return
-        for _ in self.listener.notifies(timeout=FALLBACK_POLL_SECONDS, stop_after=1):
-            break
+        try:
+            for _ in self.listener.notifies(timeout=FALLBACK_POLL_SECONDS, stop_after=1):
+                break
+        except psycopg.Error:
+            self.close()
+            raise
 
     def close(self) -> None:
         if self.listener is not None:
-            self.listener.close()
+            with contextlib.suppress(psycopg.Error):
+                self.listener.close()
+        self.listener = None
+
+
+def lag_text() -> str:
+    try:
+        return str(outbox_lag())
+    except DATABASE_ERRORS:
+        return "unknown (database unreachable)"
 
 
 def run_forever(relay: Relay, *, stop: threading.Event, report=log.warning) -> None:
-    """Publish until `stop` is set; the broker down: keep the rows, report the lag, back off."""
-    wakeup = Wakeup()
-    backoff = MIN_BACKOFF_SECONDS
+    """Publish until `stop` is set. The broker or the database lost (the batch's connection or
+    the LISTEN one): the rows stay unpublished, the loss is reported and counted, and the relay
+    backs off and reconnects; it never exits on such an error."""
+    wakeup, backoff = Wakeup(), Backoff()
+
+    def lost(kind: str, error: Exception) -> None:
+        CONNECTION_LOSSES.labels(process="relay", connection=kind).inc()
+        delay = backoff.next()
+        report(f"{kind} error: {error!r}; lag: {lag_text()}; retrying in {delay:.1f}s")
+        stop.wait(delay)
+
     try:
         while not stop.is_set():
-            result = relay.run_batch()
-            if result.error is not None:
-                report(f"broker error: {result.error!r}; lag: {outbox_lag()}; "
-                       f"retrying in {backoff:.1f}s")
-                stop.wait(backoff)
-                backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
+            try:
+                wakeup.listen()  # before the batch: a commit after it is then not missed
+                result = relay.run_batch()
+            except (*DATABASE_ERRORS, psycopg.Error) as error:
+                # Django opens a new connection (from the pool, checked) for the next batch.
+                with contextlib.suppress(*DATABASE_ERRORS):
+                    connection.close()
+                lost("database", error)
                 continue
-            backoff = MIN_BACKOFF_SECONDS
+            if result.error is not None:
+                lost("broker", result.error)
+                continue
+            backoff.reset()
             if result.held:
                 stop.wait(0.05)  # another relay is finishing a coupon's earlier event
             elif result.published < relay.batch_size:
-                wakeup.wait(stop)
+                try:
+                    wakeup.wait(stop)
+                except psycopg.Error as error:
+                    lost("listen", error)
     finally:
         wakeup.close()

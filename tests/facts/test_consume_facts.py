@@ -18,6 +18,7 @@ from coupons.models import (
     OutboxEvent,
     UserCoupon,
 )
+from coupons.retry import retry_delay
 from coupons.services import coupon_issue, service_client_create
 from operations import facts_consumer
 from tests.conftest import START, lock
@@ -264,8 +265,7 @@ def test_the_long_running_consumer_takes_facts_as_they_come_until_stopped(
 
 
 def test_back_off_doubles_per_retry_in_a_row_up_to_the_ceiling():
-    backoff = facts_consumer.FactConsumer.backoff
-    assert [backoff(n) for n in (1, 2, 3, 7, 20)] == [0.5, 1.0, 2.0, 30.0, 30.0]
+    assert [retry_delay(n) for n in (1, 2, 3, 7, 20)] == [0.5, 1.0, 2.0, 30.0, 30.0]
 
 
 def test_one_message_id_over_http_and_the_broker_is_one_fact(

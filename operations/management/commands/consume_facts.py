@@ -4,13 +4,7 @@ import threading
 from django.core.management.base import BaseCommand, CommandError
 
 from coupons.models import ServiceClient
-from operations.facts_consumer import (
-    EXCHANGE,
-    MAX_BACKOFF_SECONDS,
-    MIN_BACKOFF_SECONDS,
-    QUEUE,
-    FactConsumer,
-)
+from operations.facts_consumer import EXCHANGE, QUEUE, FactConsumer, run_forever
 from operations.metrics import serve_process_metrics
 
 
@@ -60,15 +54,7 @@ class Command(BaseCommand):
     def _forever(self, consumer):
         stop = threading.Event()
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
-        backoff = MIN_BACKOFF_SECONDS
         try:
-            while not stop.is_set():
-                report = consumer.run(once=False, stop=stop)
-                if report.error is None:
-                    backoff = MIN_BACKOFF_SECONDS
-                    continue
-                self.stderr.write(f"broker error: {report.error!r}; retrying in {backoff:.1f}s")
-                stop.wait(backoff)
-                backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
+            run_forever(consumer, stop=stop, report=self.stderr.write)
         except KeyboardInterrupt:
             stop.set()
