@@ -6,6 +6,12 @@ import contextlib
 import pika
 import pika.exceptions
 from django.conf import settings
+from pika.adapters.utils.connection_workflow import AMQPConnectorException
+
+
+# What a lost, refused or silent broker raises through pika: a timeout while connecting
+# (AMQPConnectorStackTimeout) is not an AMQPError.
+BROKER_ERRORS = (pika.exceptions.AMQPError, AMQPConnectorException)
 
 
 class BrokerTimeout(pika.exceptions.AMQPConnectionError):

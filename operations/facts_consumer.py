@@ -183,7 +183,7 @@ class FactConsumer:
                 if stop.is_set():
                     break
             self.channel.cancel()  # unacked prefetched messages go back to the queue
-        except pika.exceptions.AMQPError as error:
+        except broker.BROKER_ERRORS as error:
             report.error = error
             self.close()
         return report

@@ -100,8 +100,10 @@ class Relay:
                 # Answers the broker's heartbeats while the relay idles between batches.
                 self.connection.process_data_events(time_limit=0)
                 return
-            except pika.exceptions.AMQPError:
-                pass  # gone while idle: open a new one below
+            except pika.exceptions.AMQPError as error:
+                # Gone while idle: open a new one below.
+                CONNECTION_LOSSES.labels(process="relay", connection="broker").inc()
+                log.warning("relay: broker connection lost while idle (%r); reconnecting", error)
         self.close()
         self.connection = pika.BlockingConnection(broker.connection_parameters(self.url))
         self.channel = self.connection.channel()
@@ -128,7 +130,7 @@ class Relay:
         result = BatchResult()
         try:
             self.connect()
-        except pika.exceptions.AMQPError as exc:
+        except broker.BROKER_ERRORS as exc:
             RELAY_PUBLISH_FAILURES.labels(stage="connect").inc()
             self.close()
             result.error = exc
@@ -147,7 +149,7 @@ class Relay:
                     RELAY_PUBLISH_FAILURES.labels(stage="publish").inc()
                     blocked.add(event.coupon_id)
                     result.failed += 1
-                    result.error = exc
+                    result.error = result.error or exc  # the first: the later ones follow it
                     continue
                 confirmed.append(event.pk)
                 if self.on_published is not None:
