@@ -69,11 +69,18 @@ class TcpProxy:
         self.blackholed = False
 
     def close(self) -> None:
-        self.heal()
-        self.cut()
-        self.server.close()
+        async def shut():
+            self.server.close()
+            for writer in list(self.streams):
+                writer.transport.abort()
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        self._call(shut())
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(5)
+        self.loop.close()
 
 
 def owner_connection() -> psycopg.Connection:
