@@ -8,7 +8,6 @@ import pika.exceptions
 from django.conf import settings
 from pika.adapters.utils.connection_workflow import AMQPConnectorException
 
-
 # What a lost, refused or silent broker raises through pika: a timeout while connecting
 # (AMQPConnectorStackTimeout) is not an AMQPError.
 BROKER_ERRORS = (pika.exceptions.AMQPError, AMQPConnectorException)
