@@ -9,17 +9,26 @@ the expiry scanner expires a batch with one (bulk_expire.py);
 a paid lease (a compensating redeem) and a row the batch command left alone go through the
 one-row commands, which record why they refuse. The presale expiry scanner issues no command:
 it warns, once per lease, through the outbox (coupons/services/expiry_warning.py).
+
+Loop mode (`--loop --interval N`, `scan_forever`): a scan every N seconds in one process, which
+survives a lost database connection (issue 17): logged, counted
+(`coupons_worker_connection_losses_total`), retried after a capped back-off, never an exit.
 """
 
+import contextlib
+import logging
+import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Exists, F, OuterRef, Q
 from django.utils.dateparse import parse_datetime
 
 from coupons import clock
+from coupons.counters import CONNECTION_LOSSES
 from coupons.errors import CouponError, CouponExpired
 from coupons.events.facts import order_payment, orders_paid
 from coupons.models import (
@@ -30,6 +39,7 @@ from coupons.models import (
     OrderFact,
     UserCoupon,
 )
+from coupons.retry import DATABASE_ERRORS, Backoff
 from coupons.services import (
     CommandContext,
     LeaseProof,
@@ -43,6 +53,8 @@ from coupons.services.expiry_warning import expiry_warning_send
 
 LEASE_SCANNER = CommandContext(actor="system:lease-scanner")
 EXPIRY_SCANNER = CommandContext(actor="system:expiry-scanner")
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -225,3 +237,28 @@ def warn_expiring_presale_leases(coupons: list[UserCoupon]) -> Counter:
 def scan_presale_expiry(**options) -> ScanReport:
     return scan(due=presale_leases_expiring_early, time_field="valid_until",
                 handle_batch=warn_expiring_presale_leases, **options)
+
+
+def scan_forever(scan_once: Callable[..., ScanReport], *, stop: threading.Event,
+                 interval: float, done: Callable[[ScanReport], None] = lambda report: None,
+                 report=log.warning, **options) -> None:
+    """Run `scan_once(**options)` every `interval` seconds until `stop`. A lost database
+    connection ends that scan only (its committed batches stay; the rest is still due, so
+    the next scan takes it): the loss is reported and counted, and the next scan follows a
+    capped back-off instead of the interval."""
+    process, backoff = scan_once.__name__, Backoff()
+    while not stop.is_set():
+        try:
+            result = scan_once(**options)
+        except DATABASE_ERRORS as error:
+            # Outside a request nothing closes a dead connection: the next scan opens one.
+            with contextlib.suppress(*DATABASE_ERRORS):
+                connection.close()
+            CONNECTION_LOSSES.labels(process=process, connection="database").inc()
+            delay = backoff.next()
+            report(f"{process}: database error {error!r}; retrying in {delay:.1f}s")
+            stop.wait(delay)
+            continue
+        backoff.reset()
+        done(result)
+        stop.wait(interval)

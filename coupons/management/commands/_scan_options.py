@@ -1,6 +1,11 @@
 """Options and output shared by the scanner commands."""
 
+import signal
+import threading
+
 from django.core.management.base import BaseCommand, CommandError
+
+from coupons.scanners import scan_forever
 
 
 class ScannerCommand(BaseCommand):
@@ -15,15 +20,33 @@ class ScannerCommand(BaseCommand):
         parser.add_argument("--shards", type=int, default=1, help="number of shards N")
         parser.add_argument("--limit", type=int, default=None, help="stop after this many rows")
         parser.add_argument("--quiet", action="store_true", help="print only the summary")
+        parser.add_argument("--loop", action="store_true",
+                            help="scan again every --interval seconds until SIGTERM, surviving "
+                                 "a lost database connection (instead of cron)")
+        parser.add_argument("--interval", type=float, default=60.0,
+                            help="seconds between two scans with --loop (default 60)")
 
-    def handle(self, *args, batch, rate, shard, shards, limit, quiet, **options):
+    def handle(self, *args, batch, rate, shard, shards, limit, quiet, loop, interval, **options):
         if (batch < 1 or shards < 1 or not 0 <= shard < shards
-                or (rate is not None and rate <= 0) or (limit is not None and limit < 1)):
+                or (rate is not None and rate <= 0) or (limit is not None and limit < 1)
+                or interval <= 0):
             raise CommandError("Need --batch >= 1, --shards >= 1, 0 <= --shard < --shards, "
-                               "--rate > 0, --limit >= 1.")
+                               "--rate > 0, --limit >= 1, --interval > 0.")
         progress = None if quiet else (
             lambda report: self.stdout.write(f"batch {report.batches}: {report.summary()}")
         )
-        report = type(self).scan(batch=batch, rate=rate, shard=shard, shards=shards,
-                                 limit=limit, progress=progress)
+        options = dict(batch=batch, rate=rate, shard=shard, shards=shards, limit=limit,
+                       progress=progress)
+        if loop:
+            stop = threading.Event()
+            signal.signal(signal.SIGTERM, lambda *_: stop.set())
+            try:
+                scan_forever(type(self).scan, stop=stop, interval=interval, done=self.summary,
+                             report=self.stderr.write, **options)
+            except KeyboardInterrupt:
+                stop.set()
+            return
+        self.summary(type(self).scan(**options))
+
+    def summary(self, report) -> None:
         self.stdout.write(f"{self.help.split(':')[0]} done: {report.summary()}")
