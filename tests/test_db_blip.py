@@ -6,13 +6,16 @@ first dead one, drains every idle one: after a terminate-all round the next requ
 A database that is really down still answers 503.
 """
 
+import json
 import threading
+import urllib.error
+import urllib.request
 from collections import Counter
 
-import psycopg
 import pytest
-import requests
 from django.db import connection
+
+from tests.faults import owner_connection, terminate_backends
 
 pytestmark = [
     pytest.mark.postgres,
@@ -30,27 +33,18 @@ def fresh_pool_after():
     connection.close_pool()
 
 
-def owner_connection() -> psycopg.Connection:
-    """A connection of its own (not pooled), to act on the test database from outside."""
-    params = connection.get_connection_params()
-    params.pop("cursor_factory", None)
-    params.pop("pool", None)
-    params["dbname"] = "postgres"
-    return psycopg.connect(**params, autocommit=True)
-
-
-def terminate_every_backend(database: str) -> int:
-    with owner_connection() as owner:
-        return owner.execute(
-            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-            "WHERE datname = %s AND pid <> pg_backend_pid()", [database],
-        ).fetchone()[0]
+def get(url: str, key: str) -> tuple[int, dict, dict]:
+    """Status, headers and JSON body of a GET with the service key."""
+    request = urllib.request.Request(url, headers={"Authorization": f"Token {key}"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, dict(response.headers), json.load(response)
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), json.load(error)
 
 
 def statuses(url: str, key: str, count: int) -> Counter:
-    headers = {"Authorization": f"Token {key}"}
-    return Counter(requests.get(url, headers=headers, timeout=30).status_code
-                   for _ in range(count))
+    return Counter(get(url, key)[0] for _ in range(count))
 
 
 def fill_the_pool(url: str, key: str, threads: int = 4) -> None:
@@ -71,7 +65,7 @@ def test_after_every_backend_is_terminated_the_next_requests_all_answer_200(
     database = connection.settings_dict["NAME"]
     connection.close()  # this thread's connection goes back to the pool, to be killed too
 
-    assert terminate_every_backend(database) >= 2
+    assert terminate_backends(database) >= 2
     after = statuses(url, key, 10)
 
     assert after == Counter({200: 10})
@@ -87,14 +81,14 @@ def test_a_database_that_is_really_down_still_answers_503(live_server, service_c
     with owner_connection() as owner:
         owner.execute(f'ALTER DATABASE "{database}" ALLOW_CONNECTIONS false')
         try:
-            terminate_every_backend(database)
-            response = requests.get(url, headers={"Authorization": f"Token {key}"}, timeout=30)
+            terminate_backends(database)
+            status, headers, body = get(url, key)
         finally:
             owner.execute(f'ALTER DATABASE "{database}" ALLOW_CONNECTIONS true')
             pool.timeout = timeout
 
-    assert response.status_code == 503
-    assert response.json()["error"]["code"] == "SERVICE_UNAVAILABLE"
-    assert int(response.headers["Retry-After"]) > 0
+    assert status == 503
+    assert body["error"]["code"] == "SERVICE_UNAVAILABLE"
+    assert int(headers["Retry-After"]) > 0
     # Back up: the pool reconnects and the next request is served.
     assert statuses(url, key, 1) == Counter({200: 1})
