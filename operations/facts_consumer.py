@@ -222,13 +222,15 @@ class FactConsumer:
             "original_exchange": method.exchange,
             "original_routing_key": method.routing_key,
         }
-        self.channel.basic_publish(
-            "", self.dead_letter_queue, body,
-            properties=pika.BasicProperties(
-                message_id=properties.message_id, content_type=properties.content_type,
-                delivery_mode=pika.DeliveryMode.Persistent, headers=headers,
-            ),
-        )
+        # Before the ack: a silent broker must not hold the queue longer than a confirm timeout.
+        with broker.deadline(self.connection, settings.BROKER_CONFIRM_TIMEOUT_SECONDS):
+            self.channel.basic_publish(
+                "", self.dead_letter_queue, body,
+                properties=pika.BasicProperties(
+                    message_id=properties.message_id, content_type=properties.content_type,
+                    delivery_mode=pika.DeliveryMode.Persistent, headers=headers,
+                ),
+            )
 
 
 def run_forever(consumer: FactConsumer, *, stop: threading.Event, report=log.warning) -> None:

@@ -269,6 +269,8 @@ def run_forever(relay: Relay, *, stop: threading.Event, report=log.warning) -> N
                 # Django opens a new connection (from the pool, checked) for the next batch.
                 with contextlib.suppress(*DATABASE_ERRORS):
                     connection.close()
+                # Nothing answers the broker's heartbeats during the back-off: reopen after it.
+                relay.close()
                 lost("database", error)
                 continue
             if result.error is not None:

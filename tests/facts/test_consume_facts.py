@@ -241,27 +241,37 @@ def test_metrics_port_serves_the_consumers_counters_on_localhost(
     assert 'coupons_facts_consumed_total{outcome="DEAD_LETTERED"}' in page
 
 
+def status_of(user_id: str) -> str | None:
+    """None while the consumer's thread holds the table: in-memory SQLite shares one cache
+    between threads and answers "database table is locked" instead of waiting (a flaky
+    failure of the test below on SQLite)."""
+    try:
+        return UserCoupon.objects.get(user_id=user_id).status
+    except OperationalError:
+        return None
+
+
 @pytest.mark.django_db(transaction=True)
 def test_the_long_running_consumer_takes_facts_as_they_come_until_stopped(
     coupons, clock, service_client, facts_broker, make_consumer
 ):
     consumer, stop = make_consumer(service_client[0]), threading.Event()
-    reports = []
-    loop = threading.Thread(target=lambda: (reports.append(consumer.run(once=False, stop=stop)),
+    loop = threading.Thread(target=lambda: (facts_consumer.run_forever(consumer, stop=stop),
                                             connection.close()))
     loop.start()
     try:
         time.sleep(0.3)  # real time: the consumer is waiting on the empty queue
         facts_broker.publish(story(clock)[0])
         deadline = time.monotonic() + 10
-        while UserCoupon.objects.get(user_id="u1").status != "USED":
+        while status_of("u1") != "USED":
             assert time.monotonic() < deadline, "the fact was not consumed"
             time.sleep(0.1)
     finally:
         stop.set()
         loop.join(10)
     assert not loop.is_alive()
-    assert reports[0].counts == {"PROCESSED": 1} and reports[0].error is None
+    assert list(InboxMessage.objects.values_list("message_id", "outcome__action")) == [
+        ("m1", "REDEEMED")]
 
 
 def test_back_off_doubles_per_retry_in_a_row_up_to_the_ceiling():

@@ -17,7 +17,12 @@ from tests.events.test_presale import presale_template
 from tests.facts.conftest import event_body
 from tests.faults import TcpProxy, terminate_this_threads_backend
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# A consumer thread writing while the test reads: PostgreSQL (in-memory SQLite locks tables).
+pytestmark = [
+    pytest.mark.postgres,
+    pytest.mark.skipif(connection.vendor != "postgresql", reason="threads on one database"),
+    pytest.mark.django_db(transaction=True),
+]
 
 ORDERS = 10
 DEADLINE = START + timedelta(days=14)
@@ -75,8 +80,6 @@ def losses(kind: str) -> float:
     ) or 0
 
 
-@pytest.mark.postgres
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="a backend to kill")
 def test_a_database_cut_mid_stream_leaves_every_order_as_publish_order_does(
     presale_coupons, clock, settings, service_client, facts_broker, make_consumer, monkeypatch,
 ):
