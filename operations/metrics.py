@@ -4,9 +4,9 @@ Two kinds:
 - Counters of what this process did (commands by type and outcome and refusals by code, which
   the core counts in coupons/counters.py; relay publish failures, facts consumed), incremented
   when the transaction commits, so a rolled-back command is never counted; and the connections
-  a long-running process lost and reopened (coupons/counters.py, counted when they happen). The web process
-  shows its own at /metrics; the relay and the consumer show theirs with `--metrics-port`
-  (bound to 127.0.0.1).
+  a long-running process lost and reopened (coupons/counters.py, counted when they happen).
+  The web process shows its own at /metrics; the relay and the consumer show theirs with
+  `--metrics-port` (bound to 127.0.0.1).
 - Gauges of the state, read from the database at scrape time (`StateCollector`), so they are
   right whichever process changed it: the outbox backlog and its age, expired leases nobody
   released, open conflict cases, presale expiry warnings, open reconciliation findings by
