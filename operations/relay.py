@@ -24,6 +24,7 @@ import pika
 import pika.exceptions
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import IntegerField
 from django.db.models.functions import Coalesce, Mod
 
 from coupons import clock
@@ -154,7 +155,8 @@ class Relay:
         rows = OutboxEvent.objects.filter(published_at__isnull=True)
         if self.shards > 1:
             # Events without a coupon (LedgerCheckpointed) go out from shard 0.
-            rows = rows.alias(shard=Coalesce(Mod("coupon_id", self.shards), 0)).filter(
+            rows = rows.alias(shard=Coalesce(Mod("coupon_id", self.shards), 0,
+                                             output_field=IntegerField())).filter(
                 shard=self.shard)
         if self.coupon_id is not None:
             rows = rows.filter(coupon_id=self.coupon_id)
