@@ -91,7 +91,8 @@ class _Chunks:
                     .values_list("root", flat=True))
         new = [LedgerCheckpointChunk(root=root, entries=entries)
                for root, entries in self.pending.items() if root not in known]
-        LedgerCheckpointChunk.objects.bulk_create(new)
+        # A concurrent run may store the same chunk (same content, same root): either row does.
+        LedgerCheckpointChunk.objects.bulk_create(new, ignore_conflicts=True)
         self.stored += len(new)
         self.pending = {}
 
@@ -160,12 +161,12 @@ def checkpoint_file_name(number: int) -> str:
 def write_missing_files(directory: Path) -> list[Path]:
     """Every stored checkpoint without its file gets one; an existing file is never touched."""
     present = {p.name for p in directory.glob("checkpoint-*.json")}
+    missing = [number for number in LedgerCheckpoint.objects.values_list("number", flat=True)
+               if checkpoint_file_name(number) not in present]
     written = []
-    for checkpoint in LedgerCheckpoint.objects.order_by("number").only("number", "body",
-                                                                       "signature"):
+    for checkpoint in LedgerCheckpoint.objects.filter(number__in=missing).order_by(
+            "number").only("number", "body", "signature"):
         path = directory / checkpoint_file_name(checkpoint.number)
-        if path.name in present:
-            continue
         # O_EXCL: a file that appeared meanwhile (another run) is left as it is.
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
