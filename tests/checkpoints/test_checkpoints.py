@@ -69,6 +69,8 @@ def test_without_the_signing_key_the_command_refuses_and_writes_nothing(
         call_command("ledger_checkpoint")
     with pytest.raises(CommandError, match="LEDGER_SIGNING_KEY is not set"):
         call_command("ledger_public_key")
+    with pytest.raises(CommandError, match="give --public-key"):
+        call_command("verify_ledger", "--checkpoint", __file__)
     settings.LEDGER_SIGNING_KEY = "bm90IGEga2V5"
     with pytest.raises(CommandError, match="LEDGER_SIGNING_KEY: not an Ed25519 key"):
         call_command("ledger_checkpoint")

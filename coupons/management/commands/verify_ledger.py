@@ -2,6 +2,7 @@ import json
 import sys
 from pathlib import Path
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from coupons.checkpoint_keys import KeyProblem, public_key_from_text, signing_key
@@ -21,13 +22,13 @@ class Command(BaseCommand):
 
     def handle(self, *args, checkpoint, public_key=None, **options):
         try:
-            document = json.loads(Path(checkpoint).read_text())
-        except (OSError, ValueError) as bad:
-            raise CommandError(f"cannot read the checkpoint file {checkpoint}: {bad}") from bad
-        try:
             key = self._public_key(public_key)
         except KeyProblem as problem:
             raise CommandError(str(problem)) from problem
+        try:
+            document = json.loads(Path(checkpoint).read_text())
+        except (OSError, ValueError) as bad:
+            raise CommandError(f"cannot read the checkpoint file {checkpoint}: {bad}") from bad
         verdict = verify_checkpoint(document if isinstance(document, dict) else {}, key)
         for problem in verdict.problems:
             self.stdout.write(f"BROKEN: {problem}")
@@ -45,6 +46,9 @@ class Command(BaseCommand):
     @staticmethod
     def _public_key(text):
         if text is None:
+            if not settings.LEDGER_SIGNING_KEY:
+                raise KeyProblem("give --public-key (the key `manage.py ledger_public_key` "
+                                 "prints where the checkpoints are signed)")
             return signing_key().public_key()
         path = Path(text)
         if len(text) < 4096 and path.is_file():
