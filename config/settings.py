@@ -320,6 +320,14 @@ METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
 if METRICS_TOKEN and len(METRICS_TOKEN) < 32:
     raise ImproperlyConfigured("METRICS_TOKEN must be at least 32 characters.")
 
+# --- Signed ledger checkpoints (issue 15): README "Evidence" ----------------------------------
+# The Ed25519 private key (base64 of 32 bytes, or PEM) that signs checkpoints. Only the commands
+# that sign read it (coupons/checkpoint_keys.py); the server never signs, so it starts without.
+LEDGER_SIGNING_KEY = os.environ.get("LEDGER_SIGNING_KEY", "")
+# Where `ledger_checkpoint` writes each signed checkpoint as a new file (never overwritten):
+# a directory another system copies away, or a mount of append-only storage.
+LEDGER_CHECKPOINT_DIR = os.environ.get("LEDGER_CHECKPOINT_DIR", "")
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

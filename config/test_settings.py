@@ -6,10 +6,16 @@ per client; tests/api/test_throttling.py lowers them to see a 429.
 """
 
 import os
+import tempfile
 
 os.environ.setdefault("DJANGO_SECRET_KEY", "test-only-secret-key-never-used-outside-the-test-suite")
 if not os.environ.get("LEASE_TOKEN_SECRETS"):
     os.environ.setdefault("LEASE_TOKEN_SECRET", "test-only-lease-token-secret")
+# Test-only checkpoint signing key (base64 of 32 bytes) and a scratch directory for the files;
+# tests that read the files point LEDGER_CHECKPOINT_DIR at their own tmp_path.
+os.environ.setdefault("LEDGER_SIGNING_KEY", "dGVzdC1vbmx5LWxlZGdlci1zaWduaW5nLWtleS0zMmI=")
+if not os.environ.get("LEDGER_CHECKPOINT_DIR"):
+    os.environ["LEDGER_CHECKPOINT_DIR"] = tempfile.mkdtemp(prefix="test-checkpoints-")
 # The test client speaks plain HTTP; HTTPS redirects are tested with the production values.
 os.environ.setdefault("DJANGO_HTTPS", "0")
 

@@ -30,7 +30,8 @@ import pika.exceptions
 import psycopg
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models.functions import Mod
+from django.db.models import IntegerField
+from django.db.models.functions import Coalesce, Mod
 
 from coupons import clock
 from coupons.counters import CONNECTION_LOSSES
@@ -70,7 +71,8 @@ def message_properties(event: OutboxEvent) -> pika.BasicProperties:
             "event_id": event.pk,
             "event_type": event.event_type,
             "coupon_id": event.coupon_id,
-            "state_version": event.payload["state_version"],
+            # None for an event about the whole ledger (LedgerCheckpointed).
+            "state_version": event.payload.get("state_version"),
         },
     )
 
@@ -164,7 +166,10 @@ class Relay:
     def _claim(self) -> list[OutboxEvent]:
         rows = OutboxEvent.objects.filter(published_at__isnull=True)
         if self.shards > 1:
-            rows = rows.alias(shard=Mod("coupon_id", self.shards)).filter(shard=self.shard)
+            # Events without a coupon (LedgerCheckpointed) go out from shard 0.
+            rows = rows.alias(shard=Coalesce(Mod("coupon_id", self.shards), 0,
+                                             output_field=IntegerField())).filter(
+                shard=self.shard)
         if self.coupon_id is not None:
             rows = rows.filter(coupon_id=self.coupon_id)
         # of=("self",): lock the outbox rows only, never the coupons the commands need.
@@ -180,8 +185,12 @@ class Relay:
         the broker before that commit, so it is already ahead of anything published now.
         """
         claimed = {event.pk for event in events}
+        # Events without a coupon (checkpoints) are claimed in id order and need no other.
+        in_order = {event.pk for event in events if event.coupon_id is None}
         last_claimed: dict[int, int] = {}
         for event in events:
+            if event.coupon_id is None:
+                continue
             last_claimed[event.coupon_id] = max(event.pk, last_claimed.get(event.coupon_id, 0))
         unpublished = (
             OutboxEvent.objects.filter(
@@ -189,7 +198,7 @@ class Relay:
                 id__lte=max(last_claimed.values(), default=0),
             ).order_by("id").values_list("coupon_id", "id")
         )
-        in_order, gapped = set(), set()
+        gapped = set()
         for coupon, pk in unpublished:
             if pk > last_claimed[coupon] or coupon in gapped:
                 continue

@@ -312,3 +312,37 @@ class TimelineEntryOutput(serializers.Serializer):
     id = serializers.IntegerField(help_text="The row id within its kind.")
     title = serializers.CharField()
     details = serializers.DictField()
+
+
+class ProofOperationOutput(serializers.Serializer):
+    to_version = serializers.IntegerField()
+    op_type = serializers.CharField()
+    from_state = serializers.CharField(allow_blank=True)
+    to_state = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    prev_hash = serializers.CharField(allow_blank=True)
+    content_hash = serializers.CharField()
+
+
+class SignedCheckpointOutput(serializers.Serializer):
+    signed = serializers.CharField(help_text="The signed text: canonical JSON of the checkpoint.")
+    signature = serializers.CharField(help_text="Ed25519 over `signed` (UTF-8), base64.")
+
+
+class ProofLeafOutput(serializers.Serializer):
+    index = serializers.IntegerField()
+    coupon_id = serializers.IntegerField()
+    version = serializers.IntegerField()
+    head_hash = serializers.CharField()
+
+
+class ProofOutput(serializers.Serializer):
+    coupon_id = serializers.IntegerField()
+    state_version = serializers.IntegerField()
+    operations = ProofOperationOutput(many=True)
+    checkpoint = SignedCheckpointOutput(allow_null=True, help_text="The latest checkpoint; "
+                                        "null before the first.")
+    leaf = ProofLeafOutput(allow_null=True, help_text="The coupon's leaf in it; null when the "
+                           "coupon is newer than the checkpoint.")
+    inclusion_path = serializers.ListField(child=serializers.CharField(),
+                                           help_text="RFC 9162 inclusion path, hex, leaf first.")

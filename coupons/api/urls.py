@@ -23,6 +23,7 @@ urlpatterns = [
     path("coupons/<dbid:coupon_id>/rejections", views.CouponRejectionsApi.as_view(),
          name="coupon-rejections"),
     path("coupons/<dbid:coupon_id>/check", views.CouponCheckApi.as_view(), name="coupon-check"),
+    path("coupons/<dbid:coupon_id>/proof", views.CouponProofApi.as_view(), name="coupon-proof"),
     path("coupons/<dbid:coupon_id>/timeline", views.CouponTimelineApi.as_view(),
          name="coupon-timeline"),
     path("events", event_views.EventReceiveApi.as_view(), name="events"),

@@ -7,6 +7,7 @@ from rest_framework.views import APIView
 
 from coupons import clock, selectors
 from coupons.capabilities import Capability
+from coupons.checkpoint_proofs import coupon_proof
 from coupons.diagnosis import coupon_diagnosis
 from coupons.history import coupon_timeline
 from coupons.replay import coupon_check
@@ -273,6 +274,17 @@ class CouponCheckApi(APIView):
         coupon = selectors.coupon_get(coupon_id=coupon_id)
         return Response({**coupon_check(coupon).as_dict(),
                          "diagnosis": coupon_diagnosis(coupon, clock.now())})
+
+
+class CouponProofApi(APIView):
+    """The coupon's ledger with its hashes, its Merkle inclusion proof against the latest signed
+    checkpoint, and that checkpoint: save it and check it offline with
+    scripts/verify_coupon_proof.py and the published public key."""
+
+    @extend_schema(responses=s.ProofOutput)
+    def get(self, request, coupon_id):
+        coupon = selectors.coupon_get(coupon_id=coupon_id)
+        return Response(coupon_proof(coupon=coupon))
 
 
 class CouponTimelineApi(GenericAPIView):

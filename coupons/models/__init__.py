@@ -1,4 +1,5 @@
 from coupons.models.cases import CaseStatus, ConflictCase, Recommendation
+from coupons.models.checkpoints import LedgerCheckpoint, LedgerCheckpointChunk
 from coupons.models.clients import ServiceClient
 from coupons.models.coupons import CouponStatus, UserCoupon
 from coupons.models.findings import (
@@ -36,6 +37,8 @@ __all__ = [
     "Repair",
     "Severity",
     "InboxMessage",
+    "LedgerCheckpoint",
+    "LedgerCheckpointChunk",
     "OrderFact",
     "PresaleSettlement",
     "Recommendation",

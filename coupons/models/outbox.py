@@ -8,7 +8,11 @@ class OutboxEvent(models.Model):
     """Domain events written in the command's transaction, published after commit by a relay."""
 
     event_type = models.CharField(max_length=64)  # CouponLocked, CouponRedeemed, ...
-    coupon = models.ForeignKey("coupons.UserCoupon", on_delete=models.PROTECT, related_name="+")
+    # Null only for an event about the whole ledger (LedgerCheckpointed); the relay keeps such
+    # events in id order among themselves and sends them from shard 0.
+    coupon = models.ForeignKey(
+        "coupons.UserCoupon", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     # Null only for a notification that changes no state (CouponExpiresBeforeFinalPayment,
     # recorded by ExpiryWarning): every state change has its ledger row here.
     operation = models.OneToOneField(

@@ -56,6 +56,7 @@ API_MATRIX = {
     ("GET", "/api/v1/coupons/{coupon_id}/rejections"): C.READ,
     ("GET", "/api/v1/coupons/{coupon_id}/check"): C.READ,
     ("GET", "/api/v1/coupons/{coupon_id}/timeline"): C.READ,
+    ("GET", "/api/v1/coupons/{coupon_id}/proof"): C.READ,
     ("POST", "/api/v1/events"): C.POST_FACTS,
     ("GET", "/api/v1/cases"): C.RESOLVE_CASES,
     ("POST", "/api/v1/cases/{case_id}/resolve"): C.RESOLVE_CASES,

@@ -11,6 +11,8 @@ from jsonschema import Draft202012Validator, FormatChecker
 from coupons.models import CouponStatus, OutboxEvent
 from coupons.scanners import scan_presale_expiry
 from coupons.services import CommandContext, coupon_issue, coupon_redeem
+from coupons.services.checkpoint import EVENT_TYPE as CHECKPOINTED
+from coupons.services.checkpoint import ledger_checkpoint
 from coupons.services.expiry_warning import EVENT_TYPE as EXPIRY_WARNING
 from coupons.services.records import EVENT_TYPES
 from coupons.services.transitions import TRANSITIONS
@@ -23,8 +25,8 @@ from tests.relay.history import every_command
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas" / "events"
 # Every event the code writes to the outbox: one per ledger operation type, and the presale
-# expiry warning (a notification that changes no state).
-EMITTED = {*EVENT_TYPES.values(), EXPIRY_WARNING}
+# expiry warning (a notification that changes no state) and the ledger checkpoint (about no coupon).
+EMITTED = {*EVENT_TYPES.values(), EXPIRY_WARNING, CHECKPOINTED}
 
 pytestmark = pytest.mark.django_db
 
@@ -60,7 +62,8 @@ def every_event(template, ctx, clock, send) -> list[OutboxEvent]:
     """Every command through the real services: issue, lock, renew, release, redeem, void and
     expire (tests.relay.history), then return (a refund under the default policy), reverse
     (the void, approved) and compensate (money, approved); and the presale expiry warning
-    (a DepositPaid fact locks a STRICT coupon that expires before the final payment)."""
+    (a DepositPaid fact locks a STRICT coupon that expires before the final payment); and two
+    ledger checkpoints (the second names the first)."""
     presale = coupon_issue(template_id=presale_template("presale", "STRICT").pk,
                            user_id="u7", ctx=ctx).coupon
     deposit(send, presale)
@@ -77,6 +80,8 @@ def every_event(template, ctx, clock, send) -> list[OutboxEvent]:
         proposal = compensation_propose(coupon_id=coupon.pk, operation_id=latest.pk,
                                         reason="support call", amount=amount, ctx=proposer)
         compensation_approve(compensation_id=proposal.pk, ctx=approver)
+    ledger_checkpoint()
+    ledger_checkpoint()
     return list(OutboxEvent.objects.order_by("pk"))
 
 

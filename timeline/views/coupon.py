@@ -12,6 +12,7 @@ from django.utils.timesince import timesince, timeuntil
 
 from coupons import clock
 from coupons.api.permissions import can_see_details
+from coupons.checkpoint_proofs import checkpoint_coverage
 from coupons.diagnosis import coupon_diagnosis
 from coupons.errors import NotFound
 from coupons.history import (
@@ -118,6 +119,7 @@ class CouponPage(ConsolePage):
             **ledger_context(request, coupon),
             "check": coupon_check(coupon).as_dict(),
             "diagnosis": coupon_diagnosis(coupon, now),
+            "coverage": checkpoint_coverage(coupon=coupon),
             "diagram": state_diagram(current=coupon.status,
                                      taken=coupon_steps_taken(coupon=coupon)),
         })
