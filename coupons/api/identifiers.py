@@ -10,7 +10,7 @@ the same rule as `pattern` (ECMA and Python regexes read it alike: explicit clas
 import re
 
 from django import forms
-from django.core.validators import RegexValidator
+from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 
@@ -23,7 +23,13 @@ EDGE = f"[^{CONTROL}{SPACE}]"
 ID_PATTERN = f"^(?:{EDGE}|{EDGE}[^{CONTROL}]*{EDGE})$"
 ID_MESSAGE = _("An id must not start or end with whitespace or hold control characters.")
 
-validate_id = RegexValidator(re.compile(ID_PATTERN), ID_MESSAGE, code="invalid_id")
+ID_REGEX = re.compile(ID_PATTERN)
+
+
+def validate_id(value: str) -> None:
+    # fullmatch: Python's `$` also matches before a final newline, ECMAScript's does not.
+    if not ID_REGEX.fullmatch(value):
+        raise ValidationError(ID_MESSAGE, code="invalid_id")
 
 
 def id_schema(max_length: int) -> dict:
