@@ -30,9 +30,10 @@ REPLAYED = {"Idempotent-Replayed": {
 
 # What each SPEC §6 status means, stated once for every operation that can answer it.
 ERROR_MEANINGS = {
-    400: "VALIDATION_ERROR: the body, a query parameter or the Idempotency-Key is not valid "
-         "(`details` names each field at fault); IDEMPOTENCY_KEY_MISSING for a command without "
-         "the header. Nothing was changed.",
+    400: "VALIDATION_ERROR: the body, a query parameter, a path id (whitespace or a control "
+         "character in it) or the Idempotency-Key is not valid (`details` names each field at "
+         "fault); IDEMPOTENCY_KEY_MISSING for a command without the header. Nothing was "
+         "changed.",
     401: "NOT_AUTHENTICATED: no credentials, or a key that is unknown or revoked.",
     403: "PERMISSION_DENIED: the caller lacks the capability (`details.capability` names it), "
          "or the resource answers only to another client or person.",
@@ -145,15 +146,18 @@ def error_statuses(operation: dict, view, method: str) -> set[int]:
     """The error statuses an operation can answer, from what it takes.
 
     Every operation: 401, 403 (capability), 429 (throttles) and 503 (no database). A path id
-    or a page: 404. A body or query parameters: 400. A command behind an Idempotency-Key: 400,
-    409 (a key still in progress, besides the state conflicts) and 422 (the key reused with
-    another body). A view adds what only it answers with `error_statuses = {"POST": {404}}`.
+    or a page: 404. A body, query parameters or a path id: 400. A command behind an
+    Idempotency-Key: 400, 409 (a key still in progress, besides the state conflicts) and 422
+    (the key reused with another body). A view adds what only it answers with
+    `error_statuses = {"POST": {404}}`.
     """
     statuses = {401, 403, 429, 503}
     places = {parameter["in"] for parameter in operation.get("parameters", [])}
     names = {parameter["name"] for parameter in operation.get("parameters", [])}
     if "path" in places or "page" in names:
         statuses.add(404)
+    if "path" in places:  # coupons.api.converters.MalformedId
+        statuses.add(400)
     if "requestBody" in operation or "query" in places:
         statuses.add(400)
     if "Idempotency-Key" in names:
