@@ -100,7 +100,7 @@ class TemplateInput(serializers.Serializer):
         {"oneOf": [given("valid_until", "string"), given("valid_days", "integer")]},
     ]}
 
-    code = serializers.SlugField(max_length=64)
+    code = serializers.SlugField(max_length=64, trim_whitespace=False)  # a code as sent
     name = serializers.CharField(max_length=200)
     kind = serializers.ChoiceField(choices=CouponKind.choices)
     face_value = money_field(required=False, allow_null=True)

@@ -62,7 +62,7 @@ class RulesField(serializers.JSONField):
 
 
 class PolicyCreateInput(serializers.Serializer):
-    code = serializers.SlugField(max_length=64)
+    code = serializers.SlugField(max_length=64, trim_whitespace=False)  # a code as sent
     name = serializers.CharField(max_length=200)
     rules = RulesField(required=False, help_text=(
         "The first draft's rules; without them the draft copies the default policy's."))

@@ -114,3 +114,12 @@ def test_the_schema_states_the_same_rule(value, valid):
     assert lock_input["order_id"]["pattern"] == user_id["pattern"] == ID_PATTERN
     assert bool(re.fullmatch(ID_PATTERN, value)) is valid
     assert re.fullmatch(lock_input["quote_id"]["pattern"], "")  # optional: "" or an id
+
+
+def test_a_template_code_with_surrounding_whitespace_is_a_400_not_another_code(api):
+    response = api.post("/api/v1/templates", {
+        "code": " off30 ", "name": "30 off", "kind": "AMOUNT_OFF", "face_value": "30.00",
+        "valid_days": 30}, format="json", HTTP_IDEMPOTENCY_KEY="k-code")
+
+    assert response.status_code == 400
+    assert "code" in response.json()["error"]["details"]
