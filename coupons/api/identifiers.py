@@ -16,7 +16,7 @@ from rest_framework import serializers
 
 # C0 and C1 control characters (NUL, tab, newline, DEL ...): never part of an id.
 CONTROL = "\\u0000-\\u001f\\u007f-\\u009f"
-# What Python's str.strip() and ECMAScript's \s both call whitespace, beyond the controls.
+# What Python's str.strip() or ECMAScript's \s calls whitespace, beyond the controls.
 SPACE = " \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff"
 EDGE = f"[^{CONTROL}{SPACE}]"
 # One character that is neither, or such a first and last character around any non-controls.
@@ -37,16 +37,12 @@ def id_schema(max_length: int) -> dict:
 
 
 class ExternalIdField(serializers.CharField):
-    """A body id: never trimmed, never blank; `allow_blank` lets an optional one be ""."""
+    """A body id: never trimmed, never blank; `allow_blank` lets an optional one be "" (DRF
+    answers "" before the validators run)."""
 
     def __init__(self, *, max_length: int = 64, **kwargs):
         super().__init__(max_length=max_length, trim_whitespace=False, **kwargs)
         self.validators.append(validate_id)
-
-    def run_validation(self, data=serializers.empty):
-        if data == "" and self.allow_blank:
-            return ""
-        return super().run_validation(data)
 
 
 class ExternalIdFormField(forms.CharField):
