@@ -247,6 +247,12 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # Relative: the schema describes whichever instance serves it.
+    "SERVERS": [{"url": "/", "description": "The instance serving this schema"}],
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "coupons.api.schema.tidy_schema",
+    ],
     # coupons.api.converters.DatabaseIdConverter: up to 18 digits, so a huge id is a 404.
     "PATH_CONVERTER_OVERRIDES": {
         "dbid": {"type": "integer", "minimum": 0, "maximum": 10**18 - 1},

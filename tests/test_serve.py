@@ -101,6 +101,14 @@ def test_bin_serve_answers_the_probes_over_plain_http_and_serves_static_files(se
                              **{"X-Forwarded-Proto": "https"})
     assert status == 200
     assert headers["Content-Type"].startswith("text/css")
+    # A long request line (every id filter at its longest, percent-encoded, and more) reaches
+    # the API, which answers JSON; gunicorn's default 4094 answered its own HTML 414.
+    emoji = "%F0%9F%98%80" * 64  # 64 characters of 4 bytes: 768 characters on the line
+    query = "&".join(f"{name}={emoji}" for name in ("user_id", "order_id") * 4)
+    status, headers, body = get(f"{served}/api/v1/coupons?{query}", Host=PUBLIC_HOST,
+                                **{"X-Forwarded-Proto": "https"})
+    assert len(query) > 6000
+    assert (status, headers["Content-Type"]) == (401, "application/json"), body
 
 
 def test_bin_serve_sums_every_workers_counters_at_metrics(tmp_path):

@@ -50,6 +50,9 @@ class ServiceTokenScheme(OpenApiAuthenticationExtension):
             "in": "header",
             "name": "Authorization",
             "description": (
-                "`Token <key>`; make a key with `python manage.py create_service_client NAME`."
+                "Send `Authorization: Token <key>`: the scheme word `Token`, a space, the key "
+                "(also in `x-token-prefix`, as an apiKey scheme cannot carry it). Make a key "
+                "with `python manage.py create_service_client NAME`."
             ),
+            "x-token-prefix": "Token",
         }

@@ -7,9 +7,11 @@ from drf_spectacular.utils import PolymorphicProxySerializer
 from rest_framework import serializers
 
 from coupons import clock
+from coupons.events.handlers import OUTCOME_ACTIONS
 from coupons.models import ConflictCase, FactType
 from coupons.redaction import visible
 
+from .identifiers import ExternalIdField
 from .serializers import MAX_DB_ID, external_id, money_field, note_unless
 
 
@@ -33,7 +35,7 @@ class FactTime(serializers.DateTimeField):
 
 
 class EventInput(serializers.Serializer):
-    message_id = serializers.CharField(
+    message_id = ExternalIdField(
         max_length=128, help_text="The sender's id of this message: a redelivery repeats it "
                                   "(answered DUPLICATE); another body under it is a 422.")
     type = serializers.ChoiceField(choices=FactType.choices)
@@ -95,10 +97,22 @@ EVENT_UNION = PolymorphicProxySerializer(
 )
 
 
+class EventOutcomeOutput(serializers.Serializer):
+    """What the fact did. Besides these, an action adds what it concerns: `case_id`,
+    `recommendation`, `error_code` and `error_details` of a refusal, `status`, `expires_at`,
+    `settlement`, `decisions` ..."""
+
+    action = serializers.ChoiceField(choices=OUTCOME_ACTIONS)
+    coupon_id = serializers.IntegerField(required=False, allow_null=True,
+                                         help_text="The coupon the fact concerned, if any.")
+    repeated_fact = serializers.BooleanField(
+        help_text="True when another message had already stated this fact.")
+
+
 class EventOutput(serializers.Serializer):
     message_id = serializers.CharField()
     status = serializers.ChoiceField(choices=["PROCESSED", "DUPLICATE"])
-    outcome = serializers.JSONField(help_text="What the fact did: action, coupon_id, case_id ...")
+    outcome = EventOutcomeOutput()
 
 
 class CaseOutput(serializers.ModelSerializer):

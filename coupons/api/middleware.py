@@ -5,11 +5,15 @@ from rest_framework.response import Response
 
 from coupons.errors import error_body
 
+from .converters import MalformedId
+from .identifiers import ID_MESSAGE
+
 API_PREFIX = "/api/"
 
 
 class ApiErrorsMiddleware:
-    """Turns Django's own 404 and 500 pages under /api/ into SPEC §6 bodies.
+    """Turns Django's own 404 and 500 pages under /api/ into SPEC §6 bodies, and answers a
+    path id with whitespace or control characters in it (converters.MalformedId) with a 400.
 
     DRF's handler (coupons.api.exceptions) answers for everything raised inside an API view.
     What is left is Django's: a URL no route matches (with DEBUG on, a page listing every URL
@@ -32,3 +36,11 @@ class ApiErrorsMiddleware:
                               "Something went wrong on our side; it has been logged.")
             return JsonResponse(body, status=500)
         return response
+
+    def process_view(self, request, view_func, view_args, view_kwargs):
+        malformed = {name: [str(ID_MESSAGE)] for name, value in view_kwargs.items()
+                     if isinstance(value, MalformedId)}
+        if malformed:
+            body = error_body("VALIDATION_ERROR", "The request is not valid.", malformed)
+            return JsonResponse(body, status=400)
+        return None

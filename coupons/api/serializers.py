@@ -10,13 +10,15 @@ from rest_framework import serializers
 from coupons.history import KIND_ORDER
 from coupons.models import CouponKind, CouponStatus, CouponTemplate, ExpiryDuringLock
 
+from .identifiers import ExternalIdField
+
 MAX_DB_ID = 2**63 - 1
 MAX_VERSION = 2**31 - 1
 MONEY = {"max_digits": 12, "decimal_places": 2}
 
 
 def external_id(**kwargs):
-    return serializers.CharField(max_length=64, **kwargs)
+    return ExternalIdField(max_length=64, **kwargs)
 
 
 # Money is a decimal string, at most 10 digits before the point and 2 after, no sign, no
@@ -98,7 +100,7 @@ class TemplateInput(serializers.Serializer):
         {"oneOf": [given("valid_until", "string"), given("valid_days", "integer")]},
     ]}
 
-    code = serializers.SlugField(max_length=64)
+    code = serializers.SlugField(max_length=64, trim_whitespace=False)  # a code as sent
     name = serializers.CharField(max_length=200)
     kind = serializers.ChoiceField(choices=CouponKind.choices)
     face_value = money_field(required=False, allow_null=True)
@@ -126,9 +128,23 @@ class TemplateInput(serializers.Serializer):
 
 class TemplateEditInput(TemplateInput):
     """A partial edit: only the terms sent change (no defaults fill the rest); never the code.
-    The template's rules hold for the terms after the edit, so none is stated per request."""
 
-    schema_constraints = {}
+    The terms after the edit (the stored ones with these over them) must keep the rules of a
+    new template, or the edit is a 400 naming the field: AMOUNT_OFF and EXCHANGE need a
+    `face_value`, PERCENT_OFF a `percent_off`; exactly one of `valid_until` and `valid_days`
+    is set (send the other as null to switch); `valid_from` before `valid_until`. Of these, the
+    schema can state what holds whatever is stored: never both `valid_until` and `valid_days`
+    in one edit, and no null `face_value` / `percent_off` for a kind that needs it."""
+
+    schema_constraints = {"allOf": [
+        {"not": {"allOf": [given("valid_until", "string"), given("valid_days", "integer")]}},
+        {"not": {"required": ["kind", "face_value"], "properties": {
+            "kind": {"type": "string", "pattern": "^(?:AMOUNT_OFF|EXCHANGE)$"},
+            "face_value": {"enum": [None]}}}},
+        {"not": {"required": ["kind", "percent_off"], "properties": {
+            "kind": {"type": "string", "pattern": "^PERCENT_OFF$"},
+            "percent_off": {"enum": [None]}}}},
+    ]}
     code = None
 
     def __init__(self, *args, **kwargs):
@@ -207,7 +223,7 @@ class LockOutput(serializers.Serializer):
 
 class LeaseProofInput(serializers.Serializer):
     order_id = external_id()
-    lock_token = serializers.CharField(max_length=128)
+    lock_token = ExternalIdField(max_length=128)
     expected_version = serializers.IntegerField(min_value=1, max_value=MAX_VERSION)
 
 

@@ -57,9 +57,12 @@ class RuleDoc(serializers.Serializer):
 class RulesField(serializers.JSONField):
     """Any JSON here; refunds.policy_engine.clean_rules says what is wrong, rule by rule."""
 
+    # Read by coupons.api.schema: a version has at least its default rule.
+    schema_extra = {"minItems": 1}
+
 
 class PolicyCreateInput(serializers.Serializer):
-    code = serializers.SlugField(max_length=64)
+    code = serializers.SlugField(max_length=64, trim_whitespace=False)  # a code as sent
     name = serializers.CharField(max_length=200)
     rules = RulesField(required=False, help_text=(
         "The first draft's rules; without them the draft copies the default policy's."))
@@ -71,6 +74,12 @@ class DraftCreateInput(serializers.Serializer):
 
 
 class DraftUpdateInput(serializers.Serializer):
+    """PATCH replaces the draft's rules as a whole, so `rules` is required."""
+
+    # Never partial, although the method is PATCH: drf-spectacular sets `partial` on a PATCH
+    # body's serializer (and would document `rules` as optional); the view never does.
+    partial = property(lambda self: False, lambda self, value: None)
+
     rules = RulesField()
 
 

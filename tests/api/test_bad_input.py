@@ -240,17 +240,36 @@ def test_issue_from_an_unknown_template_is_404(api, targets, template_id):
     assert details == {"template_id": template_id}
 
 
-@pytest.mark.parametrize("coupon_id", [HUGE, "-1", "abc", "1.5", "0x10", "1e3", "%00"])
-@pytest.mark.parametrize("suffix", ["", "/operations", "/rejections", "/check", "/lock",
-                                    "/renew", "/redeem", "/release", "/void"])
-def test_a_path_id_that_is_not_a_database_id_is_404(api, targets, coupon_id, suffix):
-    path = f"/api/v1/coupons/{coupon_id}{suffix}"
-    before = world()
+SUFFIXES = ["", "/operations", "/rejections", "/check", "/lock", "/renew", "/redeem",
+            "/release", "/void"]
 
-    response = api.get(path) if suffix in ("", "/operations", "/rejections", "/check") else (
+
+def path_request(api, coupon_id, suffix):
+    path = f"/api/v1/coupons/{coupon_id}{suffix}"
+    return api.get(path) if suffix in ("", "/operations", "/rejections", "/check") else (
         send(api, path, {"expected_version": 1, "reason": "x"}))
 
+
+@pytest.mark.parametrize("coupon_id", [HUGE, "-1", "abc", "1.5", "0x10", "1e3"])
+@pytest.mark.parametrize("suffix", SUFFIXES)
+def test_a_path_id_that_is_not_a_database_id_is_404(api, targets, coupon_id, suffix):
+    before = world()
+
+    response = path_request(api, coupon_id, suffix)
+
     assert_refused(response, 404, "NOT_FOUND")
+    assert world() == before
+
+
+# Whitespace or a control character in an id is a 400 wherever the id is (issue 16).
+@pytest.mark.parametrize("coupon_id", ["%00", "1%00", "%201"])
+@pytest.mark.parametrize("suffix", SUFFIXES)
+def test_a_path_id_with_a_control_character_is_400(api, targets, coupon_id, suffix):
+    before = world()
+
+    response = path_request(api, coupon_id, suffix)
+
+    assert_refused(response, 400, "VALIDATION_ERROR")
     assert world() == before
 
 

@@ -1,0 +1,170 @@
+"""The schema and the server agree both ways on what issue 17's contract check found: each
+body here is refused by the server and outside the schema, or allowed by both."""
+
+import json
+import re
+from pathlib import Path
+
+import jsonschema
+import pytest
+from drf_spectacular.generators import SchemaGenerator
+
+from coupons.events.handlers import OUTCOME_ACTIONS
+from refunds.models import ReturnPolicy, ReturnPolicyVersion
+from tests.compensations.conftest import staff
+
+pytestmark = pytest.mark.django_db
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def schema():
+    return SchemaGenerator().get_schema(request=None, public=True)
+
+
+def allows(schema, component: str, body) -> bool:
+    """Whether the component's JSON Schema takes `body` (JSON round trip: the YAML's types)."""
+    document = json.loads(json.dumps({"$ref": f"#/components/schemas/{component}",
+                                      "components": schema["components"]}))
+    return jsonschema.Draft4Validator(document).is_valid(body)
+
+
+def walk(node, path=""):
+    if isinstance(node, dict):
+        yield path, node
+        for key, value in node.items():
+            yield from walk(value, f"{path}/{key}")
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from walk(value, f"{path}/{index}")
+
+
+@pytest.fixture
+def policy_admin(db):
+    return staff("pat", "policy_admin")
+
+
+@pytest.mark.parametrize("reason", ["\t", "   ", "\u00a0", "\n\u3000"])
+def test_a_whitespace_only_reason_is_refused_by_both(schema, api, coupon, reason):
+    response = api.post(f"/api/v1/coupons/{coupon.pk}/void",
+                        {"expected_version": 1, "reason": reason}, format="json",
+                        HTTP_IDEMPOTENCY_KEY="k-void")
+
+    assert response.status_code == 400
+    assert "reason" in response.json()["error"]["details"]
+    assert not allows(schema, "VoidInputRequest", {"expected_version": 1, "reason": reason})
+    assert allows(schema, "VoidInputRequest", {"expected_version": 1, "reason": " ok "})
+
+
+def test_an_empty_rules_list_is_refused_by_both(schema, policy_admin):
+    body = {"code": "empty", "name": "Empty", "rules": []}
+
+    response = policy_admin.post("/api/v1/return-policies", body, format="json",
+                                 HTTP_IDEMPOTENCY_KEY="k-empty")
+
+    assert response.status_code == 400
+    assert not ReturnPolicy.objects.filter(code="empty").exists()
+    assert not allows(schema, "PolicyCreateInputRequest", body)
+
+
+def test_a_draft_patch_without_rules_is_refused_by_both(schema, policy_admin):
+    created = policy_admin.post("/api/v1/return-policies", {"code": "p", "name": "P"},
+                                format="json", HTTP_IDEMPOTENCY_KEY="k-p").json()
+    rules_before = ReturnPolicyVersion.objects.get(policy_id=created["id"], number=1).rules
+
+    response = policy_admin.patch(f"/api/v1/return-policies/{created['id']}/versions/1", {},
+                                  format="json", HTTP_IDEMPOTENCY_KEY="k-patch")
+
+    assert response.status_code == 400
+    assert ReturnPolicyVersion.objects.get(policy_id=created["id"], number=1).rules == rules_before
+    patch = schema["paths"]["/api/v1/return-policies/{policy_id}/versions/{number}"]["patch"]
+    body = patch["requestBody"]
+    assert body["required"]
+    assert body["content"]["application/json"]["schema"]["$ref"].endswith(
+        "/DraftUpdateInputRequest")
+    assert not allows(schema, "DraftUpdateInputRequest", {})
+
+
+@pytest.mark.parametrize("edit", [
+    {"valid_until": "2030-01-01T00:00:00Z", "valid_days": 10},
+    {"kind": "AMOUNT_OFF", "face_value": None},
+    {"kind": "PERCENT_OFF", "percent_off": None},
+])
+def test_a_template_edit_that_breaks_a_rule_whatever_is_stored_is_refused_by_both(
+        schema, template, api, edit):
+    response = api.patch(f"/api/v1/templates/{template.pk}", edit, format="json",
+                         HTTP_IDEMPOTENCY_KEY="k-edit")
+
+    assert response.status_code == 400, response.json()
+    assert not allows(schema, "PatchedTemplateEditInputRequest", edit)
+    assert allows(schema, "PatchedTemplateEditInputRequest", {"valid_days": 10})
+
+
+def test_no_field_has_a_default_its_own_schema_refuses(schema):
+    for path, node in walk(schema):
+        assert not any(branch == {"type": "string", "maxLength": 0}
+                       for branch in node.get("oneOf", [])), path
+        if "default" in node and "pattern" in node:
+            assert re.fullmatch(node["pattern"], node["default"]), path
+
+
+def test_nullable_always_has_a_type_and_every_operation_a_summary(schema):
+    for path, node in walk(schema):
+        if node.get("nullable"):
+            assert "type" in node, path
+    for route, item in schema["paths"].items():
+        for method, operation in item.items():
+            assert operation.get("summary"), (method, route)
+
+
+def test_the_events_body_is_required_and_the_outcome_typed(schema):
+    events = schema["paths"]["/api/v1/events"]["post"]
+    outcome = schema["components"]["schemas"]["EventOutcomeOutput"]
+    actions = schema["components"]["schemas"][
+        outcome["properties"]["action"]["$ref"].rsplit("/", 1)[1]]
+
+    assert events["requestBody"]["required"] is True
+    assert set(actions["enum"]) == set(OUTCOME_ACTIONS)
+    assert set(outcome["required"]) == {"action", "repeated_fact"}
+
+
+def test_every_outcome_action_the_handlers_write_is_in_the_enum():
+    written = set()
+    for source in (ROOT / "coupons" / "events").glob("*.py"):
+        written |= set(re.findall(r'"action": "([A-Z_]+)"', source.read_text()))
+    written |= set(re.findall(r'_outcome\("([A-Z_]+)"', (ROOT / "coupons" / "events" /
+                                                         "presale.py").read_text()))
+
+    assert written and written <= set(OUTCOME_ACTIONS)
+
+
+def test_an_answered_outcome_matches_its_schema(schema, send, coupon):
+    answer = send("OrderClosed", order_id="no-such-order")
+
+    assert answer["outcome"]["action"] == "NO_COUPON"
+    assert allows(schema, "EventOutput", answer)
+
+
+def test_retry_after_and_idempotent_replayed_are_declared(schema, api, coupon):
+    lock = schema["paths"]["/api/v1/coupons/{coupon_id}/lock"]["post"]["responses"]
+
+    assert lock["200"]["headers"]["Idempotent-Replayed"]["schema"]["enum"] == ["true"]
+    for route, item in schema["paths"].items():
+        for method, operation in item.items():
+            for status in ("429", "503"):
+                assert "Retry-After" in operation["responses"][status]["headers"], (
+                    method, route, status)
+    body = {"order_id": "o-1", "user_id": "u1", "order_amount": "300.00"}
+    first = api.post(f"/api/v1/coupons/{coupon.pk}/lock", body, format="json",
+                     HTTP_IDEMPOTENCY_KEY="k-lock")
+    again = api.post(f"/api/v1/coupons/{coupon.pk}/lock", body, format="json",
+                     HTTP_IDEMPOTENCY_KEY="k-lock")
+    assert "Idempotent-Replayed" not in first.headers
+    assert again.headers["Idempotent-Replayed"] == "true"
+
+
+def test_the_token_prefix_is_in_the_security_scheme(schema):
+    scheme = schema["components"]["securitySchemes"]["ServiceToken"]
+
+    assert (scheme["in"], scheme["name"], scheme["x-token-prefix"]) == (
+        "header", "Authorization", "Token")
