@@ -53,7 +53,7 @@ def test_the_asyncapi_parser_finds_the_document_valid(node):
     parsed = run(node, "check-asyncapi.mjs", str(ROOT / "schemas" / "asyncapi.yaml"))
 
     assert parsed.returncode == 0, parsed.stdout + parsed.stderr
-    assert "valid AsyncAPI 3.0.0, 18 messages" in parsed.stdout
+    assert "valid AsyncAPI 3.0.0, 19 messages" in parsed.stdout
 
 
 def test_the_asyncapi_parser_catches_a_broken_reference(node, tmp_path):
