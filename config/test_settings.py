@@ -10,6 +10,9 @@ import os
 os.environ.setdefault("DJANGO_SECRET_KEY", "test-only-secret-key-never-used-outside-the-test-suite")
 if not os.environ.get("LEASE_TOKEN_SECRETS"):
     os.environ.setdefault("LEASE_TOKEN_SECRET", "test-only-lease-token-secret")
+# setup_db_roles (PostgreSQL) gives the application role this password; tests log in as the
+# owner and SET ROLE, so it is never used to connect here.
+os.environ.setdefault("COUPON_APP_DB_PASSWORD", "test-only-app-role-password")
 # The test client speaks plain HTTP; HTTPS redirects are tested with the production values.
 os.environ.setdefault("DJANGO_HTTPS", "0")
 
