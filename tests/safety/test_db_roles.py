@@ -9,10 +9,12 @@ read afterwards and must be unchanged.
 
 import os
 from decimal import Decimal
+from io import StringIO
 
 import pgtrigger
 import psycopg
 import pytest
+from django.core.management import call_command
 from django.db import DatabaseError, connection, transaction
 
 from coupons.models import (
@@ -284,3 +286,14 @@ def test_every_trigger_is_still_enabled(db):
     disabled = execute(
         "SELECT tgname FROM pg_trigger WHERE tgname LIKE 'pgtrigger_%%' AND tgenabled <> 'O'")
     assert disabled == []
+
+
+def test_setup_db_roles_converges_a_stray_grant_is_taken_back(db):
+    with as_owner():
+        execute(f"GRANT UPDATE, DELETE, TRUNCATE ON coupons_couponoperation TO {APP_ROLE}")
+        call_command("setup_db_roles", stdout=StringIO())
+    [(update, delete, truncate)] = execute(
+        "SELECT has_table_privilege(%s, 'coupons_couponoperation', 'UPDATE'),"
+        " has_table_privilege(%s, 'coupons_couponoperation', 'DELETE'),"
+        " has_table_privilege(%s, 'coupons_couponoperation', 'TRUNCATE')", [APP_ROLE] * 3)
+    assert (update, delete, truncate) == (False, False, False)
