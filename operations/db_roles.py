@@ -54,7 +54,8 @@ OUR_PREFIXES = ("coupons_", "refunds_")
 PRUNE_FUNCTIONS = ("coupons_prune_outbox", "coupons_prune_idempotency", "coupons_prune_inbox")
 PRUNED = ["coupons_outboxevent", "coupons_idempotencyrecord", "coupons_inboxmessage"]
 
-# %(floor)s: the retention window as an SQL interval literal, from settings.COUPONS.
+# Run as PRUNER_ROLE whoever calls them: the search_path is fixed, pg_temp last, so a caller's
+# temporary table cannot stand in for one of ours (PostgreSQL's advice for SECURITY DEFINER).
 PRUNE_SQL = {
     "coupons_prune_outbox": """
         DELETE FROM coupons_outboxevent
@@ -82,7 +83,8 @@ def retention_floors() -> dict[str, str]:
 def _function_sql(name: str, floor: str) -> sql.Composed:
     return sql.SQL("""
         CREATE OR REPLACE FUNCTION {name}(cutoff timestamptz) RETURNS bigint
-        LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $fn$
+        LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp
+        AS $fn$
         DECLARE removed bigint;
         BEGIN
             -- The database's clock, not the caller's: no cutoff inside the window passes.
