@@ -16,6 +16,9 @@ if not os.environ.get("LEASE_TOKEN_SECRETS"):
 os.environ.setdefault("LEDGER_SIGNING_KEY", "dGVzdC1vbmx5LWxlZGdlci1zaWduaW5nLWtleS0zMmI=")
 if not os.environ.get("LEDGER_CHECKPOINT_DIR"):
     os.environ["LEDGER_CHECKPOINT_DIR"] = tempfile.mkdtemp(prefix="test-checkpoints-")
+# setup_db_roles (PostgreSQL) gives the application role this password; tests log in as the
+# owner and SET ROLE, so it is never used to connect here.
+os.environ.setdefault("COUPON_APP_DB_PASSWORD", "test-only-app-role-password")
 # The test client speaks plain HTTP; HTTPS redirects are tested with the production values.
 os.environ.setdefault("DJANGO_HTTPS", "0")
 

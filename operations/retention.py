@@ -3,19 +3,20 @@
 Never removed: an unpublished outbox row (also refused by its trigger), an IN_PROGRESS
 Idempotency-Key claim, an inbox message a recorded fact still names (OrderFact.first_message).
 The ledger itself, locks, redemptions and decisions are history and stay.
+
+On PostgreSQL the deletes run inside the prune functions (operations/db_roles.py): the
+application role holds no DELETE on these tables and their triggers refuse every deleter but
+the functions' owner, which also refuses a cutoff inside a window on the database's clock.
+SQLite has neither roles nor triggers: the ORM deletes the same rows.
 """
 
 from datetime import timedelta
 
-import pgtrigger
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 
 from coupons import clock
 from coupons.models import IdempotencyRecord, InboxMessage, OrderFact, OutboxEvent, PruneRun
-
-# The only writer allowed past these tables' no-DELETE triggers; see their models' Meta.
-DELETE_GUARDS = ("coupons.OutboxEvent:delete_refused", "coupons.InboxMessage:delete_refused")
 
 
 def retention_prune() -> PruneRun:
@@ -27,16 +28,32 @@ def retention_prune() -> PruneRun:
         idempotency_before=now - timedelta(hours=windows["IDEMPOTENCY_RETENTION_HOURS"]),
         inbox_before=now - timedelta(days=windows["INBOX_RETENTION_DAYS"]),
     )
-    # ignore() outside atomic(): its exit runs a query, which must not meet a failed transaction.
-    with pgtrigger.ignore(*DELETE_GUARDS), transaction.atomic(durable=True):
-        run.outbox_deleted, _ = OutboxEvent.objects.filter(
-            published_at__isnull=False, published_at__lt=run.outbox_before
-        ).delete()
-        run.idempotency_deleted, _ = IdempotencyRecord.objects.filter(
-            status=IdempotencyRecord.Status.COMPLETED, completed_at__lt=run.idempotency_before
-        ).delete()
-        run.inbox_deleted, _ = InboxMessage.objects.filter(
-            received_at__lt=run.inbox_before
-        ).exclude(pk__in=OrderFact.objects.values("first_message_id")).delete()
+    with transaction.atomic(durable=True):
+        if connection.vendor == "postgresql":
+            _prune_in_database(run)
+        else:
+            _prune_with_orm(run)
         run.save()
     return run
+
+
+def _prune_in_database(run: PruneRun) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT coupons_prune_outbox(%s), coupons_prune_idempotency(%s),"
+            " coupons_prune_inbox(%s)",
+            [run.outbox_before, run.idempotency_before, run.inbox_before],
+        )
+        run.outbox_deleted, run.idempotency_deleted, run.inbox_deleted = cursor.fetchone()
+
+
+def _prune_with_orm(run: PruneRun) -> None:
+    run.outbox_deleted, _ = OutboxEvent.objects.filter(
+        published_at__isnull=False, published_at__lt=run.outbox_before
+    ).delete()
+    run.idempotency_deleted, _ = IdempotencyRecord.objects.filter(
+        status=IdempotencyRecord.Status.COMPLETED, completed_at__lt=run.idempotency_before
+    ).delete()
+    run.inbox_deleted, _ = InboxMessage.objects.filter(
+        received_at__lt=run.inbox_before
+    ).exclude(pk__in=OrderFact.objects.values("first_message_id")).delete()

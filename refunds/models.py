@@ -1,6 +1,13 @@
 import pgtrigger
 from django.db import models
 
+from coupons.models.append_only import (
+    Refuse,
+    delete_refused,
+    frozen_once_closed,
+    truncate_refused,
+)
+
 
 class Compensation(models.Model):
     """Money owed to an order, or a ledger operation to undo, decided by a second person.
@@ -66,6 +73,8 @@ class Compensation(models.Model):
                                     condition=models.Q(status="PROPOSED"),
                                     name="one_open_compensation_per_operation"),
         ]
+        # Evidence once decided: an approved or rejected compensation never changes again.
+        triggers = [*delete_refused(), *frozen_once_closed(open_statuses=["PROPOSED"])]
 
     def __str__(self):
         # No amount: this names the row wherever it is listed, also to people who may not see
@@ -141,7 +150,8 @@ class ReturnPolicyVersion(models.Model):
                          name="policy_published_idx"),
         ]
         triggers = [
-            pgtrigger.Protect(
+            *truncate_refused(),
+            Refuse(
                 name="published_policy_version_frozen",
                 operation=pgtrigger.Update | pgtrigger.Delete,
                 condition=pgtrigger.Q(old__status="PUBLISHED"),
@@ -250,6 +260,12 @@ class RefundCoupon(models.Model):
         ]
         indexes = [
             models.Index(fields=["coupon", "status"], name="refund_coupon_status"),
+        ]
+        # Evidence once decided; reconciliation may still fill a missing RETURN `operation` once.
+        triggers = [
+            *delete_refused(),
+            *frozen_once_closed(open_statuses=["AWAITING_REDEMPTION", "PENDING_APPROVAL"],
+                                movable=("operation_id",)),
         ]
         ordering = ["-received_at", "-id"]
 

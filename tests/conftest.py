@@ -19,6 +19,7 @@ from coupons.services import (
     template_create,
 )
 from coupons.services.tokens import lease_token
+from tests.app_role import app_role_session, owner_role  # noqa: F401 (autouse fixtures)
 
 START = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 # `create_service_client NAME --allow all --facts all`: for tests not about permissions.

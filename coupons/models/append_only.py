@@ -2,38 +2,87 @@
 
 `AppendOnlyModel` refuses `save()` of an existing row and `delete()`: the friendly first
 refusal. `QuerySet.update()`, `QuerySet.delete()` and raw SQL skip it, so on PostgreSQL every
-history table also carries pgtrigger triggers (declared in its Meta, installed by migrations)
-that refuse the write in the database, whoever sends it. SQLite, the demo database, has no
+history table also carries triggers (declared in its Meta, installed by migrations) that refuse
+the write in the database, whoever sends it. They are compiled with `UnswitchableTriggerSql`
+(coupons/models/trigger_sql.py): unlike plain pgtrigger triggers no session setting
+(`pgtrigger.ignore`) switches them off. Row triggers do not see TRUNCATE, so every history
+table also refuses TRUNCATE with a statement trigger. SQLite, the demo database, has no
 triggers: there only the ORM guard and the ledger's hash chain (coupons/ledger_chain.py) hold.
 
 How to protect a new table (say, published return-policy versions):
 1. Nothing may change a row: subclass `AppendOnlyModel` and put
    `triggers = append_only_triggers()` in its Meta.
    Some columns move once (a publish time, an outcome): use
-   `triggers = [*delete_refused(), *frozen_except("published_at"), <one Protect for the allowed
-   move>]`, like `OutboxEvent` (published_at: NULL → a time, once).
+   `triggers = [*delete_refused(), *frozen_except("published_at"), <one Refuse for the allowed
+   move>]`, like `OutboxEvent` (published_at: NULL → a time, once). A row that is open until
+   decided: `[*delete_refused(), *frozen_once_closed(open_statuses=[...])]`.
+   Use `Refuse`, never `pgtrigger.Protect`: the latter obeys `pgtrigger.ignore`.
 2. `manage.py makemigrations` writes `pgtrigger.migrations.AddTrigger` operations; keep them in
    your migration, after any data backfill of that table (the trigger refuses its UPDATEs).
    They are no-ops on SQLite.
 3. Add the table to `PROTECTED` in tests/safety/test_history_protection.py: raw UPDATE and
-   DELETE must fail on PostgreSQL.
+   DELETE must fail on PostgreSQL. `manage.py setup_db_roles` (operations/db_roles.py) gives
+   the application role no UPDATE or DELETE on it unless listed there.
 
-Row-level triggers do not see TRUNCATE (pytest-django flushes with it) and a superuser can
-switch triggers off; the ledger's hash chain catches what such an edit leaves behind.
+The one deleter past `delete_refused(pruned=True)` is `PRUNER_ROLE`, the NOLOGIN owner of the
+prune functions (operations/db_roles.py). The table owner and a superuser can still switch
+triggers off; the ledger's hash chain is what catches what such an edit leaves behind.
 """
 
 import pgtrigger
 from django.db import models
+from pgtrigger import compiler
+
+from coupons.models.trigger_sql import UnswitchableTriggerSql
+
+# Owns the prune functions (SECURITY DEFINER); no one logs in as it. Named in trigger SQL.
+PRUNER_ROLE = "coupon_pruner"
+
+
+class Unswitchable:
+    """Compiles a pgtrigger trigger with the template that has no `pgtrigger.ignore` branch."""
+
+    def compile(self, model) -> compiler.Trigger:
+        compiled = super().compile(model)
+        return compiler.Trigger(
+            name=compiled.name, sql=UnswitchableTriggerSql(**compiled.sql.kwargs)
+        )
+
+
+class Refuse(Unswitchable, pgtrigger.Protect):
+    """pgtrigger.Protect that no session can switch off."""
+
+
+class TruncateRefused(Unswitchable, pgtrigger.Trigger):
+    when = pgtrigger.Before
+    operation = pgtrigger.Truncate
+    level = pgtrigger.Statement
+    func = "RAISE EXCEPTION 'pgtrigger: Cannot truncate % table', TG_TABLE_NAME;"
+
+
+def truncate_refused() -> list:
+    return [TruncateRefused(name="truncate_refused")]
 
 
 def append_only_triggers() -> list:
     return [
-        pgtrigger.Protect(name="append_only", operation=pgtrigger.Update | pgtrigger.Delete),
+        Refuse(name="append_only", operation=pgtrigger.Update | pgtrigger.Delete),
+        *truncate_refused(),
     ]
 
 
-def delete_refused() -> list:
-    return [pgtrigger.Protect(name="delete_refused", operation=pgtrigger.Delete)]
+def delete_refused(*, pruned: bool = False) -> list:
+    """No DELETE (nor TRUNCATE); `pruned`: except by the prune functions, past retention."""
+    condition = pgtrigger.Condition(f"current_user <> '{PRUNER_ROLE}'") if pruned else None
+    return [
+        Refuse(name="delete_refused", operation=pgtrigger.Delete, condition=condition),
+        *truncate_refused(),
+    ]
+
+
+def _other_columns_differ(movable) -> str:
+    columns = "'{" + ",".join(movable) + "}'::text[]"
+    return f"to_jsonb(OLD) - {columns} IS DISTINCT FROM to_jsonb(NEW) - {columns}"
 
 
 def frozen_except(*movable: str) -> list:
@@ -42,12 +91,28 @@ def frozen_except(*movable: str) -> list:
     The whole row compared as JSON, not a column list: a column another change adds is frozen
     too, and the trigger's SQL (so its migration) stays the same.
     """
-    columns = "'{" + ",".join(movable) + "}'::text[]"
     return [
-        pgtrigger.Protect(
+        Refuse(
             name="frozen_columns", operation=pgtrigger.Update,
+            condition=pgtrigger.Condition(_other_columns_differ(movable)),
+        ),
+    ]
+
+
+def frozen_once_closed(*, open_statuses: list[str], movable: tuple[str, ...] = ()) -> list:
+    """A row moves while its `status` is open; once decided it is evidence and frozen, except
+    `movable` columns that may be filled once (NULL → a value) afterwards."""
+    statuses = ", ".join(f"'{status}'" for status in open_statuses)
+    filled_once = "".join(
+        f" OR (OLD.{column} IS NOT NULL AND OLD.{column} IS DISTINCT FROM NEW.{column})"
+        for column in movable
+    )
+    return [
+        Refuse(
+            name="frozen_once_closed", operation=pgtrigger.Update,
             condition=pgtrigger.Condition(
-                f"to_jsonb(OLD) - {columns} IS DISTINCT FROM to_jsonb(NEW) - {columns}"
+                f"OLD.status NOT IN ({statuses}) AND "
+                f"({_other_columns_differ(movable)}{filled_once})"
             ),
         ),
     ]

@@ -1,5 +1,7 @@
 from django.db import models
 
+from coupons.models.append_only import delete_refused, frozen_once_closed
+
 
 class CaseStatus(models.TextChoices):
     OPEN = "OPEN"
@@ -46,6 +48,8 @@ class ConflictCase(models.Model):
             ),
         ]
         ordering = ["-opened_at", "-id"]
+        # A resolved or dismissed case is the record of a person's decision: frozen.
+        triggers = [*delete_refused(), *frozen_once_closed(open_statuses=["OPEN"])]
 
     def __str__(self):
         return f"case {self.pk}: {self.fact_type} on coupon {self.coupon_id} ({self.status})"

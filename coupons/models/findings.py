@@ -1,5 +1,7 @@
 from django.db import models
 
+from coupons.models.append_only import delete_refused, frozen_once_closed
+
 
 class FindingKind(models.TextChoices):
     # The six checks of SPEC §9 (seed §12); the RETURN check reports its two halves apart.
@@ -78,6 +80,8 @@ class Finding(models.Model):
             models.Index(fields=["status", "severity", "id"], name="finding_status_severity"),
             models.Index(fields=["coupon", "status"], name="finding_coupon_status"),
         ]
+        # A closed or resolved finding is the record of what was found and done: frozen.
+        triggers = [*delete_refused(), *frozen_once_closed(open_statuses=["OPEN"])]
 
     def __str__(self):
         return f"{self.severity} {self.kind} on coupon {self.coupon_id} ({self.status})"

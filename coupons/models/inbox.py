@@ -1,7 +1,7 @@
 import pgtrigger
 from django.db import models
 
-from coupons.models.append_only import delete_refused, frozen_except
+from coupons.models.append_only import Refuse, delete_refused, frozen_except
 
 
 class FactType(models.TextChoices):
@@ -45,11 +45,11 @@ class InboxMessage(models.Model):
         ]
         # The inbox inserts the message, runs its effects, then writes their outcome once;
         # the outcome is what a redelivery answers, so it never changes after that.
-        # `manage.py prune` alone switches `delete_refused` off for rows past the inbox window.
+        # `manage.py prune` alone deletes, as PRUNER_ROLE, rows past the inbox window.
         triggers = [
-            *delete_refused(),
+            *delete_refused(pruned=True),
             *frozen_except("outcome"),
-            pgtrigger.Protect(
+            Refuse(
                 name="outcome_set_once", operation=pgtrigger.Update,
                 condition=pgtrigger.Condition(
                     "OLD.outcome <> '{}'::jsonb AND OLD.outcome IS DISTINCT FROM NEW.outcome"

@@ -2,6 +2,8 @@ import uuid
 
 from django.db import models
 
+from coupons.models.append_only import append_only_triggers
+
 
 class LockStatus(models.TextChoices):
     ACTIVE = "ACTIVE"
@@ -59,6 +61,11 @@ class OrderCoupon(models.Model):
     discount_amount = models.DecimalField(max_digits=12, decimal_places=2)
     template_version = models.ForeignKey("coupons.CouponTemplateVersion", on_delete=models.PROTECT)
     created_at = models.DateTimeField()
+
+    class Meta:
+        # The order's binding to the coupon is evidence (reconciliation, refunds read it): a
+        # LOCK writes it and nothing ever changes or removes it.
+        triggers = append_only_triggers()
 
     def __str__(self):
         return f"order {self.order_id} ← coupon {self.coupon_id} (-{self.discount_amount})"

@@ -1,7 +1,7 @@
 import pgtrigger
 from django.db import models
 
-from coupons.models.append_only import delete_refused, frozen_except
+from coupons.models.append_only import Refuse, delete_refused, frozen_except
 
 
 class OutboxEvent(models.Model):
@@ -31,12 +31,12 @@ class OutboxEvent(models.Model):
             ),
         ]
         # The relay marks an event published once; the event itself never changes.
-        # Deletes: `manage.py prune` alone switches `delete_refused` off (pgtrigger.ignore) for
-        # published rows past their retention; `unpublished_kept` is never switched off, so no
-        # one, prune included, can delete an event the relay has not published yet.
+        # Deletes: `manage.py prune` alone deletes, as PRUNER_ROLE, published rows past their
+        # retention; `unpublished_kept` holds for every role, so no one, prune included, can
+        # delete an event the relay has not published yet.
         triggers = [
-            *delete_refused(),
-            pgtrigger.Protect(
+            *delete_refused(pruned=True),
+            Refuse(
                 name="unpublished_kept", operation=pgtrigger.Delete,
                 condition=pgtrigger.Q(old__published_at__isnull=True),
             ),
@@ -47,7 +47,7 @@ class OutboxEvent(models.Model):
                 func="PERFORM pg_notify('coupons_outbox', ''); RETURN NULL;",
             ),
             *frozen_except("published_at"),
-            pgtrigger.Protect(
+            Refuse(
                 name="published_once", operation=pgtrigger.Update,
                 condition=pgtrigger.Q(
                     old__published_at__isnull=False,

@@ -2,12 +2,12 @@ import json
 
 import pytest
 from django.core.management import call_command
-from django.db import connection
 
 from coupons.checkpoint_keys import public_key_text, signing_key
 from coupons.ledger_chain import GENESIS, seal
 from coupons.models import CouponOperation
 from coupons.services import coupon_redeem
+from tests.app_role import past_the_triggers
 from tests.conftest import lock
 
 
@@ -50,22 +50,17 @@ def verify(path, *args) -> tuple[int, str]:
 def rewrite_and_rechain(coupon, version: int, **changes) -> None:
     """What an owner who switched the triggers off does: change one row, then re-chain it and
     every later row with the project's own chain function, so the chain check passes."""
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute("SET LOCAL session_replication_role = replica")
     prev_hash = GENESIS
-    for op in CouponOperation.objects.filter(coupon=coupon).order_by("to_version"):
-        if op.to_version == version:
-            for name, value in changes.items():
-                setattr(op, name, value)
-        seal(op, prev_hash)
-        CouponOperation.objects.filter(pk=op.pk).update(
-            **(changes if op.to_version == version else {}),
-            prev_hash=op.prev_hash, content_hash=op.content_hash)
-        prev_hash = op.content_hash
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute("SET LOCAL session_replication_role = origin")
+    with past_the_triggers():
+        for op in CouponOperation.objects.filter(coupon=coupon).order_by("to_version"):
+            if op.to_version == version:
+                for name, value in changes.items():
+                    setattr(op, name, value)
+            seal(op, prev_hash)
+            CouponOperation.objects.filter(pk=op.pk).update(
+                **(changes if op.to_version == version else {}),
+                prev_hash=op.prev_hash, content_hash=op.content_hash)
+            prev_hash = op.content_hash
 
 
 def save_json(path, data) -> str:

@@ -12,6 +12,7 @@ from coupons.checkpoint_keys import public_key_text
 from coupons.models import LedgerCheckpoint, LedgerCheckpointChunk, OutboxEvent
 from coupons.replay import coupon_check
 from coupons.services.checkpoint import ledger_checkpoint
+from tests.app_role import past_the_triggers
 from tests.checkpoints.conftest import checkpoint_file, rewrite_and_rechain, save_json, verify
 
 pytestmark = pytest.mark.django_db
@@ -165,18 +166,11 @@ def test_stored_leaves_altered_behind_the_triggers_fail_against_the_signed_root(
         redeemed, checkpoint_dir, public_key):
     ledger_checkpoint()
     chunk = LedgerCheckpointChunk.objects.get()
-    LedgerCheckpointChunk.objects.filter(pk=chunk.pk).update(
-        entries=[[redeemed.pk, 3, "f" * 64]]) if _triggers_off() else None
+    with past_the_triggers():
+        LedgerCheckpointChunk.objects.filter(pk=chunk.pk).update(
+            entries=[[redeemed.pk, 3, "f" * 64]])
 
     status, out = verify(checkpoint_file(checkpoint_dir), "--public-key", public_key)
 
     assert status == 1 and "stored leaves of chunk 0" in out
 
-
-def _triggers_off() -> bool:
-    from django.db import connection
-
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("SET LOCAL session_replication_role = replica")
-    return True

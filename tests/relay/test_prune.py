@@ -2,14 +2,15 @@
 
 from io import StringIO
 
-import pgtrigger
 import pytest
 from django.core.management import call_command
 from django.db import DatabaseError, connection, transaction
 
 from coupons.events.inbox import inbox_receive
 from coupons.models import IdempotencyRecord, InboxMessage, OrderFact, OutboxEvent, PruneRun
+from coupons.models.append_only import PRUNER_ROLE
 from coupons.replay import coupon_check
+from tests.app_role import as_owner
 from tests.relay.history import many_events
 
 pytestmark = pytest.mark.django_db
@@ -85,7 +86,8 @@ def test_the_ledger_check_accepts_a_pruned_event_but_not_a_missing_one(template,
     assert OutboxEvent.objects.count() == 0
     assert coupon_check(coupon).ok
 
-    PruneRun.objects.all().delete()  # no prune on record: the same gap is a violation
+    with as_owner():  # no prune on record (PruneRun rows are never deleted by the app)
+        PruneRun.objects.all().delete()  # the same gap is then a violation
     assert not coupon_check(coupon).ok
     PruneRun.objects.create(  # put the record back, for the autouse ledger check
         ran_at=clock.now(), outbox_before=clock.now(), idempotency_before=clock.now(),
@@ -94,13 +96,16 @@ def test_the_ledger_check_accepts_a_pruned_event_but_not_a_missing_one(template,
 
 
 @pytest.mark.postgres
+@pytest.mark.owner_role
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="triggers exist on PostgreSQL only")
 def test_no_one_deletes_an_unpublished_event_not_even_past_the_guard(template, ctx, clock):
     many_events(template, ctx, coupons=1)
     event = OutboxEvent.objects.first()
-    with (pgtrigger.ignore("coupons.OutboxEvent:delete_refused"),
-          pytest.raises(DatabaseError, match="Cannot delete"), transaction.atomic()):
-        OutboxEvent.objects.filter(pk=event.pk).delete()
+    # As the prune functions' owner, the one role `delete_refused` lets through.
+    with (pytest.raises(DatabaseError, match="Cannot delete"), transaction.atomic(),
+          connection.cursor() as cursor):
+        cursor.execute(f"SET LOCAL ROLE {PRUNER_ROLE}")
+        cursor.execute("DELETE FROM coupons_outboxevent WHERE id = %s", [event.pk])
     publish([event.pk], clock)
     with pytest.raises(DatabaseError, match="Cannot delete"), transaction.atomic():
         OutboxEvent.objects.filter(pk=event.pk).delete()  # published, but not through prune

@@ -35,6 +35,7 @@ from coupons.services import (
 )
 from coupons.services.records import append_operation, append_outbox
 from refunds.services.refund_receive import refund_receive
+from tests.app_role import as_owner
 from tests.conftest import lock
 
 ROGUE = CommandContext(actor="test:rogue-writer")
@@ -66,8 +67,8 @@ def fresh(coupon):
 
 def drop_unique_index(name: str) -> None:
     """Lose a partial unique index (a restored dump, a bad migration); the test's transaction
-    rolls the DDL back on SQLite and PostgreSQL alike."""
-    with connection.cursor() as cursor:
+    rolls the DDL back on SQLite and PostgreSQL alike. Only the owner may (tests/app_role.py)."""
+    with as_owner(), connection.cursor() as cursor:
         cursor.execute(f"DROP INDEX {connection.ops.quote_name(name)}")
 
 

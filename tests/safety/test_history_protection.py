@@ -21,6 +21,7 @@ from coupons.models import (
     CommandRejection,
     CouponOperation,
     InboxMessage,
+    OrderCoupon,
     OutboxEvent,
     Redemption,
 )
@@ -29,7 +30,9 @@ from coupons.services import coupon_redeem, coupon_release, coupon_void
 from coupons.services.context import LeaseProof
 from tests.conftest import START, lock
 
-pytestmark = pytest.mark.django_db
+# The triggers hold for every role, the owner included, so these tests write as the owner; what
+# the application role may not even attempt is tests/safety/test_db_roles.py.
+pytestmark = [pytest.mark.django_db, pytest.mark.owner_role]
 
 postgres_only = pytest.mark.skipif(
     connection.vendor != "postgresql", reason="triggers are PostgreSQL only"
@@ -109,6 +112,7 @@ PROTECTED = {
     "rejection": (CommandRejection, "error_code", "NOTHING_WRONG"),
     "inbox": (InboxMessage, "order_id", "order-forged"),
     "outbox": (OutboxEvent, "event_type", "CouponForged"),
+    "order binding": (OrderCoupon, "order_id", "o-attacker"),
 }
 
 

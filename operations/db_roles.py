@@ -1,0 +1,188 @@
+"""The database roles (issue 15; README "Evidence" and "Production"), on PostgreSQL.
+
+- The owner (MIGRATION_DATABASE_URL) runs migrations and this set-up; it owns every table,
+  trigger and function.
+- `APP_ROLE` is what the server, workers, scanners, relay and consumer log in as. It owns
+  nothing, so it cannot ALTER a table, DISABLE a trigger or CREATE in the schema; it is no
+  superuser, so it cannot SET session_replication_role. It may read and insert everywhere,
+  UPDATE only where rows legitimately move (on history tables only the columns that move, and
+  the triggers still hold each move to its one allowed shape), DELETE only on framework
+  tables (sessions, sign-in attempts, group memberships), never TRUNCATE.
+- `PRUNER_ROLE` (NOLOGIN, no members) owns the three prune functions, SECURITY DEFINER: it
+  holds DELETE on exactly the tables `manage.py prune` empties, and the history triggers let a
+  DELETE through only when the current user is this role. Each function refuses a cutoff
+  inside its retention window on the database's own clock, so the application role, which may
+  call them, cannot use them to delete anything recent.
+
+Idempotent: revokes and grants again on every run. Run it after every `migrate` (bin/serve
+does); tables a migration adds are readable and insertable at once through the default
+privileges, but get their UPDATE grants only on that rerun.
+"""
+
+import os
+import time
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from django.db import DatabaseError, connection, transaction
+from psycopg import sql
+
+from coupons.models.append_only import PRUNER_ROLE
+
+APP_ROLE = "coupon_app"
+APP_PASSWORD_ENV = "COUPON_APP_DB_PASSWORD"
+
+# Rows that move: the whole row (state kept up to date; decisions and cases while open, their
+# triggers freeze them once decided).
+UPDATABLE = [
+    "coupons_usercoupon", "coupons_couponlock", "coupons_serviceclient",
+    "coupons_coupontemplate", "coupons_idempotencyrecord", "coupons_conflictcase",
+    "coupons_finding", "coupons_reconciliationrun",
+    "refunds_compensation", "refunds_returnpolicy", "refunds_returnpolicyversion",
+    "refunds_refundcoupon",
+]
+# History rows with one column the services move (the triggers allow that move only).
+UPDATABLE_COLUMNS = {
+    "coupons_redemption": ["succeeded"],
+    "coupons_inboxmessage": ["outcome"],
+    "coupons_outboxevent": ["published_at"],
+}
+# Everything else of ours (the ledger, rejections, order bindings, expiry warnings, order
+# facts, presale settlements, template versions, prune runs) is SELECT and INSERT only.
+OUR_PREFIXES = ("coupons_", "refunds_")
+
+PRUNE_FUNCTIONS = ("coupons_prune_outbox", "coupons_prune_idempotency", "coupons_prune_inbox")
+PRUNED = ["coupons_outboxevent", "coupons_idempotencyrecord", "coupons_inboxmessage"]
+
+# Run as PRUNER_ROLE whoever calls them: the search_path is fixed, pg_temp last, so a caller's
+# temporary table cannot stand in for one of ours (PostgreSQL's advice for SECURITY DEFINER).
+PRUNE_SQL = {
+    "coupons_prune_outbox": """
+        DELETE FROM coupons_outboxevent
+        WHERE published_at IS NOT NULL AND published_at < cutoff""",
+    "coupons_prune_idempotency": """
+        DELETE FROM coupons_idempotencyrecord
+        WHERE status = 'COMPLETED' AND completed_at < cutoff""",
+    "coupons_prune_inbox": """
+        DELETE FROM coupons_inboxmessage
+        WHERE received_at < cutoff
+          AND id NOT IN (SELECT first_message_id FROM coupons_orderfact
+                         WHERE first_message_id IS NOT NULL)""",
+}
+
+
+def retention_floors() -> dict[str, str]:
+    windows = settings.COUPONS
+    return {
+        "coupons_prune_outbox": f"{int(windows['OUTBOX_RETENTION_DAYS'])} days",
+        "coupons_prune_idempotency": f"{int(windows['IDEMPOTENCY_RETENTION_HOURS'])} hours",
+        "coupons_prune_inbox": f"{int(windows['INBOX_RETENTION_DAYS'])} days",
+    }
+
+
+def _function_sql(name: str, floor: str) -> sql.Composed:
+    return sql.SQL("""
+        CREATE OR REPLACE FUNCTION {name}(cutoff timestamptz) RETURNS bigint
+        LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp
+        AS $fn$
+        DECLARE removed bigint;
+        BEGIN
+            -- The database's clock, not the caller's: no cutoff inside the window passes.
+            IF cutoff IS NULL OR cutoff > now() - interval {floor} THEN
+                RAISE EXCEPTION 'prune: cutoff % is inside the % retention window',
+                    cutoff, {floor};
+            END IF;
+            {delete};
+            GET DIAGNOSTICS removed = ROW_COUNT;
+            RETURN removed;
+        END $fn$;
+        ALTER FUNCTION {name}(timestamptz) OWNER TO {pruner};
+        REVOKE ALL ON FUNCTION {name}(timestamptz) FROM PUBLIC;
+        GRANT EXECUTE ON FUNCTION {name}(timestamptz) TO {app};
+    """).format(
+        name=sql.Identifier(name), floor=sql.Literal(floor), delete=sql.SQL(PRUNE_SQL[name]),
+        pruner=sql.Identifier(PRUNER_ROLE), app=sql.Identifier(APP_ROLE),
+    )
+
+
+def _run(cursor, statement: sql.Composable) -> None:
+    cursor.execute(statement.as_string(cursor.connection))
+
+
+def _ensure_role(cursor, role: str, *, login: bool, password: str | None) -> None:
+    """CREATE ROLE unless it exists. Roles belong to the whole cluster: test databases set up
+    at once race here, so a duplicate from another session counts as created."""
+    cursor.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [role])
+    if cursor.fetchone() is None:
+        if login and password is None:
+            raise ImproperlyConfigured(
+                f"{APP_PASSWORD_ENV} is required to create the {role} login role"
+            )
+        options = sql.SQL("LOGIN PASSWORD {}").format(sql.Literal(password)) if login else (
+            sql.SQL("NOLOGIN"))
+        try:
+            with transaction.atomic():
+                _run(cursor, sql.SQL("CREATE ROLE {} {} NOSUPERUSER NOCREATEDB NOCREATEROLE")
+                     .format(sql.Identifier(role), options))
+        except DatabaseError:
+            cursor.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [role])
+            if cursor.fetchone() is None:
+                raise
+    elif login and password is not None:
+        statement = sql.SQL("ALTER ROLE {} LOGIN PASSWORD {}").format(
+            sql.Identifier(role), sql.Literal(password))
+        for attempt in range(3):  # "tuple concurrently updated" when another session does it
+            try:
+                with transaction.atomic():
+                    _run(cursor, statement)
+                break
+            except DatabaseError:
+                if attempt == 2:
+                    raise
+                time.sleep(0.1)
+
+
+def setup_db_roles() -> list[str]:
+    """Creates or refreshes both roles and every grant; answers the tables it granted UPDATE."""
+    if connection.vendor != "postgresql":
+        raise ImproperlyConfigured("database roles exist on PostgreSQL only")
+    password = os.environ.get(APP_PASSWORD_ENV) or None
+    app, pruner = sql.Identifier(APP_ROLE), sql.Identifier(PRUNER_ROLE)
+    with connection.cursor() as cursor:
+        _ensure_role(cursor, APP_ROLE, login=True, password=password)
+        _ensure_role(cursor, PRUNER_ROLE, login=False, password=None)
+        tables = set(connection.introspection.table_names(cursor))
+        with transaction.atomic():
+            cursor.execute("SELECT current_database()")
+            database = sql.Identifier(cursor.fetchone()[0])
+            for statement in (
+                "GRANT CONNECT ON DATABASE {db} TO {app}",
+                # Nobody but the owner creates objects (PostgreSQL 15's default, made explicit).
+                "REVOKE CREATE ON SCHEMA public FROM PUBLIC",
+                "GRANT USAGE ON SCHEMA public TO {app}, {pruner}",
+                "REVOKE ALL ON ALL TABLES IN SCHEMA public FROM {app}, {pruner}",
+                "REVOKE ALL ON ALL SEQUENCES IN SCHEMA public FROM {app}, {pruner}",
+                "GRANT SELECT, INSERT ON ALL TABLES IN SCHEMA public TO {app}",
+                "GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO {app}",
+                "ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT, INSERT ON TABLES TO {app}",
+                "ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT USAGE, SELECT ON SEQUENCES "
+                "TO {app}",
+            ):
+                _run(cursor, sql.SQL(statement).format(db=database, app=app, pruner=pruner))
+            framework = sorted(t for t in tables if not t.startswith(OUR_PREFIXES))
+            for table in framework:  # sessions, auth, axes, admin log: not evidence
+                _run(cursor, sql.SQL("GRANT UPDATE, DELETE ON {} TO {}").format(
+                    sql.Identifier(table), app))
+            for table in UPDATABLE:
+                _run(cursor, sql.SQL("GRANT UPDATE ON {} TO {}").format(
+                    sql.Identifier(table), app))
+            for table, columns in UPDATABLE_COLUMNS.items():
+                _run(cursor, sql.SQL("GRANT UPDATE ({}) ON {} TO {}").format(
+                    sql.SQL(", ").join(map(sql.Identifier, columns)), sql.Identifier(table), app))
+            for table in PRUNED:
+                _run(cursor, sql.SQL("GRANT SELECT, DELETE ON {} TO {}").format(
+                    sql.Identifier(table), pruner))
+            _run(cursor, sql.SQL("GRANT SELECT ON coupons_orderfact TO {}").format(pruner))
+            for name, floor in retention_floors().items():
+                _run(cursor, _function_sql(name, floor))
+    return [*framework, *UPDATABLE, *UPDATABLE_COLUMNS]
