@@ -2,6 +2,8 @@ import uuid
 
 from django.db import models
 
+from coupons.models.sealed import SealedModel
+
 
 class LockStatus(models.TextChoices):
     ACTIVE = "ACTIVE"
@@ -46,8 +48,8 @@ class CouponLock(models.Model):
         return f"lock {self.pk} of coupon {self.coupon_id} by {self.order_id} ({self.status})"
 
 
-class OrderCoupon(models.Model):
-    """The order's evidence of its discount: quote and amounts frozen at LOCK."""
+class OrderCoupon(SealedModel):
+    """The order's evidence of its discount: quote and amounts frozen at LOCK (sealed)."""
 
     lock = models.OneToOneField(CouponLock, on_delete=models.PROTECT, related_name="order_coupon")
     coupon = models.ForeignKey(
