@@ -13,7 +13,6 @@ from coupons.models import (
     InboxMessage,
     LockStatus,
     OperationType,
-    OrderCoupon,
     OutboxEvent,
     PruneRun,
     UnkeyedLedgerPrefix,
@@ -79,8 +78,8 @@ def coupon_check(coupon) -> CheckReport:
     for problem in problems:
         report.fail(7, problem)
     _check_row(report, coupon)
-    _check_evidence(report, coupon, operations, counted)
-    _check_seals(report, coupon, operations)
+    locks = _check_evidence(report, coupon, operations, counted)
+    _check_seals(report, coupon, operations, locks)
     after_sale.check_returns(report, coupon, operations)
     return report
 
@@ -176,7 +175,8 @@ def _check_row(report: CheckReport, coupon) -> None:
         report.fail(2, "USED without exactly one successful redemption")
 
 
-def _check_evidence(report: CheckReport, coupon, operations, counted) -> None:
+def _check_evidence(report: CheckReport, coupon, operations, counted) -> list:
+    """Every command's ledger row and outbox event; answers the coupon's locks."""
     op_ids = [op.pk for op in operations]
     with_event = set(
         OutboxEvent.objects.filter(operation_id__in=op_ids).values_list("operation_id", flat=True)
@@ -187,7 +187,9 @@ def _check_evidence(report: CheckReport, coupon, operations, counted) -> None:
         if op.pk not in with_event and not (pruned_before and op.created_at < pruned_before):
             report.fail(5, f"{op.op_type} v{op.to_version} has no outbox event")
     locked_by_op = {op.lock_id for op in operations if op.op_type == OperationType.LOCK}
-    for lock in CouponLock.objects.filter(coupon=coupon):
+    # With each lock its order binding, whose seal _check_seals tests: no query of its own.
+    locks = list(CouponLock.objects.filter(coupon=coupon).select_related("order_coupon"))
+    for lock in locks:
         if lock.pk not in locked_by_op:
             report.fail(5, f"lock {lock.pk} has no LOCK ledger row")
     redeemed_by_op = {op.lock_id for op in operations if op.op_type == OperationType.REDEEM}
@@ -199,11 +201,12 @@ def _check_evidence(report: CheckReport, coupon, operations, counted) -> None:
         elif redemption.succeeded != counted[redemption.lock_id]:
             report.fail(2, f"redemption {redemption.pk} has succeeded={redemption.succeeded}, "
                            "but the ledger's REDEEM, RETURN and REVERSE rows say otherwise")
+    return locks
 
 
-def _check_seals(report: CheckReport, coupon, operations) -> None:
+def _check_seals(report: CheckReport, coupon, operations, locks) -> None:
     """The coupon's order bindings, refusals and the inbox messages about its orders."""
-    bindings = list(OrderCoupon.objects.filter(coupon=coupon))
+    bindings = [lock.order_coupon for lock in locks if hasattr(lock, "order_coupon")]
     orders = {op.order_id for op in operations if op.order_id} | {b.order_id for b in bindings}
     rows = [*bindings, *CommandRejection.objects.filter(coupon_id_ref=coupon.pk)]
     if orders:
