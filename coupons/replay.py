@@ -29,8 +29,8 @@ INVARIANTS = {
     5: "every successful command has exactly one ledger row",
     6: "a return references the original redemption and a refund decision with a policy version",
     7: "replaying the ledger gives the coupon's current state and version",
-    8: "every sealed evidence row (order binding, redemption, refusal, inbox message) is as "
-       "it was written",
+    8: "every sealed evidence row (order binding, redemption, refusal, inbox message, refund "
+       "decision, compensation) is as it was written",
 }
 LEASE_BOUND = {OperationType.RENEW, OperationType.REDEEM, OperationType.RELEASE}
 LEASE_ENDING = {
@@ -211,5 +211,5 @@ def _check_seals(report: CheckReport, coupon, operations, locks) -> None:
     rows = [*bindings, *CommandRejection.objects.filter(coupon_id_ref=coupon.pk)]
     if orders:
         rows += InboxMessage.objects.filter(order_id__in=orders)
-    for problem in broken_seals(rows):
+    for problem in [*broken_seals(rows), *after_sale.broken_seals(coupon)]:
         report.fail(8, problem)

@@ -26,16 +26,20 @@ BATCH = 1000
 
 def seal_existing_rows(apps, schema_editor):
     for name, leaves_out in SEALED.items():
-        model = apps.get_model("coupons", name)
-        with triggers_off(schema_editor, model._meta.db_table):
-            batch = []
-            for row in model.objects.filter(seal="").order_by("pk").iterator(chunk_size=BATCH):
-                row.seal = row_seal(row, leaves_out=leaves_out)
-                batch.append(row)
-                if len(batch) == BATCH:
-                    model.objects.bulk_update(batch, ["seal"])
-                    batch = []
-            model.objects.bulk_update(batch, ["seal"])
+        seal_table(apps.get_model("coupons", name), leaves_out, schema_editor)
+
+
+def seal_table(model, leaves_out, schema_editor):
+    """Seal every unsealed row of `model`, in batches (refunds 0005 uses it too)."""
+    with triggers_off(schema_editor, model._meta.db_table):
+        batch = []
+        for row in model.objects.filter(seal="").order_by("pk").iterator(chunk_size=BATCH):
+            row.seal = row_seal(row, leaves_out=leaves_out)
+            batch.append(row)
+            if len(batch) == BATCH:
+                model.objects.bulk_update(batch, ["seal"])
+                batch = []
+        model.objects.bulk_update(batch, ["seal"])
 
 
 def record_unkeyed_prefixes(apps, schema_editor):

@@ -16,8 +16,10 @@ from coupons.models import (
     UnkeyedLedgerPrefix,
 )
 from coupons.seals import seal_problem
+from refunds.models import Compensation, RefundCoupon
 
-SEALED_MODELS = (OrderCoupon, Redemption, CommandRejection, InboxMessage)
+SEALED_MODELS = (OrderCoupon, Redemption, CommandRejection, InboxMessage, RefundCoupon,
+                 Compensation)
 
 
 class Command(BaseCommand):
