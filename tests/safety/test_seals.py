@@ -6,6 +6,8 @@ row and the coupon's check (invariant 8) names it. Legitimate moves (a redemptio
 """
 
 import io
+from dataclasses import replace
+from decimal import Decimal
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -17,6 +19,10 @@ from coupons.replay import coupon_check
 from coupons.seals import seal_problem
 from coupons.services import coupon_redeem, coupon_release
 from coupons.services.context import LeaseProof
+from refunds.models import Compensation, RefundCoupon
+from refunds.services.compensation_decide import compensation_reject
+from refunds.services.compensation_record import compensation_record
+from refunds.services.refund_receive import refund_receive
 from tests.conftest import lock
 
 pytestmark = pytest.mark.django_db
@@ -100,3 +106,51 @@ def test_a_returned_redemption_keeps_its_seal(evidence):
     assert seal_problem(redemption) is None
     edit_past_triggers(Redemption, redemption.pk, succeeded=True)
     assert coupon_check(evidence).ok
+
+
+@pytest.fixture
+def after_sale(evidence, ctx):
+    """The coupon fully refunded (a refund decision that RETURNs it) and a money compensation
+    recorded for its order, then rejected (resealed with the decision)."""
+    refund_receive(refund_id="R1", order_id="order-A", payment_id="P-1",
+                   refund_amount=Decimal("270.00"), refund_type="FULL", ctx=ctx)
+    owed = compensation_record(kind=Compensation.Kind.ORDER_DISCOUNT_REFUND, order_id="order-A",
+                               coupon=evidence, amount=Decimal("30.00"), reason="test",
+                               actor="test")
+    compensation_reject(compensation_id=owed.pk, note="paid by hand", ctx=replace(
+        ctx, actor="user:second-operator"))
+    evidence.refresh_from_db()
+    return evidence
+
+
+AFTER_SALE_EDITS = {
+    "refund-decision": (RefundCoupon, {"action": "KEEP_USED"}, "refund coupon"),
+    "compensation": (Compensation, {"amount": Decimal("300.00")}, "compensation"),
+}
+
+
+def test_decisions_and_compensations_stay_sealed_through_their_moves(after_sale):
+    decision, compensation = RefundCoupon.objects.get(), Compensation.objects.get()
+
+    assert (decision.status, compensation.status) == ("EXECUTED", "REJECTED")
+    assert seal_problem(decision) is None and seal_problem(compensation) is None
+    assert coupon_check(after_sale).ok
+
+
+@pytest.mark.parametrize(("model", "changes", "named"), AFTER_SALE_EDITS.values(),
+                         ids=AFTER_SALE_EDITS)
+def test_an_edited_decision_fails_its_seal(after_sale, api, broken_on_purpose,
+                                          model, changes, named):
+    broken_on_purpose.add(after_sale.pk)
+    row = model.objects.get()
+    edit_past_triggers(model, row.pk, **changes)
+
+    out = io.StringIO()
+    with pytest.raises(CommandError, match="1 of 6 sealed rows fail their seal"):
+        call_command("verify_seals", stdout=out)
+    body = api.get(f"/api/v1/coupons/{after_sale.pk}/check").json()
+
+    assert out.getvalue() == (f"{model._meta.db_table} id={row.pk}: was changed after it was "
+                              "sealed\n")
+    sealed = next(item for item in body["invariants"] if item["number"] == 8)
+    assert sealed["problems"] == [f"{named} {row.pk} was changed after it was sealed"]
