@@ -12,6 +12,7 @@ from django.core.exceptions import ImproperlyConfigured
 # The key id a single LEASE_TOKEN_SECRET gets, so a later rotation can keep it under that name:
 # LEASE_TOKEN_SECRETS="k2:<new>,k1:<the old LEASE_TOKEN_SECRET>".
 SINGLE_LEASE_KEY_ID = "k1"
+MIN_CHAIN_KEY_BYTES = 32
 KEY_ID = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")
 THROTTLE_RATE = re.compile(r"^\d+/(s|sec|second|m|min|minute|h|hour|d|day)$")
 
@@ -79,7 +80,7 @@ def lease_token_secrets(*, secret_key: str) -> dict[str, str]:
             "default. Lease tokens are HMACs of the lock id under it, so it must be a long "
             "random value of its own, not DJANGO_SECRET_KEY (see README, 'Production settings')."
         )
-    secrets = {SINGLE_LEASE_KEY_ID: one} if one else parse_lease_token_secrets(many)
+    secrets = {SINGLE_LEASE_KEY_ID: one} if one else parse_key_list("LEASE_TOKEN_SECRETS", many)
     if secret_key in secrets.values():
         raise ImproperlyConfigured(
             "LEASE_TOKEN_SECRET must differ from DJANGO_SECRET_KEY: one leaked key must not "
@@ -88,16 +89,43 @@ def lease_token_secrets(*, secret_key: str) -> dict[str, str]:
     return secrets
 
 
-def parse_lease_token_secrets(value: str) -> dict[str, str]:
+def ledger_chain_keys(*, other_secrets: list[str]) -> dict[str, str]:
+    """Ledger chain and seal keys by key id, the current one first (coupons/ledger_chain.py).
+
+    `LEDGER_CHAIN_KEYS="k2:<new>,k1:<old>"`: new rows are keyed with k2; rows keyed with k1
+    still verify until k1 is removed. The database never holds these keys, so whoever rewrites
+    history in it cannot re-key what they rewrote.
+    """
+    value = os.environ.get("LEDGER_CHAIN_KEYS", "").strip()
+    if not value:
+        raise ImproperlyConfigured(
+            "LEDGER_CHAIN_KEYS is not set. The server does not start without it; there is no "
+            "default. The ledger's hash chain and the evidence seals are HMACs under it, so set "
+            "it to k1:<a long random value of its own> (see README, 'Evidence')."
+        )
+    keys = parse_key_list("LEDGER_CHAIN_KEYS", value)
+    if any(len(secret.encode()) < MIN_CHAIN_KEY_BYTES for secret in keys.values()):
+        raise ImproperlyConfigured(
+            f"Every LEDGER_CHAIN_KEYS key must be at least {MIN_CHAIN_KEY_BYTES} bytes long."
+        )
+    if set(keys.values()) & set(other_secrets):
+        raise ImproperlyConfigured(
+            "LEDGER_CHAIN_KEYS must differ from DJANGO_SECRET_KEY and the lease token secrets: "
+            "one leaked key must not also forge the ledger."
+        )
+    return keys
+
+
+def parse_key_list(name: str, value: str) -> dict[str, str]:
     secrets = {}
     for item in value.split(","):
         key_id, sep, secret = item.strip().partition(":")
         if not sep or not KEY_ID.match(key_id) or not secret:
             raise ImproperlyConfigured(
-                "LEASE_TOKEN_SECRETS must look like k2:<secret>,k1:<secret> (key ids of letters, "
+                f"{name} must look like k2:<secret>,k1:<secret> (key ids of letters, "
                 "digits, '-', '_' or '.'; the first key is the current one)."
             )
         if key_id in secrets:
-            raise ImproperlyConfigured(f"LEASE_TOKEN_SECRETS names key id {key_id!r} twice.")
+            raise ImproperlyConfigured(f"{name} names key id {key_id!r} twice.")
         secrets[key_id] = secret
     return secrets

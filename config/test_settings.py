@@ -19,6 +19,8 @@ if not os.environ.get("LEDGER_CHECKPOINT_DIR"):
 # setup_db_roles (PostgreSQL) gives the application role this password; tests log in as the
 # owner and SET ROLE, so it is never used to connect here.
 os.environ.setdefault("COUPON_APP_DB_PASSWORD", "test-only-app-role-password")
+os.environ.setdefault("LEDGER_CHAIN_KEYS",
+                      "t1:test-only-ledger-chain-key-never-used-outside-the-suite")
 # The test client speaks plain HTTP; HTTPS redirects are tested with the production values.
 os.environ.setdefault("DJANGO_HTTPS", "0")
 

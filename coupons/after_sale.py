@@ -55,6 +55,13 @@ def check_returns(report, coupon, operations) -> None:
     check_returns(report, coupon, operations)
 
 
+def broken_seals(coupon) -> list[str]:
+    """The coupon's refund decisions and compensations whose seals fail (coupons.replay)."""
+    from refunds.replay_checks import broken_seals
+
+    return broken_seals(coupon)
+
+
 def timeline_sources() -> list:
     """Refund decisions and compensations in a coupon's timeline (coupons.history)."""
     from refunds.history import SOURCES

@@ -7,13 +7,17 @@ from django.db.models import Max
 from coupons import after_sale
 from coupons.ledger_chain import chain_breaks
 from coupons.models import (
+    CommandRejection,
     CouponLock,
     CouponStatus,
+    InboxMessage,
     LockStatus,
     OperationType,
     OutboxEvent,
     PruneRun,
+    UnkeyedLedgerPrefix,
 )
+from coupons.seals import broken_seals, seal_problem
 from coupons.services.reversals import reversal_targets
 from coupons.services.transitions import is_allowed
 
@@ -25,6 +29,8 @@ INVARIANTS = {
     5: "every successful command has exactly one ledger row",
     6: "a return references the original redemption and a refund decision with a policy version",
     7: "replaying the ledger gives the coupon's current state and version",
+    8: "every sealed evidence row (order binding, redemption, refusal, inbox message, refund "
+       "decision, compensation) is as it was written",
 }
 LEASE_BOUND = {OperationType.RENEW, OperationType.REDEEM, OperationType.RELEASE}
 LEASE_ENDING = {
@@ -38,6 +44,8 @@ class CheckReport:
     replayed_state: str | None = None
     replayed_version: int = 0
     violations: dict[int, list[str]] = field(default_factory=dict)
+    # What holds but a reader should know (rows written before the chain was keyed).
+    notes: list[str] = field(default_factory=list)
 
     def fail(self, invariant: int, message: str) -> None:
         self.violations.setdefault(invariant, []).append(message)
@@ -57,6 +65,7 @@ class CheckReport:
                  "problems": self.violations.get(number, [])}
                 for number, rule in INVARIANTS.items()
             ],
+            "notes": self.notes,
         }
 
 
@@ -65,12 +74,21 @@ def coupon_check(coupon) -> CheckReport:
     operations = list(coupon.operations.order_by("to_version"))
     counted = _replay(report, operations)
     # A row edited behind the database's triggers replays to nothing we can trust.
-    for problem in chain_breaks(operations):
+    problems, report.notes = chain_breaks(operations, _unkeyed_prefix(coupon, operations))
+    for problem in problems:
         report.fail(7, problem)
     _check_row(report, coupon)
-    _check_evidence(report, coupon, operations, counted)
+    locks = _check_evidence(report, coupon, operations, counted)
+    _check_seals(report, coupon, operations, locks)
     after_sale.check_returns(report, coupon, operations)
     return report
+
+
+def _unkeyed_prefix(coupon, operations):
+    """Read only for a coupon with rows written before the chain was keyed (or forged so)."""
+    if all(op.chain_key_id for op in operations):
+        return None
+    return UnkeyedLedgerPrefix.objects.filter(coupon_id=coupon.pk).first()
 
 
 def _replay(report: CheckReport, operations) -> dict:
@@ -157,7 +175,8 @@ def _check_row(report: CheckReport, coupon) -> None:
         report.fail(2, "USED without exactly one successful redemption")
 
 
-def _check_evidence(report: CheckReport, coupon, operations, counted) -> None:
+def _check_evidence(report: CheckReport, coupon, operations, counted) -> list:
+    """Every command's ledger row and outbox event; answers the coupon's locks."""
     op_ids = [op.pk for op in operations]
     with_event = set(
         OutboxEvent.objects.filter(operation_id__in=op_ids).values_list("operation_id", flat=True)
@@ -168,13 +187,29 @@ def _check_evidence(report: CheckReport, coupon, operations, counted) -> None:
         if op.pk not in with_event and not (pruned_before and op.created_at < pruned_before):
             report.fail(5, f"{op.op_type} v{op.to_version} has no outbox event")
     locked_by_op = {op.lock_id for op in operations if op.op_type == OperationType.LOCK}
-    for lock in CouponLock.objects.filter(coupon=coupon):
+    # With each lock its order binding, whose seal _check_seals tests: no query of its own.
+    locks = list(CouponLock.objects.filter(coupon=coupon).select_related("order_coupon"))
+    for lock in locks:
         if lock.pk not in locked_by_op:
             report.fail(5, f"lock {lock.pk} has no LOCK ledger row")
     redeemed_by_op = {op.lock_id for op in operations if op.op_type == OperationType.REDEEM}
     for redemption in coupon.redemptions.all():
+        if (problem := seal_problem(redemption)) is not None:
+            report.fail(8, f"redemption {redemption.pk} {problem}")
         if redemption.lock_id not in redeemed_by_op:
             report.fail(5, f"redemption {redemption.pk} has no REDEEM ledger row")
         elif redemption.succeeded != counted[redemption.lock_id]:
             report.fail(2, f"redemption {redemption.pk} has succeeded={redemption.succeeded}, "
                            "but the ledger's REDEEM, RETURN and REVERSE rows say otherwise")
+    return locks
+
+
+def _check_seals(report: CheckReport, coupon, operations, locks) -> None:
+    """The coupon's order bindings, refusals and the inbox messages about its orders."""
+    bindings = [lock.order_coupon for lock in locks if hasattr(lock, "order_coupon")]
+    orders = {op.order_id for op in operations if op.order_id} | {b.order_id for b in bindings}
+    rows = [*bindings, *CommandRejection.objects.filter(coupon_id_ref=coupon.pk)]
+    if orders:
+        rows += InboxMessage.objects.filter(order_id__in=orders)
+    for problem in [*broken_seals(rows), *after_sale.broken_seals(coupon)]:
+        report.fail(8, problem)

@@ -44,7 +44,7 @@ UPDATABLE = [
 # History rows with one column the services move (the triggers allow that move only).
 UPDATABLE_COLUMNS = {
     "coupons_redemption": ["succeeded"],
-    "coupons_inboxmessage": ["outcome"],
+    "coupons_inboxmessage": ["outcome", "seal"],
     "coupons_outboxevent": ["published_at"],
 }
 # Everything else of ours (the ledger, rejections, order bindings, expiry warnings, order

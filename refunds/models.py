@@ -7,9 +7,10 @@ from coupons.models.append_only import (
     frozen_once_closed,
     truncate_refused,
 )
+from coupons.models.sealed import SealedModel
 
 
-class Compensation(models.Model):
+class Compensation(SealedModel):
     """Money owed to an order, or a ledger operation to undo, decided by a second person.
 
     Recorded by the coupon service (a SUBSTITUTE presale with no substitute, a conflict case
@@ -21,6 +22,8 @@ class Compensation(models.Model):
 
     # What only holders of VIEW_CASE_DETAILS see (coupons.redaction).
     detail_fields = ("amount", "reason")
+    # Sealed when proposed, resealed with the decision (compensation_decide saves the status).
+    SEALED_ON_UPDATE = ("status",)
 
     class Kind(models.TextChoices):
         PRESALE_EXPIRED_COUPON = "PRESALE_EXPIRED_COUPON"
@@ -164,13 +167,14 @@ class ReturnPolicyVersion(models.Model):
     @property
     def is_published(self) -> bool:
         return self.status == self.Status.PUBLISHED
-class RefundCoupon(models.Model):
+class RefundCoupon(SealedModel):
     """One refund's two decisions about one coupon the order redeemed (SPEC §10, seed §9).
 
     The money decision: the coupon's share of this refund, pro-rated from the order's discount
     snapshot (OrderCoupon), never the template's face value. The coupon decision: what the
     order's return policy version says happens to the coupon, with the facts it looked at.
-    Only coupons.services changes `status`, each move a compare-and-set in one transaction.
+    Only coupons.services changes `status`, each move a compare-and-set in one transaction;
+    every move writes the row's new seal in the same UPDATE (refund_execute.decision_move).
     """
 
     class Status(models.TextChoices):
@@ -265,7 +269,7 @@ class RefundCoupon(models.Model):
         triggers = [
             *delete_refused(),
             *frozen_once_closed(open_statuses=["AWAITING_REDEMPTION", "PENDING_APPROVAL"],
-                                movable=("operation_id",)),
+                                movable=("operation_id",), resealed=True),
         ]
         ordering = ["-received_at", "-id"]
 

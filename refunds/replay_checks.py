@@ -1,8 +1,10 @@
-"""Invariant 6 of the coupon check (coupons.replay) where it needs after-sale's rows: every
-RETURN was executed for a refund decision that names its policy version."""
+"""Invariants 6 and 8 of the coupon check (coupons.replay) where they need after-sale's rows:
+every RETURN was executed for a refund decision that names its policy version; every refund
+decision and compensation of the coupon still carries its seal."""
 
+from coupons import seals
 from coupons.models import OperationType
-from refunds.models import RefundCoupon
+from refunds.models import Compensation, RefundCoupon
 
 
 def check_returns(report, coupon, operations) -> None:
@@ -32,3 +34,8 @@ def check_returns(report, coupon, operations) -> None:
                            f"{decided[op.pk]!r}")
     for redemption in still_successful:
         report.fail(6, f"redemption {redemption.pk} was returned but still counts as successful")
+
+
+def broken_seals(coupon) -> list[str]:
+    return seals.broken_seals([*RefundCoupon.objects.filter(coupon=coupon),
+                               *Compensation.objects.filter(coupon=coupon)])

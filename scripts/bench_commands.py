@@ -14,7 +14,7 @@ migrates it and drops it at the end. One run measures:
      and 16 clients (forked processes), each way for --seconds:
        hand-written  psycopg, one transaction per command: claim the key, lock the row (which
                      reads the ledger head), the command's writes, compare-and-set, ledger row,
-                     outbox row, stored answer;
+                     outbox row, stored answer; with the keyed chain's and the seals' HMACs;
        services      the same through coupons.services in-process, as coupons.api.commands
                      runs it (claim, command, answer in one transaction) minus the HTTP layer;
        HTTP API      POST /lock then /redeem through bin/serve (gunicorn, --workers x
@@ -99,7 +99,7 @@ def bulk_coupons(template_id: int, n: int, user_of: str) -> tuple[int, int]:
 # --- one client's loop, in its own process --------------------------------------------------
 
 
-def hand_written_client(coupon_ids, deadline, database_url, secret):
+def hand_written_client(coupon_ids, deadline, database_url, secret, chain_key):
     import psycopg
     from psycopg.types.json import Jsonb
 
@@ -109,9 +109,9 @@ def hand_written_client(coupon_ids, deadline, database_url, secret):
             if time.monotonic() >= deadline:
                 break
             started = time.monotonic()
-            token = raw_lock(conn, coupon_id, secret, Jsonb)
+            token = raw_lock(conn, coupon_id, secret, chain_key, Jsonb)
             locked = time.monotonic()
-            raw_redeem(conn, coupon_id, token, Jsonb)
+            raw_redeem(conn, coupon_id, token, chain_key, Jsonb)
             latencies += [locked - started, time.monotonic() - locked]
     return latencies
 
@@ -122,8 +122,9 @@ ANSWER = """UPDATE coupons_idempotencyrecord SET status = 'COMPLETED', response_
             response_body = %s, completed_at = now() WHERE id = %s"""
 LEDGER = """INSERT INTO coupons_couponoperation (op_type, from_state, to_state, from_version,
             to_version, actor, order_id, payment_id, refund_id, idempotency_key, request_hash,
-            reason, created_at, lock_id, coupon_id, content_hash, prev_hash)
-            VALUES (%s, %s, %s, %s, %s, 'bench', %s, %s, '', %s, %s, '', now(), %s, %s, %s, %s)
+            reason, created_at, lock_id, coupon_id, content_hash, prev_hash, chain_key_id)
+            VALUES (%s, %s, %s, %s, %s, 'bench', %s, %s, '', %s, %s, '', now(), %s, %s, %s, %s,
+                    'b1')
             RETURNING id"""
 OUTBOX = """INSERT INTO coupons_outboxevent (event_type, payload, created_at, operation_id,
             coupon_id) VALUES (%s, %s, now(), %s, %s)"""
@@ -131,11 +132,15 @@ HEAD = """(SELECT o.content_hash FROM coupons_couponoperation o
            WHERE o.coupon_id = c.id AND o.to_version = c.state_version)"""
 
 
+def keyed(chain_key: str, *content) -> str:
+    """The keyed chain's and the seals' HMAC-SHA256, over a JSON list (the services' work)."""
+    return hmac.new(chain_key.encode(), json.dumps(content, default=str).encode(),
+                    hashlib.sha256).hexdigest()
+
+
 def _ledger_and_outbox(cur, Jsonb, *, op, states, version, order_id, payment_id, key, lock_id,
-                       coupon_id, prev_hash):
-    content = hashlib.sha256(
-        json.dumps([prev_hash or "", op, states, version, order_id, payment_id]).encode()
-    ).hexdigest()
+                       coupon_id, prev_hash, chain_key):
+    content = keyed(chain_key, prev_hash or "", op, states, version, order_id, payment_id)
     cur.execute(LEDGER, [op, states[0], states[1], version, version + 1, order_id, payment_id,
                          key, key, lock_id, coupon_id, content, prev_hash or ""])
     operation_id = cur.fetchone()[0]
@@ -145,7 +150,7 @@ def _ledger_and_outbox(cur, Jsonb, *, op, states, version, order_id, payment_id,
         operation_id, coupon_id])
 
 
-def raw_lock(conn, coupon_id, secret, Jsonb) -> str:
+def raw_lock(conn, coupon_id, secret, chain_key, Jsonb) -> str:
     key, order_id = uuid.uuid4().hex, f"raw-{coupon_id}"
     with conn.transaction(), conn.cursor() as cur:
         cur.execute(CLAIM, [key, key])
@@ -165,11 +170,12 @@ def raw_lock(conn, coupon_id, secret, Jsonb) -> str:
                        VALUES (%s, %s, %s, %s, 'k1', 'ACTIVE', now(),
                                now() + interval '15 minutes', %s)""",
                     [lock_id, coupon_id, order_id, token_hash, version + 1])
+        discount = min(face, ORDER_AMOUNT)
         cur.execute("""INSERT INTO coupons_ordercoupon (lock_id, coupon_id, order_id, quote_id,
-                       order_amount, discount_amount, template_version_id, created_at)
-                       VALUES (%s, %s, %s, '', %s, %s, %s, now())""",
-                    [lock_id, coupon_id, order_id, ORDER_AMOUNT, min(face, ORDER_AMOUNT),
-                     terms_id])
+                       order_amount, discount_amount, template_version_id, created_at, seal)
+                       VALUES (%s, %s, %s, '', %s, %s, %s, now(), %s)""",
+                    [lock_id, coupon_id, order_id, ORDER_AMOUNT, discount, terms_id,
+                     keyed(chain_key, lock_id, coupon_id, order_id, ORDER_AMOUNT, discount)])
         cur.execute("""UPDATE coupons_usercoupon SET status = 'LOCKED', state_version = %s,
                        updated_at = now(), current_lock_id = %s, locked_order_id = %s,
                        lock_token_hash = %s, lock_expires_at = now() + interval '15 minutes'
@@ -178,13 +184,14 @@ def raw_lock(conn, coupon_id, secret, Jsonb) -> str:
         assert cur.rowcount == 1
         _ledger_and_outbox(cur, Jsonb, op="LOCK", states=("AVAILABLE", "LOCKED"),
                            version=version, order_id=order_id, payment_id="", key=key,
-                           lock_id=lock_id, coupon_id=coupon_id, prev_hash=head)
+                           lock_id=lock_id, coupon_id=coupon_id, prev_hash=head,
+                           chain_key=chain_key)
         cur.execute(ANSWER, [Jsonb({"coupon_id": coupon_id, "lock_id": str(lock_id),
                                     "state_version": version + 1}), claim_id])
     return token
 
 
-def raw_redeem(conn, coupon_id, token, Jsonb) -> None:
+def raw_redeem(conn, coupon_id, token, chain_key, Jsonb) -> None:
     key, token_hash = uuid.uuid4().hex, hashlib.sha256(token.encode()).hexdigest()
     with conn.transaction(), conn.cursor() as cur:
         cur.execute(CLAIM, [key, key])
@@ -199,9 +206,10 @@ def raw_redeem(conn, coupon_id, token, Jsonb) -> None:
         assert status == "LOCKED" and hmac.compare_digest(stored_hash, token_hash)
         payment_id = f"pay-{coupon_id}"
         cur.execute("""INSERT INTO coupons_redemption (coupon_id, lock_id, order_id, payment_id,
-                       discount_amount, succeeded, created_at)
-                       VALUES (%s, %s, %s, %s, %s, true, now()) RETURNING id""",
-                    [coupon_id, lock_id, order_id, payment_id, discount])
+                       discount_amount, succeeded, created_at, seal)
+                       VALUES (%s, %s, %s, %s, %s, true, now(), %s) RETURNING id""",
+                    [coupon_id, lock_id, order_id, payment_id, discount,
+                     keyed(chain_key, coupon_id, lock_id, order_id, payment_id, discount)])
         redemption_id = cur.fetchone()[0]
         cur.execute("""UPDATE coupons_couponlock SET status = 'CONSUMED', ended_at = now()
                        WHERE id = %s""", [lock_id])
@@ -214,7 +222,7 @@ def raw_redeem(conn, coupon_id, token, Jsonb) -> None:
         assert cur.rowcount == 1
         _ledger_and_outbox(cur, Jsonb, op="REDEEM", states=("LOCKED", "USED"), version=version,
                            order_id=order_id, payment_id=payment_id, key=key, lock_id=lock_id,
-                           coupon_id=coupon_id, prev_hash=head)
+                           coupon_id=coupon_id, prev_hash=head, chain_key=chain_key)
         cur.execute("""SELECT id FROM refunds_refundcoupon WHERE coupon_id = %s
                        AND order_id = %s AND status = 'AWAITING_REDEMPTION' ORDER BY id""",
                     [coupon_id, order_id])
@@ -370,7 +378,8 @@ def bench_cycles(args, database_url, template_id) -> None:
     _, api_key = service_client_create(name="bench", capabilities=["lock_coupon", "redeem_coupon"])
     server, port = start_server(database_url, args)
     secret = next(iter(settings.LEASE_TOKEN_SECRETS.values()))
-    extras = {"hand-written": (database_url, secret), "services": (),
+    chain_key = next(iter(settings.LEDGER_CHAIN_KEYS.values()))
+    extras = {"hand-written": (database_url, secret, chain_key), "services": (),
               "HTTP API": (port, api_key)}
     results = {}
     try:
@@ -442,10 +451,11 @@ def bench_lookups(args, template_id) -> None:
                                  'RELEASED', now(), now(), 2, now()
                           FROM coupons_usercoupon WHERE id BETWEEN %s AND %s AND id %% 10 = 0""",
                        [first, last])
+        # Lookup fixtures only: unsealed ('' seal), which verify_seals would list.
         cursor.execute("""INSERT INTO coupons_ordercoupon (lock_id, coupon_id, order_id, quote_id,
-                          order_amount, discount_amount, template_version_id, created_at)
+                          order_amount, discount_amount, template_version_id, created_at, seal)
                           SELECT l.id, l.coupon_id, l.order_id, '', 300, 30,
-                                 c.template_version_id, now()
+                                 c.template_version_id, now(), ''
                           FROM coupons_couponlock l JOIN coupons_usercoupon c ON c.id = l.coupon_id
                           WHERE l.order_id LIKE 'order-%%'""")
         cursor.execute("ANALYZE")

@@ -319,6 +319,9 @@ class CheckOutput(serializers.Serializer):
     replayed_state = serializers.CharField(allow_null=True)
     replayed_version = serializers.IntegerField()
     invariants = InvariantOutput(many=True)
+    notes = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="What holds but is worth knowing: rows written before the chain was keyed.")
     diagnosis = DiagnosisOutput()
 
 

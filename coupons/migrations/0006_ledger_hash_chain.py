@@ -8,7 +8,7 @@ import pgtrigger.compiler
 import pgtrigger.migrations
 from django.db import migrations, models
 
-from coupons.ledger_chain import GENESIS, seal
+from coupons.ledger_chain import GENESIS, unkeyed_seal
 
 
 def backfill_hash_chain(apps, schema_editor):
@@ -19,7 +19,7 @@ def backfill_hash_chain(apps, schema_editor):
     for operation in rows.iterator(chunk_size=2000):
         if operation.coupon_id != coupon_id:
             coupon_id, prev_hash = operation.coupon_id, GENESIS
-        seal(operation, prev_hash)
+        unkeyed_seal(operation, prev_hash)
         prev_hash = operation.content_hash
         batch.append(operation)
         if len(batch) == 1000:

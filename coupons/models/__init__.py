@@ -12,7 +12,7 @@ from coupons.models.findings import (
 )
 from coupons.models.idempotency import IdempotencyRecord
 from coupons.models.inbox import FactType, InboxMessage, OrderFact
-from coupons.models.ledger import CouponOperation, OperationType
+from coupons.models.ledger import CouponOperation, OperationType, UnkeyedLedgerPrefix
 from coupons.models.locks import CouponLock, LockStatus, OrderCoupon
 from coupons.models.outbox import OutboxEvent
 from coupons.models.presale import ExpiryWarning, PresaleSettlement, SettlementResult
@@ -60,5 +60,6 @@ __all__ = [
     "PruneRun",
     "Redemption",
     "ServiceClient",
+    "UnkeyedLedgerPrefix",
     "UserCoupon",
 ]

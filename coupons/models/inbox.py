@@ -2,6 +2,7 @@ import pgtrigger
 from django.db import models
 
 from coupons.models.append_only import Refuse, delete_refused, frozen_except
+from coupons.models.sealed import SealedModel
 
 
 class FactType(models.TextChoices):
@@ -13,7 +14,7 @@ class FactType(models.TextChoices):
     REFUND_SUCCEEDED = "RefundSucceeded"
 
 
-class InboxMessage(models.Model):
+class InboxMessage(SealedModel):
     """One delivered fact, de-duplicated per sender by message_id in the transaction of its
     effects.
 
@@ -37,6 +38,9 @@ class InboxMessage(models.Model):
     received_at = models.DateTimeField()
     outcome = models.JSONField(default=dict)
 
+    # Sealed when received, resealed once with the outcome (its seal moves with it, once).
+    SEALED_ON_UPDATE = ("outcome",)
+
     class Meta:
         constraints = [
             models.UniqueConstraint(
@@ -48,11 +52,12 @@ class InboxMessage(models.Model):
         # `manage.py prune` alone deletes, as PRUNER_ROLE, rows past the inbox window.
         triggers = [
             *delete_refused(pruned=True),
-            *frozen_except("outcome"),
+            *frozen_except("outcome", "seal"),
             Refuse(
                 name="outcome_set_once", operation=pgtrigger.Update,
                 condition=pgtrigger.Condition(
-                    "OLD.outcome <> '{}'::jsonb AND OLD.outcome IS DISTINCT FROM NEW.outcome"
+                    "OLD.outcome <> '{}'::jsonb AND (OLD.outcome IS DISTINCT FROM NEW.outcome"
+                    " OR OLD.seal IS DISTINCT FROM NEW.seal)"
                 ),
             ),
         ]

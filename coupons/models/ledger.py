@@ -45,11 +45,13 @@ class CouponOperation(AppendOnlyModel):
     # Money owed, on COMPENSATE rows only; NULL elsewhere (and left out of content hashes).
     amount = models.DecimalField(max_digits=12, decimal_places=2, null=True, blank=True)
     created_at = models.DateTimeField()
-    # The coupon's hash chain (coupons/ledger_chain.py): an edit past the database's triggers
-    # shows in the per-coupon check. A column added later must be nullable or blank by
+    # The coupon's keyed hash chain (coupons/ledger_chain.py): an edit past the database's
+    # triggers shows in the per-coupon check. A column added later must be nullable or blank by
     # default, or it changes the canonical content of every existing row.
     prev_hash = models.CharField(max_length=64, blank=True)
     content_hash = models.CharField(max_length=64)
+    # The LEDGER_CHAIN_KEYS key id of content_hash; "" on rows written before the chain was keyed.
+    chain_key_id = models.CharField(max_length=32, blank=True)
 
     class Meta:
         constraints = [
@@ -65,3 +67,23 @@ class CouponOperation(AppendOnlyModel):
             f"{self.op_type} coupon {self.coupon_id} {self.from_state or '∅'}→{self.to_state} "
             f"v{self.from_version}→v{self.to_version}"
         )
+
+
+class UnkeyedLedgerPrefix(AppendOnlyModel):
+    """How far a coupon's ledger went before the chain was keyed (migration 0015), sealed.
+
+    Those rows keep their unkeyed SHA-256 hashes; this row pins them (the hash of the last one)
+    and marks any unkeyed row after it, or on a coupon without this row, as forged.
+    """
+
+    coupon = models.OneToOneField("coupons.UserCoupon", on_delete=models.PROTECT,
+                                  primary_key=True, related_name="unkeyed_ledger_prefix")
+    through_version = models.PositiveIntegerField()
+    head_hash = models.CharField(max_length=64)
+    seal = models.CharField(max_length=100)  # "<key id>:<HMAC>" (coupons.ledger_chain)
+
+    class Meta:
+        triggers = append_only_triggers()
+
+    def __str__(self):
+        return f"coupon {self.coupon_id} unkeyed through v{self.through_version}"

@@ -3,6 +3,7 @@ import uuid
 from django.db import models
 
 from coupons.models.append_only import append_only_triggers
+from coupons.models.sealed import SealedModel
 
 
 class LockStatus(models.TextChoices):
@@ -48,8 +49,8 @@ class CouponLock(models.Model):
         return f"lock {self.pk} of coupon {self.coupon_id} by {self.order_id} ({self.status})"
 
 
-class OrderCoupon(models.Model):
-    """The order's evidence of its discount: quote and amounts frozen at LOCK."""
+class OrderCoupon(SealedModel):
+    """The order's evidence of its discount: quote and amounts frozen at LOCK (sealed)."""
 
     lock = models.OneToOneField(CouponLock, on_delete=models.PROTECT, related_name="order_coupon")
     coupon = models.ForeignKey(

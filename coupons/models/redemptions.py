@@ -1,10 +1,13 @@
 from django.db import models
 
 from coupons.models.append_only import delete_refused, frozen_except
+from coupons.models.sealed import SealedModel
 
 
-class Redemption(models.Model):
-    """The fact that a payment consumed a coupon."""
+class Redemption(SealedModel):
+    """The fact that a payment consumed a coupon (sealed but for `succeeded`, which moves)."""
+
+    SEAL_LEAVES_OUT = ("succeeded",)
 
     coupon = models.ForeignKey(
         "coupons.UserCoupon", on_delete=models.PROTECT, related_name="redemptions"

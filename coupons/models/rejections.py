@@ -1,9 +1,10 @@
 from django.db import models
 
 from coupons.models.append_only import AppendOnlyModel, append_only_triggers
+from coupons.models.sealed import SealedModel
 
 
-class CommandRejection(AppendOnlyModel):
+class CommandRejection(SealedModel, AppendOnlyModel):
     """A refused command, kept beside the ledger so support can see what was refused and why.
 
     Never holds a token or token hash.

@@ -21,6 +21,7 @@ from coupons.models import (
     Repair,
     UserCoupon,
 )
+from coupons.seals import resealed
 from coupons.services.context import LeaseProof
 from coupons.services.lock import coupon_lock
 from coupons.services.redeem import coupon_redeem
@@ -132,7 +133,7 @@ def _redrive_return(fault, coupon, ctx) -> None:
     )
     # The decision now names the RETURN it always meant; only a decision without one moves.
     RefundCoupon.objects.filter(pk=decision.pk, operation__isnull=True).update(
-        operation=operation)
+        operation=operation, seal=resealed(decision, operation=operation))
 
 
 def _redrive_events(coupon_id: int) -> None:

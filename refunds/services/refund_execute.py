@@ -8,6 +8,7 @@ from decimal import Decimal
 
 from coupons.errors import DecisionNotPending
 from coupons.models import CouponOperation
+from coupons.seals import resealed
 from coupons.services.issue import coupon_issue
 from coupons.services.void import coupon_void
 from refunds.models import Compensation, RefundCoupon
@@ -19,7 +20,9 @@ Status = RefundCoupon.Status
 
 
 def decision_move(decision: RefundCoupon, *, from_status: str, **fields) -> RefundCoupon:
-    """Compare-and-set the decision's status: exactly one row must still be in `from_status`."""
+    """Compare-and-set the decision's status: exactly one row must still be in `from_status`.
+    The row's new seal is written with it."""
+    fields["seal"] = resealed(decision, **fields)
     if RefundCoupon.objects.filter(pk=decision.pk, status=from_status).update(**fields) != 1:
         decision.refresh_from_db()
         raise DecisionNotPending(current_state=decision.status, decision_id=decision.pk)

@@ -144,6 +144,17 @@ def test_check_panel_names_the_broken_invariant(signed_in, template, ctx, broken
     assert "ledger replays to AVAILABLE v1, row says AVAILABLE v2" in check
 
 
+def test_check_panel_names_a_broken_seal(signed_in, template, ctx, broken_on_purpose):
+    coupon = breakage.refusal_logged_without_a_seal(template, ctx)
+    broken_on_purpose.add(coupon.pk)
+
+    check = page_of(signed_in("support"), coupon).split('aria-labelledby="check-title"')[1]
+
+    [broken] = re.findall(r'<li class="bad">✗ (\d)\. ', check)
+    assert broken == "8"
+    assert re.search(r"command rejection \d+ has no seal", check)
+
+
 def test_check_panel_tells_support_why_a_locked_coupon_cannot_be_used(signed_in, coupon, ctx):
     lock(coupon, ctx, order_id="order-A")
     check = page_of(signed_in("support"), coupon).split('aria-labelledby="check-title"')[1]
@@ -224,10 +235,11 @@ def test_ledger_rows_match_the_coupon_ledger(signed_in, template, clock):
                         .order_by("to_version").values_list("to_version", flat=True)]
 
 
-# One query per timeline source (11), the ledger page and its count, the coupon check and the
-# diagnosis, the state path, the session and the user's groups and permissions: fixed, whatever
-# the history's length.
-MAX_QUERIES = 32
+# One query per timeline source (11), the ledger page and its count, the coupon check (with the
+# seals of its refusals, inbox messages, refund decisions and compensations) and the diagnosis,
+# the state path, the session and the user's groups and permissions: fixed, whatever the
+# history's length.
+MAX_QUERIES = 35
 
 
 @pytest.fixture

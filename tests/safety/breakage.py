@@ -17,6 +17,7 @@ from django.db.models import F
 
 from coupons import clock
 from coupons.models import (
+    CommandRejection,
     CouponLock,
     CouponOperation,
     CouponStatus,
@@ -257,6 +258,25 @@ def issued_twice(template, ctx):
     return coupon
 
 
+# --- 8. sealed evidence rows are as written ----------------------------------------------
+
+def rogue_refusal(coupon, seal):
+    """A refusal inserted past the model (a bulk write or raw INSERT skips its sealing save)."""
+    CommandRejection.objects.bulk_create([CommandRejection(
+        op_type="LOCK", coupon_id_ref=coupon.pk, actor=ROGUE.actor, error_code="STATE_CONFLICT",
+        message="made up", created_at=clock.now(), seal=seal,
+    )])
+    return coupon
+
+
+def refusal_logged_without_a_seal(template, ctx):
+    return rogue_refusal(issued(template, ctx), seal="")
+
+
+def refusal_sealed_under_an_unknown_key(template, ctx):
+    return rogue_refusal(issued(template, ctx), seal="k-forged:" + "0" * 64)
+
+
 CASES = [
     (two_active_locks, 1, "2 active locks", set()),
     (lock_left_active_after_release, 1, "AVAILABLE but a lock is still active", set()),
@@ -289,6 +309,10 @@ CASES = [
     (step_from_a_state_the_coupon_was_not_in, 7,
      "EXPIRE v1→v2: LOCKED→EXPIRED does not follow AVAILABLE", set()),
     (issued_twice, 7, "ISSUE v1→v2: a second ISSUE", set()),
+    (refusal_logged_without_a_seal, 8, "command rejection .+ has no seal", set()),
+    (refusal_sealed_under_an_unknown_key, 8,
+     "command rejection .+ is sealed under key id 'k-forged', which LEDGER_CHAIN_KEYS does not "
+     "hold", set()),
 ]
 
 

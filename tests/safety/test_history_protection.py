@@ -16,7 +16,7 @@ from django.apps import apps
 from django.db import DatabaseError, connection, transaction
 
 from coupons.errors import StateConflict
-from coupons.ledger_chain import GENESIS, canonical_content, chained_hash
+from coupons.ledger_chain import GENESIS, canonical_content, chained_hash, keyed_hash
 from coupons.models import (
     CommandRejection,
     CouponOperation,
@@ -225,8 +225,8 @@ def test_every_ledger_row_links_to_the_one_before(history):
     for before, row in zip(rows, rows[1:], strict=False):
         assert row.prev_hash == before.content_hash
     for row in rows:
-        assert len(row.content_hash) == 64
-        assert row.content_hash == chained_hash(row, row.prev_hash)
+        assert len(row.content_hash) == 64 and row.chain_key_id == "t1"
+        assert row.content_hash == keyed_hash(row, row.prev_hash, "t1")
 
 
 def test_canonical_content_leaves_out_ids_hashes_and_empty_values(history):
@@ -238,8 +238,8 @@ def test_canonical_content_leaves_out_ids_hashes_and_empty_values(history):
     assert content["created_at"] == "2026-06-01T12:00:00.000000+00:00"
     # No from_state, order, lock or payment on an ISSUE: a nullable column added to the
     # ledger later is absent the same way, so existing hashes stay valid.
-    assert not {"id", "content_hash", "prev_hash", "from_state", "order_id", "lock_id",
-                "payment_id", "original_operation_id"} & set(content)
+    assert not {"id", "content_hash", "prev_hash", "chain_key_id", "from_state", "order_id",
+                "lock_id", "payment_id", "original_operation_id"} & set(content)
 
 
 def test_the_canonical_form_and_hash_of_a_row_stay_what_they_were_when_written():
@@ -279,7 +279,7 @@ def test_a_resealed_edit_still_breaks_the_chain_at_the_next_row(history, tamper)
     forged = copy.copy(lock_row)
     forged.order_id = "order-forged"
     tamper(lock_row, order_id=forged.order_id,
-           content_hash=chained_hash(forged, lock_row.prev_hash))
+           content_hash=keyed_hash(forged, lock_row.prev_hash, "t1"))
 
     problems = coupon_check(history).violations[7]
 
@@ -292,7 +292,7 @@ def test_a_resealed_edit_relinked_into_the_next_row_still_breaks_the_chain(histo
     lock_row, redeem_row = ledger(history)[1:3]
     forged = copy.copy(lock_row)
     forged.order_id = "order-forged"
-    forged_hash = chained_hash(forged, lock_row.prev_hash)
+    forged_hash = keyed_hash(forged, lock_row.prev_hash, "t1")
     tamper(lock_row, order_id=forged.order_id, content_hash=forged_hash)
     tamper(redeem_row, prev_hash=forged_hash)
 
@@ -353,12 +353,18 @@ def test_commands_after_an_edit_keep_chaining_and_the_break_stays_visible(histor
     ]
 
 
-def test_the_migration_backfill_seals_rows_exactly_as_the_writer_does(history):
+def test_the_unkeyed_backfill_still_chains_with_the_old_rule(history):
+    """Migration 0006 wrote unkeyed SHA-256 hashes; 0015 keeps them and records the prefix."""
     backfill = importlib.import_module("coupons.migrations.0006_ledger_hash_chain")
-    sealed = [(row.prev_hash, row.content_hash) for row in ledger(history)]
     with triggers_off():
-        CouponOperation.objects.update(prev_hash="", content_hash="")
+        CouponOperation.objects.update(prev_hash="", content_hash="", chain_key_id="")
         backfill.backfill_hash_chain(apps, None)
 
-    assert [(row.prev_hash, row.content_hash) for row in ledger(history)] == sealed
+    rows = ledger(history)
+    assert rows[0].prev_hash == GENESIS
+    assert all(row.content_hash == chained_hash(row, row.prev_hash) for row in rows)
+    # Unkeyed rows with no sealed prefix are a downgrade; 0015 records the real ones.
+    assert not coupon_check(history).ok
+    importlib.import_module("coupons.migrations.0015_evidence_seals").record_unkeyed_prefixes(
+        apps, None)
     assert coupon_check(history).ok

@@ -10,7 +10,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('coupons', '0016_unswitchable_triggers'),
+        ('coupons', '0015_evidence_seals'),
     ]
 
     operations = [
