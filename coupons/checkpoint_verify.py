@@ -23,7 +23,13 @@ from dataclasses import dataclass, field
 from coupons import merkle
 from coupons.checkpoint_keys import signature_holds
 from coupons.ledger_chain import chain_breaks
-from coupons.models import CouponOperation, LedgerCheckpoint, LedgerCheckpointChunk, UserCoupon
+from coupons.models import (
+    CouponOperation,
+    LedgerCheckpoint,
+    LedgerCheckpointChunk,
+    UnkeyedLedgerPrefix,
+    UserCoupon,
+)
 
 BATCH = 1000
 
@@ -107,6 +113,9 @@ def _verify_coupons(checkpoint: LedgerCheckpoint, verdict: Verdict) -> None:
         for op in CouponOperation.objects.filter(coupon_id__in=ids).order_by("coupon_id",
                                                                                "to_version"):
             rows[op.coupon_id].append(op)
+        # Rows written before the chain was keyed verify against their coupon's sealed prefix.
+        prefixes = {prefix.coupon_id: prefix for prefix in UnkeyedLedgerPrefix.objects.filter(
+            coupon_id__in=[c for c, ops in rows.items() if not all(op.chain_key_id for op in ops)])}
         for coupon_id in ids:
             while leaf is not None and leaf[0] < coupon_id:
                 verdict.broken[leaf[0]].append(
@@ -115,8 +124,9 @@ def _verify_coupons(checkpoint: LedgerCheckpoint, verdict: Verdict) -> None:
             if leaf is not None and leaf[0] == coupon_id:
                 _verify_head(checkpoint.number, leaf, rows[coupon_id], verdict)
                 leaf = next(leaves, None)
-            for problem in chain_breaks(rows[coupon_id]):
-                verdict.broken[coupon_id].append(problem)
+            problems, _notes = chain_breaks(rows[coupon_id], prefixes.get(coupon_id))
+            if problems:
+                verdict.broken[coupon_id].extend(problems)
             verdict.coupons_checked += 1
     while leaf is not None:
         verdict.broken[leaf[0]].append(

@@ -28,6 +28,7 @@ from coupons.models import (
 )
 from coupons.replay import coupon_check
 from coupons.services import coupon_issue, coupon_redeem, coupon_void
+from tests.app_role import as_owner
 from tests.conftest import lock
 
 pytestmark = pytest.mark.django_db
@@ -55,17 +56,18 @@ def raw(sql, params=()):
 
 def as_owner_with_triggers_off(write):
     """What the owner of the tables can do: DISABLE TRIGGER USER, write, enable again."""
-    if connection.vendor == "postgresql":
-        raw("SET CONSTRAINTS ALL IMMEDIATE")
-        for model in HISTORY_TABLES:
-            raw(f"ALTER TABLE {model._meta.db_table} DISABLE TRIGGER USER")
-    try:
-        write()
-    finally:
+    with as_owner():
         if connection.vendor == "postgresql":
             raw("SET CONSTRAINTS ALL IMMEDIATE")
             for model in HISTORY_TABLES:
-                raw(f"ALTER TABLE {model._meta.db_table} ENABLE TRIGGER USER")
+                raw(f"ALTER TABLE {model._meta.db_table} DISABLE TRIGGER USER")
+        try:
+            write()
+        finally:
+            if connection.vendor == "postgresql":
+                raw("SET CONSTRAINTS ALL IMMEDIATE")
+                for model in HISTORY_TABLES:
+                    raw(f"ALTER TABLE {model._meta.db_table} ENABLE TRIGGER USER")
 
 
 def wrong_key_hash(row, prev_hash):

@@ -23,6 +23,7 @@ from refunds.models import Compensation, RefundCoupon
 from refunds.services.compensation_decide import compensation_reject
 from refunds.services.compensation_record import compensation_record
 from refunds.services.refund_receive import refund_receive
+from tests.app_role import as_owner
 from tests.conftest import lock
 
 pytestmark = pytest.mark.django_db
@@ -43,8 +44,9 @@ def evidence(coupon, ctx, send):
 
 
 def edit_past_triggers(model, pk, **changes):
+    """What the owner of the table can do: DISABLE TRIGGER USER, write, enable again."""
     table = model._meta.db_table
-    with connection.cursor() as cursor:
+    with as_owner(), connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
             cursor.execute(f"ALTER TABLE {table} DISABLE TRIGGER USER")
