@@ -203,6 +203,11 @@ REST_FRAMEWORK = {
         "coupons.api.permissions.HasCapability",
     ],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    # Issue 16: JSON only. The browsable API renders forms by running every method's
+    # permission check, so in production ?format=api or Accept: text/html only adds surface;
+    # a developer gets it back with DJANGO_DEBUG=1.
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"]
+    + (["rest_framework.renderers.BrowsableAPIRenderer"] if DEBUG else []),
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PAGINATION_CLASS": "coupons.api.pagination.StandardPagination",
     "DEFAULT_SCHEMA_CLASS": "coupons.api.schema.CapabilitySchema",
