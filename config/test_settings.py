@@ -9,7 +9,7 @@ import os
 
 os.environ.setdefault("DJANGO_SECRET_KEY", "test-only-secret-key-never-used-outside-the-test-suite")
 if not os.environ.get("LEASE_TOKEN_SECRETS"):
-    os.environ.setdefault("LEASE_TOKEN_SECRET", "test-only-lease-token-secret")
+    os.environ.setdefault("LEASE_TOKEN_SECRET", "test-only-lease-token-secret-of-32-bytes-or-more")
 # The test client speaks plain HTTP; HTTPS redirects are tested with the production values.
 os.environ.setdefault("DJANGO_HTTPS", "0")
 
