@@ -169,6 +169,15 @@ AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 # Lockouts are lifted with `manage.py axes_reset_username NAME`; the admin does not list them,
 # so every admin page stays under the capability rules (tests/api/test_permission_matrix.py).
 AXES_ENABLE_ADMIN = False
+
+# --- Client address behind proxies (issue 16): README "Production settings" ------------------
+# How many proxies in front of the server append to X-Forwarded-For (nginx, a load balancer);
+# sign-in limits and the anonymous API throttle key on the address the outermost one saw.
+# 0: REMOTE_ADDR. Behind the recommended TLS proxy, one.
+TRUSTED_PROXY_COUNT = env_int(
+    "TRUSTED_PROXY_COUNT", default=1 if env_flag("DJANGO_BEHIND_TLS_PROXY", default=False) else 0
+)
+AXES_CLIENT_IP_CALLABLE = "config.client_address.client_address"
 # Attempts are database rows (AxesDatabaseHandler), so each test starts clean and
 # `manage.py axes_reset` (or axes_reset_username NAME) unlocks.
 
