@@ -13,7 +13,7 @@ class Compensation(models.Model):
     """
 
     # What only holders of VIEW_CASE_DETAILS see (coupons.redaction).
-    detail_fields = ("amount", "reason")
+    detail_fields = ("amount", "reason", "decision_note")
 
     class Kind(models.TextChoices):
         PRESALE_EXPIRED_COUPON = "PRESALE_EXPIRED_COUPON"
