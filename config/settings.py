@@ -242,8 +242,10 @@ if os.environ.get("REDIS_URL"):
         raise ImproperlyConfigured(
             "REDIS_URL is set but the redis package is not installed: pip install -e '.[redis]'."
         )
+    # Values are JSON, never pickles (issue 16): a write to Redis must not run code here.
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
-                          "LOCATION": os.environ["REDIS_URL"]}}
+                          "LOCATION": os.environ["REDIS_URL"],
+                          "OPTIONS": {"serializer": "config.cache_serializer.JsonSerializer"}}}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
