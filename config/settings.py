@@ -309,6 +309,12 @@ COUPONS = {
     "RECONCILE_BATCH_SIZE": 1000,
 }
 
+# --- Impact replay bounds (issue 16): README "Return policies" -----------------------------------
+# A preview replays at most the newest this many stored decisions (the page and the API answer
+# say so); one replay per person at a time, its slot freed after this many seconds at the latest.
+IMPACT_REPLAY_SAMPLE = env_int("IMPACT_REPLAY_SAMPLE", default=10_000)
+IMPACT_REPLAY_SLOT_SECONDS = 300
+
 # --- Events (issue 10): the outbox relay's broker; see README "Events" ---------------------------
 BROKER_URL = os.environ.get("BROKER_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
 
