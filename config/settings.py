@@ -231,6 +231,8 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_RATES": {
         "service_client": env_rate("API_THROTTLE_SERVICE_CLIENT", default="1200/min"),
         "user": env_rate("API_THROTTLE_USER", default="300/min"),
+        # Issue 16: requests answered 401 (no key, a wrong one) per client address.
+        "anonymous": env_rate("API_THROTTLE_ANONYMOUS", default="60/min"),
     },
 }
 

@@ -18,5 +18,6 @@ from config.settings import REST_FRAMEWORK  # noqa: E402
 
 REST_FRAMEWORK = {
     **REST_FRAMEWORK,
-    "DEFAULT_THROTTLE_RATES": {"service_client": "100000/min", "user": "100000/min"},
+    "DEFAULT_THROTTLE_RATES": {"service_client": "100000/min", "user": "100000/min",
+                               "anonymous": "100000/min"},
 }

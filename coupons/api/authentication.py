@@ -9,6 +9,7 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 
 from config.request_context import bind
+from coupons.api.throttling import FailedAuthenticationThrottle
 from coupons.models import ServiceClient
 from coupons.services.tokens import hash_token
 
@@ -52,7 +53,16 @@ class ServiceTokenAuthentication(authentication.TokenAuthentication):
 
     The client row is cached for a few seconds (it is read on every request); any save or
     delete of the client, a deactivation or a change of grants, drops the entry at once.
+    First of the authenticators, it refuses an address that failed too often (429) before
+    any key is looked up (FailedAuthenticationThrottle; issue 16).
     """
+
+    def authenticate(self, request):
+        if not request._request.user.is_authenticated:  # the console's session, if any
+            wait = FailedAuthenticationThrottle().wait_for(request)
+            if wait is not None:
+                raise exceptions.Throttled(wait)
+        return super().authenticate(request)
 
     def authenticate_credentials(self, key):
         key_hash = hash_token(key)
