@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_htmx",
+    "csp",  # Content-Security-Policy on every answer (issue 16; CONTENT_SECURITY_POLICY below)
     "pgtrigger",  # database triggers that keep history rows append-only (PostgreSQL)
     "django_prometheus",  # HTTP and database metrics at /metrics (config/metrics.py)
     "coupons",
@@ -75,6 +76,7 @@ MIDDLEWARE = [
     # redirect (config/health.py; README "Production").
     "config.health.HealthCheckMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     # Static files from the process itself (collected by bin/serve), before sessions and auth.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # Outside everything but the HTTPS redirect: a 404 or 500 under /api/ is JSON, never a page.
@@ -152,6 +154,27 @@ DATABASES["default"]["ENGINE"] = DATABASES["default"]["ENGINE"].replace(
 )
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Content-Security-Policy (issue 16): README "Production settings" -------------------------
+# Scripts only from this origin, never inline: the console's behaviour is in console.js, htmx
+# runs without eval (hx-on is not used), the API docs start from their own script files.
+# Styles allow inline: the console colours order lanes with style="--c: ..." and ReDoc styles
+# itself at run time; a style cannot run code. ReDoc's search runs in a blob: worker.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "worker-src": ["'self'", "blob:"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
 
 # --- Sign-in attempt limits (issue 6): django-axes; README "Production settings" -------------
 # AxesStandaloneBackend first: it refuses a locked-out username + address before any password
