@@ -94,7 +94,7 @@ def bench(args) -> None:
     now, _ = best_of(page)
     then, count = best_of(lambda: before_issue_16("whale"))
     print(f"GET /search/?q=whale now: best of {RUNS} {now * 1000:.0f} ms "
-          "(\"More than 10000 coupons\", page 1 of 25, matched by user id)")
+          "(\"More than 10000 coupons\", its first 25 rows, matched by user id)")
     print(f"before issue 16 (ids loaded, count and page by pk IN): best of {RUNS} "
           f"{then * 1000:.0f} ms for {count} coupons")
     print(f"now / before: {now / then:.3f}")
