@@ -77,4 +77,6 @@ def test_the_api_docs_render_under_the_policy(watched, person, path, shown):
     watched.goto(path)
 
     expect(watched.locator(shown).first).to_be_visible(timeout=20000)
-    assert watched.violations() == []
+    # ReDoc's "powered by" logo comes from its CDN: blocked on purpose, the docs load nothing
+    # from elsewhere. Nothing else may be.
+    assert [v for v in watched.violations() if "cdn.redoc.ly" not in v] == []
