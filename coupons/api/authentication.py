@@ -58,7 +58,8 @@ class ServiceTokenAuthentication(authentication.TokenAuthentication):
     """
 
     def authenticate(self, request):
-        if not request._request.user.is_authenticated:  # the console's session, if any
+        session_user = getattr(request._request, "user", None)  # the console's session
+        if session_user is None or not session_user.is_authenticated:
             wait = FailedAuthenticationThrottle().wait_for(request)
             if wait is not None:
                 raise exceptions.Throttled(wait)
