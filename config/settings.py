@@ -63,6 +63,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_htmx",
+    "csp",  # Content-Security-Policy on every answer (issue 16; CONTENT_SECURITY_POLICY below)
     "pgtrigger",  # database triggers that keep history rows append-only (PostgreSQL)
     "django_prometheus",  # HTTP and database metrics at /metrics (config/metrics.py)
     "coupons",
@@ -80,6 +81,7 @@ MIDDLEWARE = [
     # redirect (config/health.py; README "Production").
     "config.health.HealthCheckMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     # Static files from the process itself (collected by bin/serve), before sessions and auth.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # Outside everything but the HTTPS redirect: a 404 or 500 under /api/ is JSON, never a page.
@@ -158,6 +160,27 @@ DATABASES["default"]["ENGINE"] = DATABASES["default"]["ENGINE"].replace(
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# --- Content-Security-Policy (issue 16): README "Production settings" -------------------------
+# Scripts only from this origin, never inline: the console's behaviour is in console.js, htmx
+# runs without eval (hx-on is not used), the API docs start from their own script files.
+# Styles allow inline: the console colours order lanes with style="--c: ..." and ReDoc styles
+# itself at run time; a style cannot run code. ReDoc's search runs in a blob: worker.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "worker-src": ["'self'", "blob:"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
+
 # --- Sign-in attempt limits (issue 6): django-axes; README "Production settings" -------------
 # AxesStandaloneBackend first: it refuses a locked-out username + address before any password
 # is checked. It needs the request, so tests sign in with force_login or login(request=...).
@@ -174,6 +197,15 @@ AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 # Lockouts are lifted with `manage.py axes_reset_username NAME`; the admin does not list them,
 # so every admin page stays under the capability rules (tests/api/test_permission_matrix.py).
 AXES_ENABLE_ADMIN = False
+
+# --- Client address behind proxies (issue 16): README "Production settings" ------------------
+# How many proxies in front of the server append to X-Forwarded-For (nginx, a load balancer);
+# sign-in limits and the anonymous API throttle key on the address the outermost one saw.
+# 0: REMOTE_ADDR. Behind the recommended TLS proxy, one.
+TRUSTED_PROXY_COUNT = env_int(
+    "TRUSTED_PROXY_COUNT", default=1 if env_flag("DJANGO_BEHIND_TLS_PROXY", default=False) else 0
+)
+AXES_CLIENT_IP_CALLABLE = "config.client_address.client_address"
 # Attempts are database rows (AxesDatabaseHandler), so each test starts clean and
 # `manage.py axes_reset` (or axes_reset_username NAME) unlocks.
 
@@ -208,6 +240,11 @@ REST_FRAMEWORK = {
         "coupons.api.permissions.HasCapability",
     ],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    # Issue 16: JSON only. The browsable API renders forms by running every method's
+    # permission check, so in production ?format=api or Accept: text/html only adds surface;
+    # a developer gets it back with DJANGO_DEBUG=1.
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"]
+    + (["rest_framework.renderers.BrowsableAPIRenderer"] if DEBUG else []),
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PAGINATION_CLASS": "coupons.api.pagination.StandardPagination",
     "DEFAULT_SCHEMA_CLASS": "coupons.api.schema.CapabilitySchema",
@@ -222,6 +259,8 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_RATES": {
         "service_client": env_rate("API_THROTTLE_SERVICE_CLIENT", default="1200/min"),
         "user": env_rate("API_THROTTLE_USER", default="300/min"),
+        # Issue 16: requests answered 401 (no key, a wrong one) per client address.
+        "anonymous": env_rate("API_THROTTLE_ANONYMOUS", default="60/min"),
     },
 }
 
@@ -233,8 +272,10 @@ if os.environ.get("REDIS_URL"):
         raise ImproperlyConfigured(
             "REDIS_URL is set but the redis package is not installed: pip install -e '.[redis]'."
         )
+    # Values are JSON, never pickles (issue 16): a write to Redis must not run code here.
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
-                          "LOCATION": os.environ["REDIS_URL"]}}
+                          "LOCATION": os.environ["REDIS_URL"],
+                          "OPTIONS": {"serializer": "config.cache_serializer.JsonSerializer"}}}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
@@ -303,6 +344,12 @@ COUPONS = {
     # the number of coupons.
     "RECONCILE_BATCH_SIZE": 1000,
 }
+
+# --- Impact replay bounds (issue 16): README "Return policies" -----------------------------------
+# A preview replays at most the newest this many stored decisions (the page and the API answer
+# say so); one replay per person at a time, its slot freed after this many seconds at the latest.
+IMPACT_REPLAY_SAMPLE = env_int("IMPACT_REPLAY_SAMPLE", default=10_000)
+IMPACT_REPLAY_SLOT_SECONDS = 300
 
 # --- Events (issue 10): the outbox relay's broker; see README "Events" ---------------------------
 BROKER_URL = os.environ.get("BROKER_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")

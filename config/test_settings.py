@@ -10,7 +10,7 @@ import tempfile
 
 os.environ.setdefault("DJANGO_SECRET_KEY", "test-only-secret-key-never-used-outside-the-test-suite")
 if not os.environ.get("LEASE_TOKEN_SECRETS"):
-    os.environ.setdefault("LEASE_TOKEN_SECRET", "test-only-lease-token-secret")
+    os.environ.setdefault("LEASE_TOKEN_SECRET", "test-only-lease-token-secret-of-32-bytes-or-more")
 # Test-only checkpoint signing key (base64 of 32 bytes) and a scratch directory for the files;
 # tests that read the files point LEDGER_CHECKPOINT_DIR at their own tmp_path.
 os.environ.setdefault("LEDGER_SIGNING_KEY", "dGVzdC1vbmx5LWxlZGdlci1zaWduaW5nLWtleS0zMmI=")
@@ -29,5 +29,6 @@ from config.settings import REST_FRAMEWORK  # noqa: E402
 
 REST_FRAMEWORK = {
     **REST_FRAMEWORK,
-    "DEFAULT_THROTTLE_RATES": {"service_client": "100000/min", "user": "100000/min"},
+    "DEFAULT_THROTTLE_RATES": {"service_client": "100000/min", "user": "100000/min",
+                               "anonymous": "100000/min"},
 }

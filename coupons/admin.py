@@ -4,6 +4,7 @@ from django.contrib import admin
 from coupons import models
 from coupons.capabilities import Capability
 from coupons.errors import ValidationFailed
+from coupons.redaction import detail_fields
 from coupons.services import template_create, template_update
 from coupons.services.templates import template_set_issuable, validate_terms
 
@@ -41,13 +42,14 @@ class CapabilityAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request, obj=None):
         return False
 
-    def hidden_fields(self, request) -> tuple:
-        if self._holds(request, Capability.VIEW_CASE_DETAILS):
+    def hidden_fields(self, request, obj=None) -> tuple:
+        if self._holds(request, Capability.VIEW_CASE_DETAILS) or not hasattr(
+                self.model, "detail_fields"):
             return ()
-        return getattr(self.model, "detail_fields", ())
+        return detail_fields(self.model, op_type=getattr(obj, "op_type", None))
 
     def get_exclude(self, request, obj=None):
-        return [*(super().get_exclude(request, obj) or ()), *self.hidden_fields(request)]
+        return [*(super().get_exclude(request, obj) or ()), *self.hidden_fields(request, obj)]
 
     def get_list_display(self, request):
         hidden = self.hidden_fields(request)

@@ -123,6 +123,14 @@ class IdempotencyRequestInProgress(CouponError):
     message = "A request with this Idempotency-Key is still being processed; retry later."
 
 
+class ReplayInProgress(CouponError):
+    """A 429: this person's impact replay is still running; one at a time (issue 16)."""
+
+    code = "REPLAY_IN_PROGRESS"
+    http_status = 429
+    message = "Your previous impact replay is still running; wait for it, then retry."
+
+
 class BusinessRuleError(CouponError):
     http_status = 422
 

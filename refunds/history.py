@@ -19,8 +19,10 @@ def _compensation_proposed(c, can_see_details):
 
 
 def _compensation_decided(c, can_see_details):
+    shown = visible(Compensation, {"decision_note": c.decision_note},
+                    can_see_details=can_see_details)
     return entry(c.decided_at, "compensation", c.pk, f"Compensation #{c.pk} {c.status.lower()}",
-                 decided_by=c.decided_by, note=c.decision_note,
+                 decided_by=c.decided_by, note=shown.get("decision_note"),
                  operation_id=c.resulting_operation_id)
 
 

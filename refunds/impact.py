@@ -4,11 +4,20 @@ Every stored decision of the policy is decided again from the RefundFacts stored
 the given version, and compared with what was decided then. Nothing is written: publishing a
 version never changes a past decision, and a preview changes nothing at all. `decide` is pure,
 so this is a read of (id, facts, decision) in keyset chunks and a loop.
+
+Bounded (issue 16): the newest `IMPACT_REPLAY_SAMPLE` decisions of the range at most, the
+sample size stated in the report, and one replay at a time per person (`replay_slot`), so a
+policy with 200,000 stored refunds costs what 10,000 do and cannot be replayed eight times over.
 """
 
 from collections import Counter, defaultdict
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from django.conf import settings
+from django.core.cache import cache
+
+from coupons.errors import ReplayInProgress
 from refunds.models import RefundCoupon
 from refunds.policy_engine import RefundFacts, decide
 
@@ -56,24 +65,47 @@ def stored_decisions(version, *, date_from=None, date_to=None):
     return decisions
 
 
-def policy_impact(version, *, date_from=None, date_to=None, chunk: int = CHUNK) -> dict:
+def policy_impact(version, *, date_from=None, date_to=None, chunk: int = CHUNK,
+                  sample: int | None = None) -> dict:
+    """Replay the newest `sample` decisions of the range (IMPACT_REPLAY_SAMPLE unless told;
+    0: all of them, for `manage.py preview_policy --all`)."""
+    sample = settings.IMPACT_REPLAY_SAMPLE if sample is None else sample
     impact = Impact()
     rows = stored_decisions(version, date_from=date_from, date_to=date_to).values_list(
         "pk", "refund_id", "action", "requires_approval", "facts"
-    ).order_by("pk")
-    last = 0
-    while True:
-        batch = list(rows.filter(pk__gt=last)[:chunk])
+    ).order_by("-pk")  # newest first, by the primary key's index
+    last = None
+    while not sample or impact.decisions < sample:
+        size = min(chunk, sample - impact.decisions) if sample else chunk
+        batch = list((rows if last is None else rows.filter(pk__lt=last))[:size])
         for _, refund_id, action, requires_approval, facts in batch:
             verdict = decide(version, RefundFacts.from_json(facts))
             impact.add(refund_id, outcome(action, requires_approval), verdict)
-        if len(batch) < chunk:
+        if len(batch) < size:
             break
         last = batch[-1][0]
-    return _report(version, impact, date_from, date_to)
+    sampled = bool(sample) and impact.decisions == sample and (
+        rows.filter(pk__lt=last).exists() if last is not None else False)
+    return _report(version, impact, date_from, date_to, sample=sample, sampled=sampled)
 
 
-def _report(version, impact: Impact, date_from, date_to) -> dict:
+@contextmanager
+def replay_slot(owner: str):
+    """At most one replay per person (or client) at a time, across processes with Redis.
+
+    The slot expires by itself after IMPACT_REPLAY_SLOT_SECONDS, should a worker die holding it.
+    """
+    key = f"impact-replay:{owner}"
+    if not cache.add(key, 1, settings.IMPACT_REPLAY_SLOT_SECONDS):
+        raise ReplayInProgress(retry_after=settings.IMPACT_REPLAY_SLOT_SECONDS)
+    try:
+        yield
+    finally:
+        cache.delete(key)
+
+
+def _report(version, impact: Impact, date_from, date_to, *, sample: int,
+            sampled: bool) -> dict:
     return {
         "policy": version.policy.code,
         "version": version.number,
@@ -81,6 +113,9 @@ def _report(version, impact: Impact, date_from, date_to) -> dict:
         "from": date_from.isoformat() if date_from else None,
         "to": date_to.isoformat() if date_to else None,
         "decisions": impact.decisions,
+        # The cap on decisions replayed (0: none), and whether older decisions were left out.
+        "sample_size": sample,
+        "sampled": sampled,
         "unchanged": impact.decisions - impact.changed,
         "changed": impact.changed,
         "changes": [

@@ -21,7 +21,7 @@ class Compensation(SealedModel):
     """
 
     # What only holders of VIEW_CASE_DETAILS see (coupons.redaction).
-    detail_fields = ("amount", "reason")
+    detail_fields = ("amount", "reason", "decision_note")
     # Sealed when proposed, resealed with the decision (compensation_decide saves the status).
     SEALED_ON_UPDATE = ("status",)
 

@@ -85,9 +85,9 @@ def setup_django(database_url: str, *, settings_module: str | None = None) -> No
     # would cross the fork (connections.close_all() only hands them back to the pool).
     os.environ["DB_POOL_MAX_SIZE"] = "0"
     # The settings have no default secrets; a throwaway database needs no real ones.
-    os.environ.setdefault("DJANGO_SECRET_KEY", "benchmark-only-secret-key")
+    os.environ.setdefault("DJANGO_SECRET_KEY", "benchmark-only-secret-key-of-32-bytes-or-more")
     if not os.environ.get("LEASE_TOKEN_SECRETS"):
-        os.environ.setdefault("LEASE_TOKEN_SECRET", "benchmark-only-lease-token-secret")
+        os.environ.setdefault("LEASE_TOKEN_SECRET", "benchmark-only-lease-token-secret-of-32-bytes")
     os.environ.setdefault("LEDGER_CHAIN_KEYS", "b1:benchmark-only-ledger-chain-key-never-use")
     sys.path.insert(0, str(ROOT))
     import django

@@ -74,6 +74,7 @@ def case_row(case: ConflictCase, *, can_see_details: bool) -> dict:
 def compensation_row(compensation: Compensation, *, can_see_details: bool) -> dict:
     return visible(Compensation, {
         "record": compensation, "amount": compensation.amount, "reason": compensation.reason,
+        "decision_note": compensation.decision_note,
     }, can_see_details=can_see_details)
 
 

@@ -2,14 +2,20 @@
 
 Support types whatever the customer or another team gave them: a coupon id, a user id, an
 order id (also of an order that no longer holds the coupon), a payment id, a refund id or a
-lease's lock id. `coupon_matches` answers every kind in one UNION query, each arm a lookup on
-an indexed column; `coupon_search` then lists those coupons with the filters and the order
-the list page asks for (a count and a page: two more queries).
+lease's lock id. `coupon_search` lists the coupons any kind names, with the filters and the
+order the list page asks for, as one query whose arms are subqueries on indexed columns: no
+list of ids is ever loaded (issue 16: a user with 300,000 coupons took 55 s that way).
+
+A user id is the one key that may name very many coupons, so when no other kind matches the
+list is read straight off the (user_id, id) index. `matched_by` says which kinds named the
+coupons of one page; `CappedPaginator` stops counting past MATCH_CAP.
 """
 
 import uuid
 from dataclasses import dataclass
+from functools import cached_property
 
+from django.core.paginator import Paginator
 from django.db.models import BigIntegerField, Exists, OuterRef, Q, QuerySet, Value
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Lower
@@ -24,7 +30,6 @@ from coupons.models import (
     Redemption,
     UserCoupon,
 )
-from coupons.selectors import order_coupon_ids
 from refunds.models import RefundCoupon
 
 # Key kinds, in the order the page names them.
@@ -58,41 +63,97 @@ class SearchFilters:
         return bool(self.status or self.template_id or self.validity or self.open_case)
 
 
-def coupon_matches(text: str) -> dict[int, list[str]]:
-    """{coupon id: [key kinds that matched]} for one typed key; {} when nothing does."""
-    text = text.strip()
-    if not text:
-        return {}
+@dataclass(frozen=True)
+class Arm:
+    """One kind of key: the rows it finds and their column naming the coupon."""
+
+    kind: str
+    rows: QuerySet
+    column: str = "coupon_id"
+
+    def coupon_ids(self) -> QuerySet:
+        # Model orderings (cases, decisions) are not allowed inside a UNION or a subquery.
+        return self.rows.order_by().values_list(self.column)
+
+
+def other_arms(text: str) -> list[Arm]:
+    """Every kind of key but the user id: each names a few coupons, by an indexed column."""
     arms = [
-        UserCoupon.objects.filter(user_id=text).values_list("id", Value(USER)),
-        order_coupon_ids(text).values_list("coupon_id", Value(ORDER)),
+        Arm(ORDER, CouponLock.objects.filter(order_id=text)),
         # Wider than the API's order filter: an order known only from a case (its payment came
         # after the coupon moved on), or from a presale deposit whose LOCK was refused (the fact
         # names the coupon) ...
-        ConflictCase.objects.filter(order_id=text).values_list("coupon_id", Value(ORDER)),
-        UserCoupon.objects.filter(pk__in=deposit_coupon_ids(text)).values_list(
-            "id", Value(ORDER)),
+        Arm(ORDER, ConflictCase.objects.filter(order_id=text)),
+        Arm(ORDER, UserCoupon.objects.filter(pk__in=deposit_coupon_ids(text)), "id"),
         # ... or only from a refund sent for it.
-        RefundCoupon.objects.filter(order_id=text).values_list("coupon_id", Value(ORDER)),
-        Redemption.objects.filter(payment_id=text).values_list("coupon_id", Value(PAYMENT)),
-        ConflictCase.objects.filter(payment_id=text).values_list("coupon_id", Value(PAYMENT)),
-        RefundCoupon.objects.filter(refund_id=text).values_list("coupon_id", Value(REFUND)),
+        Arm(ORDER, RefundCoupon.objects.filter(order_id=text)),
+        Arm(PAYMENT, Redemption.objects.filter(payment_id=text)),
+        Arm(PAYMENT, ConflictCase.objects.filter(payment_id=text)),
+        Arm(REFUND, RefundCoupon.objects.filter(refund_id=text)),
     ]
     if text.isdigit() and int(text) <= BIGINT_MAX:
-        arms.append(UserCoupon.objects.filter(pk=int(text)).values_list("id", Value(COUPON)))
+        arms.append(Arm(COUPON, UserCoupon.objects.filter(pk=int(text)), "id"))
     lock_id = as_uuid(text)
     if lock_id is not None:
-        arms.append(CouponLock.objects.filter(pk=lock_id).values_list("coupon_id", Value(LOCK)))
-    # Model orderings (cases, decisions) are not allowed inside a UNION.
-    first, *rest = [arm.order_by() for arm in arms]
-    matches: dict[int, list[str]] = {}
+        arms.append(Arm(LOCK, CouponLock.objects.filter(pk=lock_id)))
+    return arms
+
+
+def matching(text: str) -> Q:
+    """The coupons `text` names as any kind of key, as a WHERE clause of subqueries."""
+    arms = other_arms(text)
+    first, *rest = [arm.coupon_ids() for arm in arms]
+    if not first.union(*rest, all=True).exists():
+        # Only (or no) user id: the planner reads the (user_id, id) index in order and stops
+        # at the page, where an OR with the other arms would make it fetch every match first.
+        return Q(user_id=text)
+    condition = Q(user_id=text)
+    for arm in arms:
+        condition |= Q(pk__in=arm.coupon_ids())
+    return condition
+
+
+def matched_by(text: str, coupons) -> dict[int, list[str]]:
+    """{coupon id: [kinds of key that named it]} for one page of coupons."""
+    ids = [coupon.pk for coupon in coupons]
+    matches = {coupon.pk: [USER] if coupon.user_id == text else [] for coupon in coupons}
+    first, *rest = [
+        arm.rows.order_by().filter(**{f"{arm.column}__in": ids})
+        .values_list(arm.column, Value(arm.kind))
+        for arm in other_arms(text)]
     for coupon_id, kind in first.union(*rest):
-        kinds = matches.setdefault(coupon_id, [])
-        if kind not in kinds:
-            kinds.append(kind)
+        if kind not in matches[coupon_id]:
+            matches[coupon_id].append(kind)
     for kinds in matches.values():
         kinds.sort(key=KINDS.index)
     return matches
+
+
+def matched_kinds(text: str) -> list[str]:
+    """The kinds of key `text` matched anywhere (the list's summary), in two queries: the user
+    id by EXISTS, the others' kinds by one UNION (which keeps each kind once)."""
+    kinds = [USER] if UserCoupon.objects.filter(user_id=text).exists() else []
+    first, *rest = [arm.rows.order_by().values_list(Value(arm.kind)) for arm in other_arms(text)]
+    kinds += [kind for (kind,) in first.union(*rest)]
+    return sorted(set(kinds), key=KINDS.index)
+
+
+MATCH_CAP = 10_000
+
+
+class CappedPaginator(Paginator):
+    """Counts up to MATCH_CAP + 1 (`SELECT count(*) FROM (... LIMIT 10001)`): past the cap
+    the page says "more than 10,000" instead of counting 300,000 rows on every page."""
+
+    cap = MATCH_CAP
+
+    @cached_property
+    def count(self) -> int:
+        return self.object_list[: self.cap + 1].count()
+
+    @property
+    def capped(self) -> bool:
+        return self.count > self.cap
 
 
 def deposit_coupon_ids(order_id: str) -> QuerySet:
@@ -109,15 +170,15 @@ def as_uuid(text: str) -> uuid.UUID | None:
         return None
 
 
-def coupon_search(*, coupon_ids, filters: SearchFilters) -> QuerySet[UserCoupon]:
-    """Coupons among `coupon_ids` (None: all coupons), filtered and ordered for the list."""
+def coupon_search(*, text: str | None, filters: SearchFilters) -> QuerySet[UserCoupon]:
+    """Coupons `text` names (None: all coupons), filtered and ordered for the list."""
     now = clock.now()
     coupons = UserCoupon.objects.select_related("template", "template_version").annotate(
         has_open_case=Exists(ConflictCase.objects.filter(
             coupon=OuterRef("pk"), status=CaseStatus.OPEN)),
     )
-    if coupon_ids is not None:
-        coupons = coupons.filter(pk__in=list(coupon_ids))
+    if text is not None:
+        coupons = coupons.filter(matching(text))
     if filters.status:
         coupons = coupons.filter(status=filters.status)
     if filters.template_id:

@@ -11,6 +11,7 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler, set_rollback
 
+from coupons.api.throttling import FailedAuthenticationThrottle
 from coupons.errors import CouponError, error_body
 
 logger = logging.getLogger(__name__)
@@ -61,6 +62,9 @@ def api_exception_handler(exc, context):
         details, message = {}, str(exc.detail)
     if response.status_code == status.HTTP_401_UNAUTHORIZED:
         code = "NOT_AUTHENTICATED"
+        # Every 401 counts against the client's address; past the rate it is refused (429)
+        # before its next key is looked up (issue 16).
+        FailedAuthenticationThrottle().record_failure(context["request"])
     response.data = error_body(code, message, details)
     return response
 

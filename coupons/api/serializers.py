@@ -8,7 +8,14 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from coupons.history import KIND_ORDER
-from coupons.models import CouponKind, CouponStatus, CouponTemplate, ExpiryDuringLock
+from coupons.models import (
+    CouponKind,
+    CouponOperation,
+    CouponStatus,
+    CouponTemplate,
+    ExpiryDuringLock,
+)
+from coupons.redaction import redacted
 
 from .identifiers import ExternalIdField
 
@@ -284,8 +291,24 @@ class OperationOutput(serializers.Serializer):
     refund_id = serializers.CharField()
     idempotency_key = serializers.CharField()
     original_operation_id = serializers.IntegerField(allow_null=True)
-    reason = serializers.CharField()
+    reason = serializers.CharField(
+        allow_null=True,
+        help_text="null on a REVERSE or COMPENSATE row when the caller lacks view_case_details "
+                  "(the compensation's reason; then `redacted` names it).",
+    )
     created_at = serializers.DateTimeField()
+    redacted = serializers.SerializerMethodField(help_text="Fields hidden from this caller.")
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_redacted(self, operation) -> list[str]:
+        shown = redacted(CouponOperation, {"reason": operation.reason},
+                         can_see_details=self.context["can_see_details"],
+                         op_type=operation.op_type)
+        return shown["redacted"]
+
+    def to_representation(self, instance):
+        shown = super().to_representation(instance)
+        return {**shown, **dict.fromkeys(shown["redacted"])}
 
 
 class RejectionOutput(serializers.Serializer):

@@ -247,7 +247,9 @@ class CouponOperationsApi(GenericAPIView):
     def get(self, request, coupon_id):
         selectors.coupon_get(coupon_id=coupon_id)
         page = self.paginate_queryset(self.get_queryset())
-        return self.get_paginated_response(s.OperationOutput(page, many=True).data)
+        details = {"can_see_details": can_see_details(request.user)}
+        return self.get_paginated_response(
+            s.OperationOutput(page, many=True, context=details).data)
 
 
 class CouponRejectionsApi(GenericAPIView):

@@ -21,6 +21,14 @@ class OperationType(models.TextChoices):
 class CouponOperation(AppendOnlyModel):
     """The immutable ledger: one row per successful state change of a coupon."""
 
+    # What only holders of VIEW_CASE_DETAILS see (coupons.redaction): the row an approved
+    # compensation appended repeats the compensation's reason and amount.
+    detail_fields = ()
+    detail_fields_by_op_type = {
+        OperationType.REVERSE: ("reason", "amount"),
+        OperationType.COMPENSATE: ("reason", "amount"),
+    }
+
     coupon = models.ForeignKey(
         "coupons.UserCoupon", on_delete=models.PROTECT, related_name="operations"
     )

@@ -37,7 +37,7 @@ class CompensationOperationOutput(serializers.Serializer):
     actor = serializers.CharField()
     original_operation_id = serializers.IntegerField(allow_null=True)
     amount = serializers.DecimalField(**MONEY, allow_null=True, help_text=AMOUNT_HELP)
-    reason = serializers.CharField()
+    reason = serializers.CharField(allow_null=True, help_text=AMOUNT_HELP)
     created_at = serializers.DateTimeField()
 
 
@@ -51,12 +51,12 @@ class CompensationOutput(serializers.Serializer):
         allow_null=True, help_text="The ledger operation compensated; null for a shortfall."
     )
     amount = serializers.DecimalField(**MONEY, allow_null=True, help_text=AMOUNT_HELP)
-    reason = serializers.CharField()
+    reason = serializers.CharField(allow_null=True, help_text=AMOUNT_HELP)
     proposed_by = serializers.CharField()
     proposed_at = serializers.DateTimeField()
     decided_by = serializers.CharField()
     decided_at = serializers.DateTimeField(allow_null=True)
-    decision_note = serializers.CharField()
+    decision_note = serializers.CharField(allow_null=True, help_text=AMOUNT_HELP)
     resulting_operation = CompensationOperationOutput(allow_null=True)
     redacted = serializers.ListField(
         child=serializers.CharField(), help_text="Fields hidden from this caller."

@@ -11,6 +11,8 @@ from coupons.api.filters import ExternalIdFilter, IdFilter
 from coupons.api.permissions import actor_of, can_see_details
 from coupons.capabilities import Capability
 from coupons.errors import CapabilityMissing, NotFound
+from coupons.models import CouponOperation
+from coupons.redaction import redacted
 from coupons.services import CommandContext
 from coupons.services.refusals import refusals_recorded
 from refunds.models import Compensation
@@ -22,15 +24,18 @@ from . import compensation_serializers as s
 
 
 def for_caller(request):
-    """Amounts are case details: without view_case_details the caller sees null instead."""
-    visible = can_see_details(request.user)
+    """Amount, reason and decision note are case details: without view_case_details the
+    caller sees null instead (and `redacted` names them), in the appended ledger row too."""
+    details = can_see_details(request.user)
 
     def render(body: dict) -> dict:
-        if visible:
-            return {**body, "redacted": []}
         result = body["resulting_operation"]
-        return {**body, "amount": None, "redacted": ["amount"],
-                "resulting_operation": result and {**result, "amount": None}}
+        if result is not None:
+            result = redacted(CouponOperation, result, can_see_details=details,
+                              op_type=result["op_type"])
+            del result["redacted"]  # named once, at the top
+        return {**redacted(Compensation, body, can_see_details=details),
+                "resulting_operation": result}
 
     return render
 

@@ -142,6 +142,10 @@ class PreviewOutput(serializers.Serializer):
     from_ = serializers.DateTimeField(allow_null=True)
     to = serializers.DateTimeField(allow_null=True)
     decisions = serializers.IntegerField(help_text="Stored decisions of the policy replayed.")
+    sample_size = serializers.IntegerField(
+        help_text="At most this many decisions, the newest, are replayed (0: no cap).")
+    sampled = serializers.BooleanField(
+        help_text="True when older decisions in the range were left out by the cap.")
     unchanged = serializers.IntegerField()
     changed = serializers.IntegerField()
     changes = PreviewChangeOutput(many=True)

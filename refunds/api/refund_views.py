@@ -9,11 +9,12 @@ from rest_framework.views import APIView
 
 from coupons.api.commands import IDEMPOTENCY_KEY_HEADER, run_command
 from coupons.api.filters import ExternalIdFilter, IdFilter
+from coupons.api.permissions import idempotency_scope_of
 from coupons.capabilities import Capability
 from coupons.errors import CapabilityMissing, NotFound
 from coupons.models import ServiceClient
 from refunds import selectors
-from refunds.impact import policy_impact
+from refunds.impact import policy_impact, replay_slot
 from refunds.models import RefundCoupon, ReturnPolicyVersion
 from refunds.services import refund_approve, refund_receive, refund_reject
 
@@ -114,7 +115,8 @@ class RefundRejectApi(APIView):
 
 
 class PolicyVersionPreviewApi(APIView):
-    """Re-decide every stored decision of the policy under this version; changes nothing."""
+    """Re-decide the newest stored decisions of the policy under this version (at most
+    IMPACT_REPLAY_SAMPLE; one replay per caller at a time); changes nothing."""
 
     capabilities = {"POST": Capability.EDIT_POLICIES}
 
@@ -127,4 +129,5 @@ class PolicyVersionPreviewApi(APIView):
             raise NotFound("No such policy version.", policy_id=policy_id, version=number)
         window = s.PreviewInput(data=request.data)
         window.is_valid(raise_exception=True)
-        return Response(policy_impact(version, **window.validated_data))
+        with replay_slot(idempotency_scope_of(request.user)):
+            return Response(policy_impact(version, **window.validated_data))

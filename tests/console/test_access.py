@@ -126,10 +126,13 @@ def test_api_docs_send_a_signed_out_visitor_to_the_console_sign_in(client, docs)
 
 @pytest.mark.parametrize("docs", ["/api/v1/docs/", "/api/v1/redoc/"])
 def test_api_docs_open_for_a_signed_in_person(signed_in, docs):
-    answer = signed_in("support").get(docs)
+    browser = signed_in("support")
+    answer = browser.get(docs)
+    # Swagger UI names the schema in its start-up script, fetched from the page's own URL.
+    started = browser.get(docs, {"script": ""}) if docs.endswith("/docs/") else answer
 
     assert answer.status_code == 200
-    assert b"/api/v1/schema/" in answer.content
+    assert b"/api/v1/schema/" in started.content
 
 
 def test_the_schema_still_answers_api_clients_not_the_sign_in_page(client, service_client):

@@ -57,7 +57,8 @@ CONSOLE_MATRIX = [
     ("policy_version", "GET", lambda objects: objects["published"], EVERYONE),
     ("policy_version_edit", "GET", lambda objects: objects["draft"], POLICY_ADMINS),
     ("policy_version_edit", "POST", lambda objects: objects["draft"], POLICY_ADMIN_FORMS),
-    ("policy_version_impact", "GET", lambda objects: objects["draft"], EVERYONE),
+    # A replay is work for the server: policy admins only, as the API's preview (issue 16).
+    ("policy_version_impact", "GET", lambda objects: objects["draft"], POLICY_ADMINS),
     ("policy_version_publish", "POST", lambda objects: objects["draft"], POLICY_ADMIN_FORMS),
     ("coupon_timeline", "GET", lambda objects: {"coupon_id": objects["coupon"].pk}, EVERYONE),
     ("coupon_ledger", "GET", lambda objects: {"coupon_id": objects["coupon"].pk}, EVERYONE),

@@ -21,6 +21,8 @@ from coupons.history import (
     coupon_steps_taken,
     coupon_timeline_page,
 )
+from coupons.models import CouponOperation
+from coupons.redaction import visible
 from coupons.replay import coupon_check
 from coupons.selectors import coupon_get
 from timeline.lanes import order_colour, with_lanes
@@ -83,7 +85,10 @@ def timeline_context(request, coupon) -> dict:
 
 def ledger_context(request, coupon) -> dict:
     page = coupon_ledger_page(coupon=coupon, number=request.GET.get("ledger_page"))
-    rows = [{"op": op, "colour": order_colour(op.order_id) if op.order_id else ""}
+    details = can_see_details(request.user)
+    rows = [{"op": op, "colour": order_colour(op.order_id) if op.order_id else "",
+             **visible(CouponOperation, {"reason": op.reason}, can_see_details=details,
+                       op_type=op.op_type)}
             for op in page]
 
     def link(number):

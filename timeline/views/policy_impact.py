@@ -13,8 +13,8 @@ from django.shortcuts import redirect, render
 
 from coupons.api.permissions import actor_of
 from coupons.capabilities import Capability
-from coupons.errors import PolicyVersionFrozen, ValidationFailed
-from refunds.impact import policy_impact
+from coupons.errors import PolicyVersionFrozen, ReplayInProgress, ValidationFailed
+from refunds.impact import policy_impact, replay_slot
 from refunds.selectors import decision_list
 from refunds.services.policies import policy_publish
 from timeline.views.access import ConsolePage
@@ -67,8 +67,14 @@ def changes_with_coupons(impact: dict) -> list[dict]:
 
 def impact_page(request, version, *, form=None, error=None, status=200):
     replay_range = ImpactRange(request.GET)
+    impact = None
     # A range that does not parse replays nothing: its errors say why.
-    impact = policy_impact(version, **replay_range.bounds()) if replay_range.is_valid() else None
+    if replay_range.is_valid():
+        try:
+            with replay_slot(f"user:{request.user.pk}"):
+                impact = policy_impact(version, **replay_range.bounds())
+        except ReplayInProgress as busy:
+            error, status = busy, busy.http_status
     return render(request, "console/policy_impact.html", {
         "policy": version.policy, "version": version, "impact": impact,
         "changes": changes_with_coupons(impact) if impact else [], "range": replay_range,
@@ -79,7 +85,12 @@ def impact_page(request, version, *, form=None, error=None, status=200):
 
 
 class ImpactPage(ConsolePage):
-    """What this version would have decided for every stored refund of its policy."""
+    """What this version would have decided for the newest stored refunds of its policy.
+
+    A replay is work for the server: policy admins only, as the API's preview (issue 16).
+    """
+
+    capabilities = {"GET": Capability.EDIT_POLICIES}
 
     def get(self, request, policy_id: int, number: int):
         return impact_page(request, version_or_404(policy_id, number))

@@ -1,13 +1,21 @@
 """Search: one box for any id; straight to the coupon when exactly one matches, else a list."""
 
 from django import forms
-from django.core.paginator import InvalidPage, Paginator
+from django.core.paginator import InvalidPage
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from coupons.models import CouponStatus
 from coupons.selectors import template_list
-from timeline.search import KINDS, SORTS, VALIDITY, SearchFilters, coupon_matches, coupon_search
+from timeline.search import (
+    SORTS,
+    VALIDITY,
+    CappedPaginator,
+    SearchFilters,
+    coupon_search,
+    matched_by,
+    matched_kinds,
+)
 from timeline.views.access import ConsolePage
 
 PAGE_SIZE = 25
@@ -53,13 +61,12 @@ class Search(ConsolePage):
         text, filters = form.cleaned_data["q"], form.filters()
         if not text and not filters.narrowing:
             return render(request, "console/search.html", context)
-        matches = coupon_matches(text) if text else None
+        paginator = CappedPaginator(coupon_search(text=text or None, filters=filters),
+                                    PAGE_SIZE)
         untouched_list = not filters.narrowing and not form.cleaned_data["sort"]
-        if matches is not None and len(matches) == 1 and untouched_list:
-            (coupon_id,) = matches
-            return redirect(reverse("console:coupon", args=[coupon_id]))
+        if text and untouched_list and paginator.count == 1:
+            return redirect(reverse("console:coupon", args=[paginator.page(1)[0].pk]))
         context["page_query"] = query_without(request, "page")
-        paginator = Paginator(coupon_search(coupon_ids=matches, filters=filters), PAGE_SIZE)
         try:
             page = paginator.page(form.cleaned_data["page"] or 1)
         except InvalidPage:
@@ -67,10 +74,10 @@ class Search(ConsolePage):
                 f"There is no page {form.cleaned_data['page']}: the list has "
                 f"{paginator.num_pages} page{'s' if paginator.num_pages != 1 else ''}.")
             return render(request, "console/search.html", context, status=404)
+        matches = matched_by(text, page.object_list) if text else {}
         for coupon in page:
-            coupon.matched_by = matches.get(coupon.pk, []) if matches else []
-        kinds = sorted({kind for found in (matches or {}).values() for kind in found},
-                       key=KINDS.index)
+            coupon.matched_by = matches.get(coupon.pk, [])
+        kinds = matched_kinds(text) if text and paginator.count else []
         context.update(page=page, filters=filters, matched_kinds=kinds,
                        sort_links=sort_links(request, filters))
         return render(request, "console/search.html", context)

@@ -1,4 +1,4 @@
-"""`manage.py preview_policy POLICY_CODE VERSION [--from ISO] [--to ISO] [--json]`"""
+"""`manage.py preview_policy POLICY_CODE VERSION [--from ISO] [--to ISO] [--all] [--json]`"""
 
 import json
 
@@ -27,16 +27,20 @@ class Command(BaseCommand):
                             help="only refunds received at or after this time")
         parser.add_argument("--to", dest="date_to", type=moment,
                             help="only refunds received before this time")
+        parser.add_argument("--all", dest="replay_all", action="store_true",
+                            help="every decision in the range, not the newest "
+                                 "IMPACT_REPLAY_SAMPLE (an operator's choice, off the web)")
         parser.add_argument("--json", dest="as_json", action="store_true",
                             help="print the report as JSON")
 
-    def handle(self, *args, policy_code, version, date_from, date_to, as_json: bool,
-               **options):
+    def handle(self, *args, policy_code, version, date_from, date_to, replay_all: bool,
+               as_json: bool, **options):
         found = (ReturnPolicyVersion.objects.select_related("policy")
                  .filter(policy__code=policy_code, number=version).first())
         if found is None:
             raise CommandError(f"No version {version} of return policy {policy_code!r}.")
-        report = policy_impact(found, date_from=date_from, date_to=date_to)
+        report = policy_impact(found, date_from=date_from, date_to=date_to,
+                               sample=0 if replay_all else None)
         if as_json:
             self.stdout.write(json.dumps(report, indent=2))
             return
@@ -44,6 +48,8 @@ class Command(BaseCommand):
         out(f"{report['policy']} v{report['version']} ({report['version_status']}): "
             f"{report['decisions']} stored decisions, {report['changed']} would change, "
             f"{report['unchanged']} unchanged.")
+        if report["sampled"]:
+            out(f"  (the newest {report['sample_size']} only; --all replays every one)")
         for change in report["changes"]:
             out(f"  {change['count']:>6}  {change['from']} → {change['to']}  by rule "
                 f"{change['rule_index']} {change['rule_label']!r}  "

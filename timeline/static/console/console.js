@@ -21,8 +21,12 @@ document.addEventListener("keydown", (event) => {
 });
 // A queue action's refusal (409, 422 ...) comes back as the item's partial: swap it in so the
 // code and message show beside the form. Other error answers (the 403 page) are not swapped.
+// The policy editor's 4xx answers carry the field errors: swapped in too (data-swap-refusals;
+// an attribute, not hx-on, so no script is inline and htmx needs no eval).
 document.addEventListener("htmx:beforeSwap", (event) => {
-  if (event.detail.xhr.getResponseHeader("X-Console-Fragment")) {
+  const refusal = event.detail.xhr.status < 500;
+  if (event.detail.xhr.getResponseHeader("X-Console-Fragment")
+      || (refusal && event.target.closest("[data-swap-refusals]"))) {
     event.detail.shouldSwap = true;
     event.detail.isError = false;
   }
