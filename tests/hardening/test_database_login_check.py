@@ -20,14 +20,12 @@ from operations.db_roles import APP_PASSWORD_ENV, APP_ROLE
 from tests.api.test_production_defaults import PRODUCTION_ENV, ROOT
 
 ON_POSTGRES = connection.vendor == "postgresql"
+APP_ALIAS = "app_login"
 
 
 def postgres_only(test):
     return pytest.mark.postgres(pytest.mark.skipif(
         not ON_POSTGRES, reason="database roles exist on PostgreSQL only")(test))
-
-
-APP_ALIAS = "app_login"
 
 
 def ids(messages) -> list[str]:
