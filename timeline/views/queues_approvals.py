@@ -1,6 +1,8 @@
 """Refund decisions waiting for an operator: approve (it executes) or reject with a reason."""
 
 from django.shortcuts import render
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from coupons.capabilities import Capability
 from refunds.models import RefundCoupon
@@ -47,14 +49,16 @@ class DecisionAction(QueueAction):
     def summary(self, decision):
         done = decision.executed_action or decision.action
         if decision.status == RefundCoupon.Status.REJECTED:
-            return f"Refund decision #{decision.pk} rejected: the coupon keeps its state."
-        return f"Refund decision #{decision.pk} {decision.status.lower()}: {done}."
+            return _("Refund decision #%(id)s rejected: the coupon keeps its state.") % {
+                "id": decision.pk}
+        return _("Refund decision #%(id)s %(status)s: %(action)s.") % {
+            "id": decision.pk, "status": decision.status.lower(), "action": done}
 
 
 class DecisionApprove(DecisionAction):
     form_class = ApproveDecisionForm
     form_slot = "approve"
-    verb = "Approve refund decision"
+    verb = gettext_lazy("Approve refund decision")
 
     def execute(self, ctx, data, decision):
         return decision_payload(refund_approve(
@@ -64,7 +68,7 @@ class DecisionApprove(DecisionAction):
 class DecisionReject(DecisionAction):
     form_class = RejectForm
     form_slot = "reject"
-    verb = "Reject refund decision"
+    verb = gettext_lazy("Reject refund decision")
 
     def execute(self, ctx, data, decision):
         return decision_payload(refund_reject(decision_id=decision.pk, note=data["note"],

@@ -1,6 +1,8 @@
 """The conflict-case queue: open cases first; resolve with the recommendation or by hand."""
 
 from django.shortcuts import render
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from coupons.api.permissions import can_see_details
 from coupons.capabilities import Capability
@@ -38,7 +40,7 @@ class CaseResolve(QueueAction):
     form_slot = "resolve"
     row_template = ROW_TEMPLATE
     list_url_name = "console:cases"
-    verb = "Resolve conflict case"
+    verb = gettext_lazy("Resolve conflict case")
 
     def load(self, case_id):
         return case_get(case_id=case_id)
@@ -51,4 +53,6 @@ class CaseResolve(QueueAction):
         return case_item(request, case, **forms)
 
     def summary(self, case):
-        return f"Case #{case.pk} {case.status.lower()}: {case.resolution}."
+        # The status and the resolution are codes, quoted as the API answers them.
+        return _("Case #%(id)s %(status)s: %(resolution)s.") % {
+            "id": case.pk, "status": case.status.lower(), "resolution": case.resolution}
