@@ -2,7 +2,7 @@
 
 from django.shortcuts import render
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, pgettext_lazy
 
 from coupons.capabilities import Capability
 from refunds.models import RefundCoupon
@@ -15,6 +15,9 @@ from timeline.views.queue_actions import QueueAction
 from timeline.views.queues_common import queue_page
 
 ROW_TEMPLATE = "console/queues/_decision.html"
+# How the result sentence names a decision's status (the badge beside it keeps the code).
+STATUS_WORDS = {RefundCoupon.Status.EXECUTED: pgettext_lazy("refund decision", "executed"),
+                RefundCoupon.Status.DECIDED: pgettext_lazy("refund decision", "decided")}
 
 
 def decision_item(request, decision, **submitted) -> dict:
@@ -52,7 +55,8 @@ class DecisionAction(QueueAction):
             return _("Refund decision #%(id)s rejected: the coupon keeps its state.") % {
                 "id": decision.pk}
         return _("Refund decision #%(id)s %(status)s: %(action)s.") % {
-            "id": decision.pk, "status": decision.status.lower(), "action": done}
+            "id": decision.pk,
+            "status": STATUS_WORDS.get(decision.status, decision.status.lower()), "action": done}
 
 
 class DecisionApprove(DecisionAction):

@@ -2,7 +2,7 @@
 
 from django.shortcuts import render
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, pgettext_lazy
 
 from coupons.api.permissions import actor_of, can_see_details
 from coupons.capabilities import Capability
@@ -23,6 +23,9 @@ from timeline.views.queues_common import queue_page
 
 ROW_TEMPLATE = "console/queues/_compensation.html"
 PROPOSE_TEMPLATE = "console/queues/_propose.html"
+# How the result sentence names a compensation's status (the badge beside it keeps the code).
+STATUS_WORDS = {Compensation.Status.APPROVED: pgettext_lazy("compensation", "approved"),
+                Compensation.Status.REJECTED: pgettext_lazy("compensation", "rejected")}
 
 
 def compensation_item(request, compensation, **submitted) -> dict:
@@ -107,7 +110,8 @@ class CompensationAction(QueueAction):
 
     def summary(self, compensation):
         return _("Compensation #%(id)s %(status)s.") % {
-            "id": compensation.pk, "status": compensation.status.lower()}
+            "id": compensation.pk,
+            "status": STATUS_WORDS.get(compensation.status, compensation.status.lower())}
 
 
 class CompensationApprove(CompensationAction):
