@@ -144,3 +144,23 @@ def test_sign_in_refusal_and_lock_out_pages_read_in_chinese(client, signed_in, z
     assert '<html lang="zh-hans">' in locked
     assert "从此地址为 <strong>sam</strong> 输错密码的次数过多（连续 5 次）。" in locked
     assert "自最后一次尝试起 0:15:00（时:分:秒）内无法登录" in locked
+
+
+def test_reconciliation_page_reads_in_chinese(signed_in, zh):
+    html = page(signed_in("operator"), reverse("console:reconciliation"))
+
+    assert "对账" in html and "尚未运行过对账（<code>manage.py reconcile</code>）。" in html
+    assert "没有未处理的对账差异" in html
+
+
+def test_a_missing_coupon_answers_the_console_404_page_in_english_and_chinese(signed_in, zh):
+    client = signed_in("support")
+    with translation.override("en"):
+        english = client.get("/coupons/999999/", HTTP_ACCEPT_LANGUAGE="en")
+    chinese = client.get("/coupons/999999/", **CHINESE)
+
+    assert english.status_code == chinese.status_code == 404
+    assert "<h1>Not found</h1>" in english.content.decode()
+    assert "<code>/coupons/999999/</code>" in english.content.decode()
+    assert "<h1>未找到</h1>" in chinese.content.decode()
+    assert client.get("/api/v1/nothing-here", **CHINESE).json()["error"]["code"] == "NOT_FOUND"
