@@ -217,6 +217,8 @@ LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
+# The zh_Hans catalogue (locale/zh_Hans/LC_MESSAGES/django.po), compiled by compilemessages.
+LOCALE_PATHS = [BASE_DIR / "locale"]
 
 STATIC_URL = "static/"
 # bin/serve runs collectstatic into here (with gzip copies); WhiteNoise serves it.
