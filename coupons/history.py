@@ -21,6 +21,7 @@ from django.utils.translation import gettext as _
 
 from coupons import after_sale
 from coupons.models import (
+    CaseStatus,
     CommandRejection,
     ConflictCase,
     CouponOperation,
@@ -99,7 +100,7 @@ def _case_opened(case, can_see_details):
 
 def _case_resolved(case, can_see_details):
     return entry(case.resolved_at, "case", case.pk,
-                 (_("Conflict case #%(case)s dismissed") if case.status == "DISMISSED"
+                 (_("Conflict case #%(case)s dismissed") if case.status == CaseStatus.DISMISSED
                   else _("Conflict case #%(case)s resolved")) % {"case": case.pk},
                  **visible(ConflictCase, {
                      "resolved_by": case.resolved_by,
