@@ -4,13 +4,9 @@ and ids stay English; the rejection log stores the English message whatever was 
 
 import uuid
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
-from django.conf import settings
-from django.core.management import call_command
 from django.utils import translation
-from django.utils.translation import trans_real
 
 from coupons.errors import ValidationFailed
 from coupons.history import coupon_timeline
@@ -18,6 +14,7 @@ from coupons.models import CommandRejection
 from coupons.services.payloads import iso
 from refunds.policy_engine import clean_rules
 from tests.conftest import START
+from tests.zh_catalogue import compile_zh_hans
 
 pytestmark = pytest.mark.django_db
 
@@ -26,15 +23,7 @@ ZH = {"HTTP_ACCEPT_LANGUAGE": "zh-hans"}
 
 @pytest.fixture(scope="module", autouse=True)
 def compiled_catalogue():
-    """The .mo is not committed: compile it if it is missing or older than the .po, then
-    drop catalogues a test may have loaded before it existed."""
-    po = Path(settings.BASE_DIR, "locale/zh_Hans/LC_MESSAGES/django.po")
-    mo = po.with_suffix(".mo")
-    if not mo.exists() or mo.stat().st_mtime < po.stat().st_mtime:
-        call_command("compilemessages", locale=["zh_Hans"], ignore_patterns=[".venv/*"],
-                     verbosity=0)
-        trans_real._translations = {}
-        trans_real._default = None
+    compile_zh_hans()
 
 
 def in_chinese(call):
