@@ -1,8 +1,13 @@
-"""Start-up checks on the secrets (issue 16, item 7): `manage.py check` and every server start.
+"""Start-up checks: `manage.py check` and every server start.
 
-A public demo secret or a short one lets anyone forge sessions or lease tokens, so both are
-errors (config.E001, config.E002) unless COUPONS_DEMO=1, which only bin/run-demo sets.
-gunicorn runs no system checks: config/wsgi.py calls `refuse_to_start_on_weak_secrets`.
+- The secrets (issue 16, item 7): a public demo secret or a short one lets anyone forge
+  sessions or lease tokens, so both are errors (config.E001, config.E002) unless
+  COUPONS_DEMO=1, which only bin/run-demo sets.
+- The database login (issue 15, item 1): a server that logs in to PostgreSQL as a superuser or
+  as the owner of the tables (or a member of it) can switch off every trigger and rewrite
+  history, so the two roles of README "Database roles" would protect nothing (config.E003).
+
+gunicorn runs no system checks: config/wsgi.py calls both `refuse_to_start_*` functions.
 """
 
 import os
@@ -10,6 +15,9 @@ import os
 from django.conf import settings
 from django.core import checks
 from django.core.exceptions import ImproperlyConfigured
+from django.db import DatabaseError, connections
+
+from operations.db_roles import APP_ROLE
 
 # Every setting that holds a secret, in one place: a string, or a dict / list of them
 # (LEASE_TOKEN_SECRETS). A new secret is one line here. Empty values (an optional secret left
@@ -72,5 +80,100 @@ def check_secrets(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
 
 def refuse_to_start_on_weak_secrets() -> None:
     errors = checks.run_checks(tags=[TAG])
+    if errors:
+        raise ImproperlyConfigured("\n".join(str(error) for error in errors))
+
+
+# --- The database login -----------------------------------------------------------------------
+
+DATABASE_LOGIN_TAG = "database_login"
+# A single-user developer's box on PostgreSQL may serve as the owner on purpose; the demo
+# (COUPONS_DEMO=1) too. Never a default: production has neither.
+ALLOW_OWNER_LOGIN_ENV = "ALLOW_DB_OWNER_LOGIN"
+
+# The login (session_user, not current_user: a superuser that SET ROLE can RESET it) and what
+# lets it past the triggers: superuser; owner of a table in our schemas, or a member of an
+# owner (pg_has_role MEMBER: SET ROLE to it is open); a member of a superuser role.
+LOGIN_POWERS_SQL = """
+    SELECT login.rolname, login.rolsuper,
+           ARRAY(SELECT DISTINCT t.tableowner::text FROM pg_tables t
+                 WHERE t.schemaname = ANY (current_schemas(false))
+                   AND pg_has_role(login.oid, t.tableowner, 'MEMBER')
+                 ORDER BY 1),
+           ARRAY(SELECT s.rolname::text FROM pg_roles s
+                 WHERE s.rolsuper AND s.oid <> login.oid
+                   AND pg_has_role(login.oid, s.oid, 'MEMBER')
+                 ORDER BY 1)
+    FROM pg_roles login WHERE login.rolname = %s
+"""
+
+
+def login_powers(cursor, login: str | None = None) -> tuple[str, list[str]]:
+    """The login (default: this session's) and what lets it past the history triggers, one
+    phrase each: none for a role like coupon_app. `cursor` is Django's or psycopg's."""
+    if login is None:
+        cursor.execute("SELECT session_user")
+        login = cursor.fetchone()[0]
+    cursor.execute(LOGIN_POWERS_SQL, [login])
+    _, superuser, owners, superuser_roles = cursor.fetchone()
+    if superuser:
+        return login, ["is a superuser"]
+    powers = []
+    if login in owners:
+        powers.append("owns the tables")
+    if member_of := [owner for owner in owners if owner != login]:
+        powers.append(f"is a member of their owner {', '.join(member_of)}")
+    if superuser_roles:
+        powers.append(f"is a member of the superuser role {', '.join(superuser_roles)}")
+    return login, powers
+
+
+def owner_login_allowed() -> bool:
+    return os.environ.get(ALLOW_OWNER_LOGIN_ENV, "") == "1" or is_demo()
+
+
+# `database`: runs only with `check --database default` (it needs the database); deploy: only
+# with --deploy, so `migrate`, which runs the database checks as the owner, is not refused.
+@checks.register(DATABASE_LOGIN_TAG, checks.Tags.database, deploy=True)
+def check_database_login(app_configs=None, databases=None, **kwargs) -> list[checks.CheckMessage]:
+    if not databases or owner_login_allowed():
+        return []
+    messages = []
+    for alias in databases:
+        connection = connections[alias]
+        if connection.vendor != "postgresql":  # SQLite, the demo's database, has no roles
+            continue
+        try:
+            with connection.cursor() as cursor:
+                login, powers = login_powers(cursor)
+        except DatabaseError as error:
+            # Not a refusal: gunicorn stops the whole server when a worker fails to boot, so a
+            # worker it restarts during a database outage would take the server down with it.
+            messages.append(checks.Warning(
+                f"Could not check the database login of {alias!r}: {error}",
+                id="config.W003",
+            ))
+            continue
+        if powers:
+            messages.append(checks.Error(
+                f"The server logs in to PostgreSQL ({alias!r}) as {login}, which "
+                f"{' and '.join(powers)}: it can switch off the history triggers, so the "
+                f"database roles protect nothing.",
+                hint=f"Set MIGRATION_DATABASE_URL to the owner's login and DATABASE_URL to "
+                     f"{APP_ROLE}'s (README, 'Database roles'); bin/serve migrates and runs "
+                     f"setup_db_roles as the owner, then serves as {APP_ROLE}.",
+                id="config.E003",
+            ))
+    return messages
+
+
+def refuse_to_start_as_database_owner() -> None:
+    """For gunicorn (config/wsgi.py): the check above on the default database."""
+    try:
+        errors = [message for message in checks.run_checks(
+            tags=[DATABASE_LOGIN_TAG], include_deployment_checks=True, databases=["default"])
+            if message.is_serious()]
+    finally:
+        connections["default"].close()  # the worker's main thread serves no request
     if errors:
         raise ImproperlyConfigured("\n".join(str(error) for error in errors))

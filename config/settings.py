@@ -87,9 +87,14 @@ MIDDLEWARE = [
     # Outside everything but the HTTPS redirect: a 404 or 500 under /api/ is JSON, never a page.
     "coupons.api.middleware.ApiErrorsMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # Language from the cookie, else Accept-Language (console and API alike); after sessions,
+    # before common, as Django asks.
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # A signed-in user's remembered language when the browser has no language cookie yet.
+    "timeline.language.RememberedLanguageMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -213,12 +218,20 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
 
-LANGUAGE_CODE = "en-us"
+# --- Languages (issue 20): README "Languages" ---------------------------------------------
+# English by default; a browser asking for Chinese (Accept-Language) gets it, and a signed-in
+# console user's own choice (timeline.ConsolePreference) wins over the browser.
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
+# The catalogue (locale/zh_Hans/LC_MESSAGES/django.po); bin/test and bin/run-demo compile it.
+LOCALE_PATHS = [BASE_DIR / "locale"]
+# The language cookie says only which language a browser reads: readable by nothing but us.
+LANGUAGE_COOKIE_HTTPONLY = True
+LANGUAGE_COOKIE_SAMESITE = "Lax"
+LANGUAGE_COOKIE_SECURE = HTTPS
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
-# The zh_Hans catalogue (locale/zh_Hans/LC_MESSAGES/django.po), compiled by compilemessages.
-LOCALE_PATHS = [BASE_DIR / "locale"]
 
 STATIC_URL = "static/"
 # bin/serve runs collectstatic into here (with gzip copies); WhiteNoise serves it.

@@ -5,7 +5,12 @@ from django.core.wsgi import get_wsgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 application = get_wsgi_application()
 
-# gunicorn runs no system checks: a demo or short secret stops the worker here (issue 16).
-from config.checks import refuse_to_start_on_weak_secrets  # noqa: E402
+# gunicorn runs no system checks: a demo or short secret (issue 16), or a PostgreSQL login
+# that owns the tables or is a superuser (issue 15), stops the worker here.
+from config.checks import (  # noqa: E402
+    refuse_to_start_as_database_owner,
+    refuse_to_start_on_weak_secrets,
+)
 
 refuse_to_start_on_weak_secrets()
+refuse_to_start_as_database_owner()

@@ -170,7 +170,7 @@ def setup_db_roles() -> list[str]:
             ):
                 _run(cursor, sql.SQL(statement).format(db=database, app=app, pruner=pruner))
             framework = sorted(t for t in tables if not t.startswith(OUR_PREFIXES))
-            for table in framework:  # sessions, auth, axes, admin log: not evidence
+            for table in framework:  # sessions, auth, axes, admin log, console preferences
                 _run(cursor, sql.SQL("GRANT UPDATE, DELETE ON {} TO {}").format(
                     sql.Identifier(table), app))
             for table in UPDATABLE:

@@ -4,7 +4,10 @@
     .venv/bin/python scripts/screenshot_console.py --base http://127.0.0.1:8765
 
 Signs in as the demo's support user, saves the dashboard and, through the search box, the
-incident coupon's page (docs/dashboard.png, docs/coupon-page.png) with Debian's chromium.
+incident coupon's page (docs/dashboard.png, docs/coupon-page.png) with Debian's chromium; then
+presses the header's 简体中文 switch and saves the same coupon page in Chinese
+(docs/coupon-page-zh.png; a CJK font must be installed: apt-get install fonts-wqy-microhei),
+and switches the user back to English.
 """
 
 import argparse
@@ -31,6 +34,7 @@ def main() -> None:
         page.get_by_label("Password").fill(args.password)
         page.get_by_role("button", name="Sign in").click()
         page.wait_for_load_state()
+        switch_language(page, "English")  # in case the user last chose Chinese
         page.screenshot(path=DOCS / "dashboard.png", full_page=True)
 
         page.keyboard.press("/")
@@ -38,8 +42,20 @@ def main() -> None:
         page.keyboard.press("Enter")
         page.wait_for_url("**/coupons/*/")
         page.screenshot(path=DOCS / "coupon-page.png", full_page=True)
-        print(f"saved {DOCS / 'dashboard.png'} and {DOCS / 'coupon-page.png'} ({page.url})")
+        switch_language(page, "简体中文")
+        page.screenshot(path=DOCS / "coupon-page-zh.png", full_page=True)
+        switch_language(page, "English")
+        print(f"saved {DOCS / 'dashboard.png'}, {DOCS / 'coupon-page.png'} and "
+              f"{DOCS / 'coupon-page-zh.png'} ({page.url})")
         browser.close()
+
+
+def switch_language(page, name: str) -> None:
+    """Presses the header's button for that language, if the page is not in it already."""
+    button = page.get_by_role("button", name=name, exact=True)
+    if button.count():
+        button.click()
+        page.wait_for_load_state()
 
 
 if __name__ == "__main__":

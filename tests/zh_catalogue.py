@@ -1,19 +1,29 @@
-"""The zh_Hans catalogue compiled for tests that read Chinese (the .mo is not committed)."""
+"""Fixtures for tests that read Chinese, as tests/console/test_pages_in_chinese.py does it: the
+zh_Hans catalogue compiled by msgfmt into a directory of its own (the .mo is not committed), so
+a test reads what django.po holds now."""
 
+import subprocess
 from pathlib import Path
 
-from django.conf import settings
-from django.core.management import call_command
-from django.utils.translation import trans_real
+import pytest
+from django.test import override_settings
+from django.utils import translation
+
+CATALOGUE = Path(__file__).resolve().parents[1] / "locale/zh_Hans/LC_MESSAGES/django.po"
 
 
-def compile_zh_hans() -> None:
-    """Compile the .po if its .mo is missing or older, then drop catalogues a test may have
-    loaded before it existed."""
-    po = Path(settings.BASE_DIR, "locale/zh_Hans/LC_MESSAGES/django.po")
-    mo = po.with_suffix(".mo")
-    if not mo.exists() or mo.stat().st_mtime < po.stat().st_mtime:
-        call_command("compilemessages", locale=["zh_Hans"], ignore_patterns=[".venv/*"],
-                     verbosity=0)
-        trans_real._translations = {}
-        trans_real._default = None
+@pytest.fixture(scope="module")
+def compiled_catalogue(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("locale")
+    (root / "zh_Hans/LC_MESSAGES").mkdir(parents=True)
+    subprocess.run(["msgfmt", "--check-format", "-o", str(root / "zh_Hans/LC_MESSAGES/django.mo"),
+                    str(CATALOGUE)], check=True)
+    return root
+
+
+@pytest.fixture
+def zh(compiled_catalogue):
+    """Chinese: the catalogue above for the active language (requests also send
+    Accept-Language for the locale middleware)."""
+    with override_settings(LOCALE_PATHS=[str(compiled_catalogue)]), translation.override("zh-hans"):
+        yield

@@ -3,27 +3,28 @@
 from dataclasses import dataclass
 
 from django.urls import reverse
+from django.utils.translation import gettext_lazy as _
 
 from coupons.capabilities import Capability
 
 
 @dataclass(frozen=True)
 class NavEntry:
-    label: str
+    label: str  # translated when the bar is drawn (lazy)
     url_name: str
     capability: Capability
 
 
 # Console pages add their entry here, in the order the bar shows them.
 ENTRIES = [
-    NavEntry("Dashboard", "console:home", Capability.READ),
-    NavEntry("Search", "console:search", Capability.READ),
+    NavEntry(_("Dashboard"), "console:home", Capability.READ),
+    NavEntry(_("Search"), "console:search", Capability.READ),
     # The queues show to the people who act on them; support may still open them read-only.
-    NavEntry("Cases", "console:cases", Capability.RESOLVE_CASES),
-    NavEntry("Approvals", "console:approvals", Capability.APPROVE_REFUNDS),
-    NavEntry("Compensations", "console:compensations", Capability.APPROVE_COMPENSATION),
-    NavEntry("Policies", "console:policies", Capability.EDIT_POLICIES),
-    NavEntry("Reconciliation", "console:reconciliation", Capability.RESOLVE_CASES),
+    NavEntry(_("Cases"), "console:cases", Capability.RESOLVE_CASES),
+    NavEntry(_("Approvals"), "console:approvals", Capability.APPROVE_REFUNDS),
+    NavEntry(_("Compensations"), "console:compensations", Capability.APPROVE_COMPENSATION),
+    NavEntry(_("Policies"), "console:policies", Capability.EDIT_POLICIES),
+    NavEntry(_("Reconciliation"), "console:reconciliation", Capability.RESOLVE_CASES),
 ]
 
 

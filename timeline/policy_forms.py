@@ -8,13 +8,15 @@ refused by the same words the API answers, and the editor cannot drift from the 
 
 from django import forms
 from django.forms import formset_factory
+from django.utils.text import format_lazy
+from django.utils.translation import gettext_lazy as _
 
 from coupons.models import CouponKind
 from refunds.policy_engine import CONDITIONS, Action, RefundType
 from timeline.policy_words import ACTION_WORDS
 
-ANY = [("", "any")]
-YES_NO = ANY + [("yes", "yes"), ("no", "no")]
+ANY = [("", _("any"))]
+YES_NO = ANY + [("yes", _("yes")), ("no", _("no"))]
 FLAGS = ("coupon_expired", "template_returnable", "campaign_closed", "risk_flag")
 # Typed as text and sent as typed: the engine says what is wrong with "abc" or "-1".
 NUMBERS = ("refunded_share_min", "refunded_share_max", "face_value_min", "face_value_max")
@@ -22,31 +24,32 @@ DAYS = ("days_since_redemption_min", "days_since_redemption_max")
 
 
 class RuleForm(forms.Form):
-    label = forms.CharField(required=False, strip=False)
+    label = forms.CharField(required=False, strip=False, label=_("Label"))
     refund_type = forms.ChoiceField(choices=ANY + [(t, t) for t in RefundType.ALL],
-                                    required=False, label="Refund type")
-    refunded_share_min = forms.CharField(required=False, label="Refunded share at least (0–1)")
-    refunded_share_max = forms.CharField(required=False, label="Refunded share at most (0–1)")
-    coupon_expired = forms.ChoiceField(choices=YES_NO, required=False, label="Past validity")
+                                    required=False, label=_("Refund type"))
+    refunded_share_min = forms.CharField(required=False, label=_("Refunded share at least (0–1)"))
+    refunded_share_max = forms.CharField(required=False, label=_("Refunded share at most (0–1)"))
+    coupon_expired = forms.ChoiceField(choices=YES_NO, required=False, label=_("Past validity"))
     template_kind = forms.MultipleChoiceField(
         choices=CouponKind.choices, required=False, widget=forms.CheckboxSelectMultiple,
-        label="Coupon kind is one of")
+        label=_("Coupon kind is one of"))
     template_returnable = forms.ChoiceField(choices=YES_NO, required=False,
-                                            label="Template returnable")
-    campaign_closed = forms.ChoiceField(choices=YES_NO, required=False, label="Campaign closed")
-    risk_flag = forms.ChoiceField(choices=YES_NO, required=False, label="Risk flag")
+                                            label=_("Template returnable"))
+    campaign_closed = forms.ChoiceField(choices=YES_NO, required=False, label=_("Campaign closed"))
+    risk_flag = forms.ChoiceField(choices=YES_NO, required=False, label=_("Risk flag"))
     days_since_redemption_min = forms.CharField(required=False,
-                                                label="Days since redemption at least")
+                                                label=_("Days since redemption at least"))
     days_since_redemption_max = forms.CharField(required=False,
-                                                label="Days since redemption at most")
-    face_value_min = forms.CharField(required=False, label="Face value at least")
-    face_value_max = forms.CharField(required=False, label="Face value at most")
+                                                label=_("Days since redemption at most"))
+    face_value_min = forms.CharField(required=False, label=_("Face value at least"))
+    face_value_max = forms.CharField(required=False, label=_("Face value at most"))
     action = forms.ChoiceField(choices=[
-        (action, f"{action}: {ACTION_WORDS.get(action, 'keep it used, give a coupon or credit')}")
-        for action in Action.ALL])
-    compensation_template = forms.ChoiceField(required=False, label="Compensate with template")
-    compensation_amount = forms.CharField(required=False, label="or a credit of")
-    requires_approval = forms.BooleanField(required=False, label="An operator approves first")
+        (action, format_lazy("{}: {}", action, ACTION_WORDS.get(
+            action, _("keep it used, give a coupon or credit"))))
+        for action in Action.ALL], label=_("Action"))
+    compensation_template = forms.ChoiceField(required=False, label=_("Compensate with template"))
+    compensation_amount = forms.CharField(required=False, label=_("or a credit of"))
+    requires_approval = forms.BooleanField(required=False, label=_("An operator approves first"))
 
     def __init__(self, *args, templates=(), **kwargs):
         super().__init__(*args, **kwargs)
@@ -95,7 +98,8 @@ class RuleForm(forms.Form):
             elif key == "compensation":
                 self.add_error("compensation_template", messages)
             elif key == "when":
-                self.add_error(None, [f"Conditions: {message}" for message in messages])
+                self.add_error(None, [_("Conditions: %(problem)s") % {"problem": message}
+                                       for message in messages])
             elif key in self.fields:
                 self.add_error(key, messages)
             else:

@@ -8,6 +8,9 @@ coupon it gives, not a number.
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, ngettext, pgettext, pgettext_lazy
+
 from timeline.templatetags.console import money
 
 
@@ -15,31 +18,53 @@ def _share(value) -> str:
     return f"{float(value) * 100:g}%"
 
 
-def _yes_no(yes: str, no: str):
-    return lambda value: yes if value else no
+def _yes_no(yes, no):
+    return lambda value: str(yes if value else no)
+
+
+def _kinds(kinds) -> str:
+    # Kinds are codes (CASH, DISCOUNT ...) and stay English; only the "or" between is words.
+    return pgettext("between coupon kinds", " or ").join(kinds)
 
 
 CONDITION_WORDS = {
-    "refund_type": lambda value: f"the refund is {value}",
-    "refunded_share_min": lambda value: f"at least {_share(value)} of the order is refunded",
-    "refunded_share_max": lambda value: f"at most {_share(value)} of the order is refunded",
-    "coupon_expired": _yes_no("the coupon is past its validity", "the coupon is still valid"),
-    "template_kind": lambda kinds: f"the coupon is {' or '.join(kinds)}",
-    "template_returnable": _yes_no("the template is returnable", "the template is not returnable"),
-    "campaign_closed": _yes_no("the campaign is closed", "the campaign still issues coupons"),
-    "risk_flag": _yes_no("the refund is risk-flagged", "the refund is not risk-flagged"),
-    "days_since_redemption_min": lambda days: f"redeemed at least {days} days ago",
-    "days_since_redemption_max": lambda days: f"redeemed at most {days} days ago",
-    "face_value_min": lambda amount: f"face value at least {money(amount)}",
-    "face_value_max": lambda amount: f"face value at most {money(amount)}",
+    "refund_type": lambda value: _("the refund is %(type)s") % {"type": value},
+    "refunded_share_min": lambda value: _("at least %(share)s of the order is refunded")
+    % {"share": _share(value)},
+    "refunded_share_max": lambda value: _("at most %(share)s of the order is refunded")
+    % {"share": _share(value)},
+    "coupon_expired": _yes_no(gettext_lazy("the coupon is past its validity"),
+                              gettext_lazy("the coupon is still valid")),
+    "template_kind": lambda kinds: _("the coupon is %(kinds)s") % {"kinds": _kinds(kinds)},
+    "template_returnable": _yes_no(gettext_lazy("the template is returnable"),
+                                   gettext_lazy("the template is not returnable")),
+    "campaign_closed": _yes_no(gettext_lazy("the campaign is closed"),
+                               gettext_lazy("the campaign still issues coupons")),
+    "risk_flag": _yes_no(gettext_lazy("the refund is risk-flagged"),
+                         gettext_lazy("the refund is not risk-flagged")),
+    "days_since_redemption_min": lambda days: ngettext(
+        "redeemed at least %(days)s day ago", "redeemed at least %(days)s days ago",
+        _count(days)) % {"days": days},
+    "days_since_redemption_max": lambda days: ngettext(
+        "redeemed at most %(days)s day ago", "redeemed at most %(days)s days ago",
+        _count(days)) % {"days": days},
+    "face_value_min": lambda amount: _("face value at least %(amount)s")
+    % {"amount": money(amount)},
+    "face_value_max": lambda amount: _("face value at most %(amount)s")
+    % {"amount": money(amount)},
 }
 
 ACTION_WORDS = {
-    "RETURN": "return the coupon (EXPIRED when past its validity)",
-    "KEEP_USED": "keep the coupon used",
-    "VOID": "void the coupon",
-    "MANUAL_REVIEW": "an operator decides",
+    "RETURN": gettext_lazy("return the coupon (EXPIRED when past its validity)"),
+    "KEEP_USED": gettext_lazy("keep the coupon used"),
+    "VOID": gettext_lazy("void the coupon"),
+    "MANUAL_REVIEW": gettext_lazy("an operator decides"),
 }
+
+
+def _count(days) -> int:
+    # A stored rule's days are a number; ngettext needs one even if the JSON held text.
+    return days if isinstance(days, int) else 2
 
 
 def conditions_in_words(rule: dict) -> list[str]:
@@ -50,13 +75,15 @@ def conditions_in_words(rule: dict) -> list[str]:
 def action_in_words(rule: dict, template_names: dict) -> str:
     action = rule.get("action", "")
     if action != "COMPENSATE":
-        return ACTION_WORDS.get(action, action)
+        return str(ACTION_WORDS.get(action, action))
     compensation = rule.get("compensation") or {}
     if "amount" in compensation:
-        return f"keep the coupon used and give a credit of {money(compensation['amount'])}"
+        return _("keep the coupon used and give a credit of %(amount)s") % {
+            "amount": money(compensation["amount"])}
     template_id = compensation.get("template_id")
-    return ("keep the coupon used and issue a new "
-            f"{template_names.get(template_id, f'template #{template_id}')} coupon")
+    template = template_names.get(template_id) or _("template #%(id)s") % {"id": template_id}
+    return _("keep the coupon used and issue a new %(template)s coupon") % {
+        "template": template}
 
 
 @dataclass(frozen=True)
@@ -86,6 +113,20 @@ class DiffRow:
     change: str  # "same", "changed", "moved", "removed" or "added"
     old: RuleInWords | None
     new: RuleInWords | None
+
+    @property
+    def change_label(self) -> str:
+        return str(CHANGE_LABELS[self.change])
+
+
+# `change` stays a code (the row's CSS class); the badge shows these words.
+CHANGE_LABELS = {
+    "same": pgettext_lazy("policy diff", "same"),
+    "changed": pgettext_lazy("policy diff", "changed"),
+    "moved": pgettext_lazy("policy diff", "moved"),
+    "removed": pgettext_lazy("policy diff", "removed"),
+    "added": pgettext_lazy("policy diff", "added"),
+}
 
 
 def _meaning(rule: RuleInWords) -> tuple:

@@ -5,6 +5,8 @@ import uuid
 from decimal import Decimal
 
 from django import forms
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from coupons.models import Recommendation
 from refunds.models import RefundCoupon
@@ -31,7 +33,7 @@ class ActionForm(forms.Form):
     def clean_idempotency_key(self) -> str:
         key = self.cleaned_data["idempotency_key"].strip()
         if not key.isprintable():  # as the API's header: a control character cannot be stored
-            raise forms.ValidationError("The form's key must be printable characters only.")
+            raise forms.ValidationError(_("The form's key must be printable characters only."))
         return key
 
     def command_fields(self) -> dict:
@@ -55,12 +57,12 @@ class ActionForm(forms.Form):
 
 class CaseResolveForm(ActionForm):
     ACTIONS = {
-        "APPLY": "Apply the recommendation",
-        "RESOLVE": "Resolved by hand",
-        "DISMISS": "Dismiss",
+        "APPLY": _("Apply the recommendation"),
+        "RESOLVE": _("Resolved by hand"),
+        "DISMISS": _("Dismiss"),
     }
-    action = forms.ChoiceField(choices=ACTIONS.items())
-    note = forms.CharField(label="Reason", max_length=NOTE_MAX,
+    action = forms.ChoiceField(choices=ACTIONS.items(), label=_("Action"))
+    note = forms.CharField(label=_("Reason"), max_length=NOTE_MAX,
                            widget=forms.Textarea(attrs={"rows": 2}))
 
     def __init__(self, *args, **kwargs):
@@ -70,14 +72,15 @@ class CaseResolveForm(ActionForm):
         if recommendation == Recommendation.MANUAL_REVIEW:
             del choices["APPLY"]  # nothing to apply: the case needs a person's own remedy
         elif recommendation:
-            choices["APPLY"] = f"Apply the recommendation ({recommendation})"
+            choices["APPLY"] = gettext("Apply the recommendation (%(recommendation)s)") % {
+                "recommendation": recommendation}
         self.fields["action"].choices = choices.items()
 
 
 class ApproveDecisionForm(ActionForm):
-    action = forms.ChoiceField(label="What happens to the coupon", required=False,
-                               choices=[("", "As decided")] + [(a, a) for a in MANUAL_CHOICES])
-    note = forms.CharField(label="Note", max_length=NOTE_MAX, required=False,
+    action = forms.ChoiceField(label=_("What happens to the coupon"), required=False,
+                               choices=[("", _("As decided"))] + [(a, a) for a in MANUAL_CHOICES])
+    note = forms.CharField(label=_("Note"), max_length=NOTE_MAX, required=False,
                            widget=forms.Textarea(attrs={"rows": 2}))
 
     def __init__(self, *args, **kwargs):
@@ -91,21 +94,22 @@ class ApproveDecisionForm(ActionForm):
 
 
 class RejectForm(ActionForm):
-    note = forms.CharField(label="Reason", max_length=NOTE_MAX,
+    note = forms.CharField(label=_("Reason"), max_length=NOTE_MAX,
                            widget=forms.Textarea(attrs={"rows": 2}))
 
 
 class ApproveCompensationForm(ActionForm):
-    note = forms.CharField(label="Note", max_length=NOTE_MAX, required=False,
+    note = forms.CharField(label=_("Note"), max_length=NOTE_MAX, required=False,
                            widget=forms.Textarea(attrs={"rows": 2}))
 
 
 class ProposeCompensationForm(ActionForm):
-    coupon_id = forms.IntegerField(label="Coupon", min_value=1, max_value=2**63 - 1)
-    operation_id = forms.IntegerField(label="Ledger operation", min_value=1, max_value=2**63 - 1)
+    coupon_id = forms.IntegerField(label=_("Coupon"), min_value=1, max_value=2**63 - 1)
+    operation_id = forms.IntegerField(label=_("Ledger operation"), min_value=1, max_value=2**63 - 1)
     amount = forms.DecimalField(
-        label="Amount", required=False, min_value=Decimal("0.01"), max_digits=12, decimal_places=2,
-        help_text="Leave empty to reverse the operation; an amount pays money instead.",
+        label=_("Amount"), required=False, min_value=Decimal("0.01"), max_digits=12,
+        decimal_places=2,
+        help_text=_("Leave empty to reverse the operation; an amount pays money instead."),
     )
-    reason = forms.CharField(label="Reason", max_length=500,
+    reason = forms.CharField(label=_("Reason"), max_length=500,
                              widget=forms.Textarea(attrs={"rows": 2}))

@@ -6,6 +6,7 @@ exactly as the API and the timeline show them.
 """
 
 from django.db.models import Case, IntegerField, QuerySet, Value, When
+from django.utils.translation import pgettext_lazy
 
 from coupons.models import CaseStatus, ConflictCase, CouponOperation
 from coupons.redaction import visible
@@ -19,6 +20,16 @@ APPROVAL_FILTERS = {"pending": [RefundCoupon.Status.PENDING_APPROVAL],
                     "all": None}
 COMPENSATION_FILTERS = {"all": None, "proposed": [Compensation.Status.PROPOSED],
                         "decided": [Compensation.Status.APPROVED, Compensation.Status.REJECTED]}
+# The filter names stay in the URL (?status=open); the links show these words.
+FILTER_LABELS = {
+    "all": pgettext_lazy("queue filter", "All"),
+    "open": pgettext_lazy("queue filter", "Open"),
+    "resolved": pgettext_lazy("queue filter", "Resolved"),
+    "pending": pgettext_lazy("queue filter", "Pending"),
+    "reviewed": pgettext_lazy("queue filter", "Reviewed"),
+    "proposed": pgettext_lazy("queue filter", "Proposed"),
+    "decided": pgettext_lazy("queue filter", "Decided"),
+}
 
 
 def _waiting_first(queryset, waiting_status, *order):

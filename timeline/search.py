@@ -19,6 +19,7 @@ from django.core.paginator import Paginator
 from django.db.models import BigIntegerField, Exists, OuterRef, Q, QuerySet, Value
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Lower
+from django.utils.translation import gettext_lazy as _
 
 from coupons import clock
 from coupons.models import (
@@ -36,11 +37,14 @@ from refunds.models import RefundCoupon
 COUPON, USER, ORDER, PAYMENT, REFUND, LOCK = (
     "coupon id", "user id", "order id", "payment id", "refund id", "lock id")
 KINDS = (COUPON, USER, ORDER, PAYMENT, REFUND, LOCK)
+# The kinds above travel through SQL (a UNION of literals) and stay English; a page shows these.
+KIND_LABELS = {COUPON: _("coupon id"), USER: _("user id"), ORDER: _("order id"),
+               PAYMENT: _("payment id"), REFUND: _("refund id"), LOCK: _("lock id")}
 BIGINT_MAX = 2**63 - 1
 
 VALID_NOW, EXPIRED, NOT_YET_VALID = "now", "expired", "not_yet"
-VALIDITY = {VALID_NOW: "Valid now", EXPIRED: "Expired (validity ended)",
-            NOT_YET_VALID: "Not yet valid"}
+VALIDITY = {VALID_NOW: _("Valid now"), EXPIRED: _("Expired (validity ended)"),
+            NOT_YET_VALID: _("Not yet valid")}
 
 # Sortable columns: the ?sort= name and the field it orders by (id breaks ties).
 SORTS = {

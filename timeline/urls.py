@@ -4,6 +4,7 @@ from timeline.views import (
     auth,
     coupon,
     home,
+    language,
     policies,
     policy_editor,
     policy_impact,
@@ -56,6 +57,7 @@ urlpatterns = [
     path("reconciliation/", reconciliation.ReconciliationPage.as_view(), name="reconciliation"),
     path("reconciliation/<int:finding_id>/resolve", reconciliation.FindingResolve.as_view(),
          name="reconciliation_resolve"),
+    path("language/", language.LanguageSwitch.as_view(), name="language"),
     path("login/", auth.SignIn.as_view(), name="login"),
     path("logout/", auth.SignOut.as_view(), name="logout"),
 ]

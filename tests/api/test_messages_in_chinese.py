@@ -1,6 +1,7 @@
-"""The domain's words reach a zh-hans reader in Chinese: API error messages, the check panel's
-diagnosis and invariants, the policy rules' problems and the timeline's titles. Codes, states
-and ids stay English; the rejection log stores the English message whatever was asked."""
+"""The domain's words reach a zh-hans reader in Chinese: API error messages (Accept-Language),
+the check panel's diagnosis and invariants, the policy rules' problems and the timeline's
+titles. Codes, states and ids stay English; the rejection log stores the English message
+whatever language the caller asked for."""
 
 import uuid
 from datetime import timedelta
@@ -14,23 +15,13 @@ from coupons.models import CommandRejection
 from coupons.services.payloads import iso
 from refunds.policy_engine import clean_rules
 from tests.conftest import START
-from tests.zh_catalogue import compile_zh_hans
+from tests.zh_catalogue import compiled_catalogue, zh  # noqa: F401 (fixtures)
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("zh")]
 
-ZH = {"HTTP_ACCEPT_LANGUAGE": "zh-hans"}
-
-
-@pytest.fixture(scope="module", autouse=True)
-def compiled_catalogue():
-    compile_zh_hans()
-
-
-def in_chinese(call):
-    """Both ways a language is chosen: the request's Accept-Language (once LocaleMiddleware
-    reads it) and the active language (for code that runs without it)."""
-    with translation.override("zh-hans"):
-        return call()
+CHINESE = {"HTTP_ACCEPT_LANGUAGE": "zh-hans"}
+ENGLISH = {"HTTP_ACCEPT_LANGUAGE": "en"}
+LOCK = {"order_id": "A", "user_id": "u1", "order_amount": "300.00"}
 
 
 def post(api, path, body, **headers):
@@ -38,24 +29,20 @@ def post(api, path, body, **headers):
                     HTTP_IDEMPOTENCY_KEY=str(uuid.uuid4()), **headers)
 
 
-LOCK = {"order_id": "A", "user_id": "u1", "order_amount": "300.00"}
-
-
 def test_not_found_message_is_chinese_and_its_code_stays_english(api, clock):
-    response = in_chinese(lambda: api.get("/api/v1/coupons/999999", **ZH))
+    response = api.get("/api/v1/coupons/999999", **CHINESE)
 
     assert response.status_code == 404
-    assert response.json()["error"]["code"] == "NOT_FOUND"
-    assert response.json()["error"]["message"] == "优惠券不存在。"
-    # The default language is still English.
-    assert api.get("/api/v1/coupons/999999").json()["error"]["message"] == "No such coupon."
+    assert response.json()["error"] == {"code": "NOT_FOUND", "message": "优惠券不存在。",
+                                        "details": {"coupon_id": 999999}}
+    english = api.get("/api/v1/coupons/999999", **ENGLISH)
+    assert english.json()["error"]["message"] == "No such coupon."
 
 
 def test_refused_command_answers_in_chinese_and_logs_english(api, coupon):
     assert post(api, f"coupons/{coupon.pk}/lock", LOCK).status_code == 200
 
-    response = in_chinese(lambda: post(api, f"coupons/{coupon.pk}/lock",
-                                       {**LOCK, "order_id": "B"}, **ZH))
+    response = post(api, f"coupons/{coupon.pk}/lock", {**LOCK, "order_id": "B"}, **CHINESE)
 
     assert response.status_code == 409
     error = response.json()["error"]
@@ -67,8 +54,8 @@ def test_refused_command_answers_in_chinese_and_logs_english(api, coupon):
 
 
 def test_below_threshold_is_explained_in_chinese(api, coupon):
-    response = in_chinese(lambda: post(api, f"coupons/{coupon.pk}/lock",
-                                       {**LOCK, "order_amount": "199.99"}, **ZH))
+    response = post(api, f"coupons/{coupon.pk}/lock", {**LOCK, "order_amount": "199.99"},
+                    **CHINESE)
 
     assert response.status_code == 422
     assert response.json()["error"] == {
@@ -78,21 +65,20 @@ def test_below_threshold_is_explained_in_chinese(api, coupon):
 
 
 def test_check_panel_answers_diagnosis_and_invariants_in_chinese(api, coupon):
-    body = in_chinese(lambda: api.get(f"/api/v1/coupons/{coupon.pk}/check", **ZH)).json()
+    body = api.get(f"/api/v1/coupons/{coupon.pk}/check", **CHINESE).json()
 
     until = iso(START + timedelta(days=30))
     assert body["diagnosis"]["verdict"] == f"当前可用，有效期至 {until}。"
     assert "（200.00）" in body["diagnosis"]["support_action"]
     assert body["invariants"][3]["rule"] == "每次状态变更，状态版本恰好加一"
-    english = api.get(f"/api/v1/coupons/{coupon.pk}/check").json()
+    english = api.get(f"/api/v1/coupons/{coupon.pk}/check", **ENGLISH).json()
     assert english["diagnosis"]["verdict"] == f"Usable now until {until}."
 
 
 def test_locked_coupon_diagnosis_names_the_order_in_chinese(api, coupon):
     post(api, f"coupons/{coupon.pk}/lock", LOCK)
 
-    diagnosis = in_chinese(
-        lambda: api.get(f"/api/v1/coupons/{coupon.pk}/check", **ZH)).json()["diagnosis"]
+    diagnosis = api.get(f"/api/v1/coupons/{coupon.pk}/check", **CHINESE).json()["diagnosis"]
 
     assert diagnosis["verdict"].startswith("已被订单 A 锁定，租约到期时间为 ")
     assert "如果订单 A 关闭或支付失败" in diagnosis["support_action"]
@@ -102,7 +88,7 @@ def test_policy_rule_problems_are_chinese():
     rules = [{"label": "half", "when": {"refunded_share_min": 2}, "action": "RETURN"},
              {"label": "", "action": "FLY"}]
 
-    with translation.override("zh-hans"), pytest.raises(ValidationFailed) as refused:
+    with pytest.raises(ValidationFailed) as refused:
         clean_rules(rules)
 
     assert str(refused.value.message) == "退券规则无效。"
@@ -113,8 +99,9 @@ def test_policy_rule_problems_are_chinese():
 
 
 def test_timeline_titles_and_a_stored_refusal_read_in_chinese(api, coupon):
-    post(api, f"coupons/{coupon.pk}/lock", {**LOCK, "order_amount": "199.99"})
+    post(api, f"coupons/{coupon.pk}/lock", {**LOCK, "order_amount": "199.99"}, **ENGLISH)
 
+    # The request left its own language active (the locale middleware): read as zh-hans.
     with translation.override("zh-hans"):
         entries = coupon_timeline(coupon=coupon, can_see_details=True)
 

@@ -25,6 +25,7 @@ EVERYONE = dict.fromkeys(ROLES, OK)
 OPERATORS = {"support": DENIED, "operator": OK, "policy_admin": DENIED}
 POLICY_ADMINS = {"support": DENIED, "operator": DENIED, "policy_admin": OK}
 POLICY_ADMIN_FORMS = {**POLICY_ADMINS, "policy_admin": BAD_INPUT}
+EVERYONE_FORMS = dict.fromkeys(ROLES, BAD_INPUT)
 
 # Console URLs that are not pages behind a capability.
 PUBLIC = {"login", "logout"}
@@ -65,6 +66,8 @@ CONSOLE_MATRIX = [
     ("reconciliation", "GET", lambda objects: {}, EVERYONE),
     ("reconciliation_resolve", "POST", lambda objects: {"finding_id": objects["finding"].pk},
      OPERATORS),
+    # Anyone signed in sets their own language (the matrix's empty form names none: 400).
+    ("language", "POST", lambda objects: {}, EVERYONE_FORMS),
 ]
 
 

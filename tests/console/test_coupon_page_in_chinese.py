@@ -3,26 +3,19 @@ render in Chinese for a zh-hans reader; the page's own labels are the templates'
 
 import pytest
 from django.urls import reverse
-from django.utils import translation
 
 from tests.conftest import lock
-from tests.zh_catalogue import compile_zh_hans
+from tests.zh_catalogue import compiled_catalogue, zh  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(scope="module", autouse=True)
-def compiled_catalogue():
-    compile_zh_hans()
-
-
+@pytest.mark.usefixtures("zh")
 def test_coupon_page_answers_why_and_what_to_do_in_chinese(signed_in, coupon, ctx):
     lock(coupon, ctx, order_id="order-A")
-    client = signed_in("support")
 
-    with translation.override("zh-hans"):
-        page = client.get(reverse("console:coupon", args=[coupon.pk]),
-                          HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    page = signed_in("support").get(reverse("console:coupon", args=[coupon.pk]),
+                                    HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
 
     assert "已被订单 order-A 锁定，租约到期时间为 " in page
     assert "如果订单 order-A 关闭或支付失败，优惠券会自动释放" in page

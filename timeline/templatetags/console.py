@@ -5,7 +5,7 @@ from decimal import Decimal
 
 from django import template
 from django.conf import settings
-from django.utils import timezone
+from django.utils import formats, timezone
 from django.utils.html import format_html
 
 register = template.Library()
@@ -25,12 +25,15 @@ def when(moment):
 
 @register.filter
 def money(amount):
-    """`¥1,234.50`: the console's currency (CONSOLE_CURRENCY_SYMBOL), two places, grouped."""
+    """The console's currency (CONSOLE_CURRENCY_SYMBOL) and always two places, the digits
+    grouped and separated as the current language writes them: `¥1,234.50` in English,
+    `¥1234.50` in Chinese (Django's zh_Hans formats group by nothing)."""
     if amount in (None, ""):
         return "—"
     value = Decimal(amount).quantize(Decimal("0.01"))
     sign = "-" if value < 0 else ""
-    return f"{sign}{settings.CONSOLE_CURRENCY_SYMBOL}{abs(value):,.2f}"
+    digits = formats.number_format(abs(value), decimal_pos=2, use_l10n=True, force_grouping=True)
+    return f"{sign}{settings.CONSOLE_CURRENCY_SYMBOL}{digits}"
 
 
 @register.filter

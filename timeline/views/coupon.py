@@ -9,6 +9,8 @@ from django.http import Http404, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.timesince import timesince, timeuntil
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from coupons import clock
 from coupons.api.permissions import can_see_details
@@ -96,8 +98,11 @@ def ledger_context(request, coupon) -> dict:
 
     return {
         "ledger": page, "ledger_rows": rows,
-        "ledger_label": f"page {page.number} of {page.paginator.num_pages}, "
-                        f"{page.paginator.count} rows",
+        "ledger_label": ngettext("page %(number)s of %(pages)s, %(count)s row",
+                                 "page %(number)s of %(pages)s, %(count)s rows",
+                                 page.paginator.count)
+        % {"number": page.number, "pages": page.paginator.num_pages,
+           "count": page.paginator.count},
         "ledger_earlier": link(page.previous_page_number()) if page.has_previous() else None,
         "ledger_later": link(page.next_page_number()) if page.has_next() else None,
     }
@@ -107,8 +112,10 @@ def lease_context(coupon, now) -> dict:
     if not coupon.lock_expires_at:
         return {}
     if coupon.lock_expires_at > now:
-        return {"lease_left": f"{timeuntil(coupon.lock_expires_at, now)} left"}
-    return {"lease_left": f"ended {timesince(coupon.lock_expires_at, now)} ago",
+        return {"lease_left": _("%(time)s left") % {"time": timeuntil(coupon.lock_expires_at,
+                                                                       now)}}
+    return {"lease_left": _("ended %(time)s ago") % {"time": timesince(coupon.lock_expires_at,
+                                                                        now)},
             "lease_over": True}
 
 

@@ -10,6 +10,8 @@ from django.contrib import messages
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, ngettext
 
 from coupons.api.permissions import actor_of
 from coupons.capabilities import Capability
@@ -54,8 +56,9 @@ def go_to(request, url: str):
 
 
 class PolicyForm(forms.Form):
-    code = forms.SlugField(max_length=64, help_text="Templates name their policy by this code.")
-    name = forms.CharField(max_length=200)
+    code = forms.SlugField(max_length=64, label=gettext_lazy("Code"),
+                           help_text=gettext_lazy("Templates name their policy by this code."))
+    name = forms.CharField(max_length=200, label=gettext_lazy("Name"))
 
 
 class NewPolicy(ConsolePage):
@@ -77,7 +80,8 @@ class NewPolicy(ConsolePage):
                 for field, problems in refused.details.items():
                     form.add_error(field if field in form.fields else None, problems)
             else:
-                messages.success(request, f"Policy {policy.code} made: edit its first draft.")
+                messages.success(request, _("Policy %(code)s made: edit its first draft.")
+                                 % {"code": policy.code})
                 return redirect("console:policy_version_edit", policy_id=policy.pk, number=1)
         return render(request, "console/policy_new.html", {"form": form}, status=400)
 
@@ -93,7 +97,8 @@ class NewDraft(ConsolePage):
             draft = policy_draft_create(policy.pk, actor_of(request.user))
         except PolicyDraftExists as refused:
             return policy_page(request, policy, error=refused, status=refused.http_status)
-        messages.success(request, f"Draft v{draft.number} made from v{draft.number - 1}.")
+        messages.success(request, _("Draft v%(number)s made from v%(previous)s.")
+                         % {"number": draft.number, "previous": draft.number - 1})
         return redirect(version_url(draft, "console:policy_version_edit"))
 
 
@@ -138,7 +143,10 @@ class DraftEditor(ConsolePage):
         except PolicyVersionFrozen:
             # Published by someone else since this page was opened.
             return self.frozen(request, version_or_404(policy_id, number))
-        messages.success(request, f"Saved draft v{version.number}: {len(rules)} rules.")
+        messages.success(request, ngettext("Saved draft v%(number)s: %(count)s rule.",
+                                            "Saved draft v%(number)s: %(count)s rules.",
+                                            len(rules))
+                         % {"number": version.number, "count": len(rules)})
         return go_to(request, version_url(version))
 
     def templates(self):

@@ -10,6 +10,8 @@ from datetime import UTC, date, datetime, time, timedelta
 from django import forms
 from django.contrib import messages
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from coupons.api.permissions import actor_of
 from coupons.capabilities import Capability
@@ -24,23 +26,23 @@ from timeline.views.policy_editor import version_url
 
 class PublishForm(forms.Form):
     confirm = forms.BooleanField(
-        label="I have read the impact: publish this version; refunds from now on use it, and "
-              "it can never be changed again.",
-        error_messages={"required": "Tick this box to publish."})
+        label=gettext_lazy("I have read the impact: publish this version; refunds from now on "
+                           "use it, and it can never be changed again."),
+        error_messages={"required": gettext_lazy("Tick this box to publish.")})
 
 
 class ImpactRange(forms.Form):
     """Which stored refunds to replay, by the day they were received (UTC); none: all."""
 
-    since = forms.DateField(required=False, label="Refunds received from",
+    since = forms.DateField(required=False, label=gettext_lazy("Refunds received from"),
                             widget=forms.DateInput(attrs={"type": "date"}))
-    until = forms.DateField(required=False, label="to (inclusive)",
+    until = forms.DateField(required=False, label=gettext_lazy("to (inclusive)"),
                             widget=forms.DateInput(attrs={"type": "date"}))
 
     def clean(self):
         data = super().clean()
         if data.get("since") and data.get("until") and data["since"] > data["until"]:
-            self.add_error("until", "must not be before the first day")
+            self.add_error("until", _("must not be before the first day"))
         return data
 
     def bounds(self) -> dict:
@@ -111,5 +113,6 @@ class Publish(ConsolePage):
         except (PolicyVersionFrozen, ValidationFailed) as refused:
             return impact_page(request, version_or_404(policy_id, number), error=refused,
                                status=refused.http_status)
-        messages.success(request, f"Published v{published.number}: refunds from now on use it.")
+        messages.success(request, _("Published v%(number)s: refunds from now on use it.")
+                         % {"number": published.number})
         return redirect(version_url(published))

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from django.contrib import messages
 from django.http import Http404
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+from django.utils.translation import pgettext
 
 from coupons.api.permissions import actor_of, idempotency_scope_of
 from coupons.errors import CouponError
@@ -114,11 +116,19 @@ class QueueAction(ConsolePage):
         return self.answer(request, self.item(request, record), outcome)
 
     def flash(self, outcome: Outcome) -> str:
-        rows = "; ".join(f"ledger #{op.pk} {op.op_type} {op.from_state or '—'} → {op.to_state} "
-                         f"(v{op.from_version} → v{op.to_version})"
-                         for op in outcome.operations)
-        first = "Already done (this form was sent before): " if outcome.replayed else ""
-        return f"{first}{outcome.message}" + (f" {rows}." if rows else "")
+        rows = pgettext("between ledger rows", "; ").join(
+            _("ledger #%(id)s %(op)s %(from_state)s → %(to_state)s "
+              "(v%(from_version)s → v%(to_version)s)") % {
+                "id": op.pk, "op": op.op_type, "from_state": op.from_state or "—",
+                "to_state": op.to_state, "from_version": op.from_version,
+                "to_version": op.to_version}
+            for op in outcome.operations)
+        message = outcome.message
+        if outcome.replayed:
+            message = _("Already done (this form was sent before): %(message)s") % {
+                "message": message}
+        return _("%(message)s %(rows)s.") % {"message": message, "rows": rows} if rows \
+            else message
 
     def answer(self, request, item, outcome=None, status=200):
         context = {"item": item, "outcome": outcome, "row_template": self.row_template}

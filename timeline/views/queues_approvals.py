@@ -1,6 +1,8 @@
 """Refund decisions waiting for an operator: approve (it executes) or reject with a reason."""
 
 from django.shortcuts import render
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, pgettext_lazy
 
 from coupons.capabilities import Capability
 from refunds.models import RefundCoupon
@@ -13,6 +15,9 @@ from timeline.views.queue_actions import QueueAction
 from timeline.views.queues_common import queue_page
 
 ROW_TEMPLATE = "console/queues/_decision.html"
+# How the result sentence names a decision's status (the badge beside it keeps the code).
+STATUS_WORDS = {RefundCoupon.Status.EXECUTED: pgettext_lazy("refund decision", "executed"),
+                RefundCoupon.Status.DECIDED: pgettext_lazy("refund decision", "decided")}
 
 
 def decision_item(request, decision, **submitted) -> dict:
@@ -47,14 +52,17 @@ class DecisionAction(QueueAction):
     def summary(self, decision):
         done = decision.executed_action or decision.action
         if decision.status == RefundCoupon.Status.REJECTED:
-            return f"Refund decision #{decision.pk} rejected: the coupon keeps its state."
-        return f"Refund decision #{decision.pk} {decision.status.lower()}: {done}."
+            return _("Refund decision #%(id)s rejected: the coupon keeps its state.") % {
+                "id": decision.pk}
+        return _("Refund decision #%(id)s %(status)s: %(action)s.") % {
+            "id": decision.pk,
+            "status": STATUS_WORDS.get(decision.status, decision.status.lower()), "action": done}
 
 
 class DecisionApprove(DecisionAction):
     form_class = ApproveDecisionForm
     form_slot = "approve"
-    verb = "Approve refund decision"
+    verb = gettext_lazy("Approve refund decision")
 
     def execute(self, ctx, data, decision):
         return decision_payload(refund_approve(
@@ -64,7 +72,7 @@ class DecisionApprove(DecisionAction):
 class DecisionReject(DecisionAction):
     form_class = RejectForm
     form_slot = "reject"
-    verb = "Reject refund decision"
+    verb = gettext_lazy("Reject refund decision")
 
     def execute(self, ctx, data, decision):
         return decision_payload(refund_reject(decision_id=decision.pk, note=data["note"],

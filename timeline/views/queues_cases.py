@@ -1,6 +1,8 @@
 """The conflict-case queue: open cases first; resolve with the recommendation or by hand."""
 
 from django.shortcuts import render
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, pgettext_lazy
 
 from coupons.api.permissions import can_see_details
 from coupons.capabilities import Capability
@@ -13,6 +15,9 @@ from timeline.views.queue_actions import QueueAction
 from timeline.views.queues_common import queue_page
 
 ROW_TEMPLATE = "console/queues/_case.html"
+# How the result sentence names a case's status (the badge beside it keeps the code).
+STATUS_WORDS = {CaseStatus.RESOLVED: pgettext_lazy("case", "resolved"),
+                CaseStatus.DISMISSED: pgettext_lazy("case", "dismissed")}
 
 
 def case_item(request, case, **submitted) -> dict:
@@ -38,7 +43,7 @@ class CaseResolve(QueueAction):
     form_slot = "resolve"
     row_template = ROW_TEMPLATE
     list_url_name = "console:cases"
-    verb = "Resolve conflict case"
+    verb = gettext_lazy("Resolve conflict case")
 
     def load(self, case_id):
         return case_get(case_id=case_id)
@@ -51,4 +56,7 @@ class CaseResolve(QueueAction):
         return case_item(request, case, **forms)
 
     def summary(self, case):
-        return f"Case #{case.pk} {case.status.lower()}: {case.resolution}."
+        # The resolution is a code, quoted as the API answers it.
+        return _("Case #%(id)s %(status)s: %(resolution)s.") % {
+            "id": case.pk, "status": STATUS_WORDS.get(case.status, case.status.lower()),
+            "resolution": case.resolution}

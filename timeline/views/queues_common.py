@@ -2,6 +2,8 @@
 
 from django.core.paginator import Paginator
 
+from timeline.queue_selectors import FILTER_LABELS
+
 PER_PAGE = 25
 
 
@@ -13,7 +15,7 @@ def queue_page(request, *, filters: dict, default: str, select, make_item) -> di
     page = Paginator(select(shown=shown), PER_PAGE).get_page(request.GET.get("page"))
     return {
         "shown": shown,
-        "filters": list(filters),
+        "filters": [(name, FILTER_LABELS[name]) for name in filters],
         "page": page,
         "items": [make_item(request, record) for record in page.object_list],
     }

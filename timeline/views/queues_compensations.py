@@ -1,6 +1,8 @@
 """Compensation proposals: an operator proposes for one ledger operation, another decides."""
 
 from django.shortcuts import render
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, pgettext_lazy
 
 from coupons.api.permissions import actor_of, can_see_details
 from coupons.capabilities import Capability
@@ -21,6 +23,9 @@ from timeline.views.queues_common import queue_page
 
 ROW_TEMPLATE = "console/queues/_compensation.html"
 PROPOSE_TEMPLATE = "console/queues/_propose.html"
+# How the result sentence names a compensation's status (the badge beside it keeps the code).
+STATUS_WORDS = {Compensation.Status.APPROVED: pgettext_lazy("compensation", "approved"),
+                Compensation.Status.REJECTED: pgettext_lazy("compensation", "rejected")}
 
 
 def compensation_item(request, compensation, **submitted) -> dict:
@@ -66,7 +71,7 @@ class CompensationPropose(QueueAction):
     form_slot = "propose"
     row_template = PROPOSE_TEMPLATE
     list_url_name = "console:compensations"
-    verb = "Propose a compensation"
+    verb = gettext_lazy("Propose a compensation")
 
     def load(self):
         return None
@@ -88,8 +93,8 @@ class CompensationPropose(QueueAction):
         return proposal.coupon_id
 
     def summary(self, proposal):
-        return (f"Compensation #{proposal.pk} proposed ({proposal.kind}); another operator "
-                "approves or rejects it.")
+        return _("Compensation #%(id)s proposed (%(kind)s); another operator approves or "
+                 "rejects it.") % {"id": proposal.pk, "kind": proposal.kind}
 
 
 class CompensationAction(QueueAction):
@@ -104,13 +109,15 @@ class CompensationAction(QueueAction):
         return compensation_item(request, compensation, **forms)
 
     def summary(self, compensation):
-        return f"Compensation #{compensation.pk} {compensation.status.lower()}."
+        return _("Compensation #%(id)s %(status)s.") % {
+            "id": compensation.pk,
+            "status": STATUS_WORDS.get(compensation.status, compensation.status.lower())}
 
 
 class CompensationApprove(CompensationAction):
     form_class = ApproveCompensationForm
     form_slot = "approve"
-    verb = "Approve compensation"
+    verb = gettext_lazy("Approve compensation")
 
     def execute(self, ctx, data, compensation):
         return compensation_payload(compensation_approve(
@@ -120,7 +127,7 @@ class CompensationApprove(CompensationAction):
 class CompensationReject(CompensationAction):
     form_class = RejectForm
     form_slot = "reject"
-    verb = "Reject compensation"
+    verb = gettext_lazy("Reject compensation")
 
     def execute(self, ctx, data, compensation):
         return compensation_payload(compensation_reject(

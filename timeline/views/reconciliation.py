@@ -3,6 +3,7 @@
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
 
 from coupons.capabilities import Capability
 from coupons.errors import CouponError
@@ -44,16 +45,18 @@ class FindingResolve(ConsolePage):
                 finding = finding_dismiss(finding_id=finding_id,
                                           note=request.POST.get("note", ""), ctx=ctx)
             else:
-                messages.error(request, "Choose Apply or Dismiss.")
+                messages.error(request, _("Choose Apply or Dismiss."))
                 return redirect("console:reconciliation")
         except CouponError as error:
-            messages.error(request, f"Finding {finding_id}: {error.message} ({error.code})")
+            messages.error(request, _("Finding %(id)s: %(message)s (%(code)s)") % {
+                "id": finding_id, "message": error.message, "code": error.code})
             return redirect("console:reconciliation")
         if finding.status == FindingStatus.CLOSED:
-            messages.info(request, f"Finding {finding_id} no longer holds: closed, nothing run.")
+            messages.info(request, _("Finding %(id)s no longer holds: closed, nothing run.")
+                          % {"id": finding_id})
         elif finding.resolution == "APPLIED":
-            messages.success(request,
-                             f"Finding {finding_id} applied: {finding.get_repair_display()}.")
+            messages.success(request, _("Finding %(id)s applied: %(repair)s.") % {
+                "id": finding_id, "repair": finding.get_repair_display()})
         else:
-            messages.success(request, f"Finding {finding_id} dismissed.")
+            messages.success(request, _("Finding %(id)s dismissed.") % {"id": finding_id})
         return redirect("console:reconciliation")

@@ -4,10 +4,13 @@ from django import forms
 from django.core.paginator import InvalidPage
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 
 from coupons.models import CouponStatus
 from coupons.selectors import template_list
 from timeline.search import (
+    KIND_LABELS,
     SORTS,
     VALIDITY,
     CappedPaginator,
@@ -22,22 +25,23 @@ PAGE_SIZE = 25
 
 
 class SearchForm(forms.Form):
-    q = forms.CharField(required=False, max_length=128, strip=True, label="Id")
-    status = forms.ChoiceField(required=False, choices=[("", "Any status"), *CouponStatus.choices],
-                               widget=forms.Select(attrs={"aria-label": "Status"}))
+    q = forms.CharField(required=False, max_length=128, strip=True, label=_("Id"))
+    status = forms.ChoiceField(required=False,
+                               choices=[("", _("Any status")), *CouponStatus.choices],
+                               widget=forms.Select(attrs={"aria-label": _("Status")}))
     template = forms.TypedChoiceField(required=False, coerce=int, empty_value=None,
-                                      widget=forms.Select(attrs={"aria-label": "Template"}))
-    validity = forms.ChoiceField(required=False, choices=[("", "Any validity"),
+                                      widget=forms.Select(attrs={"aria-label": _("Template")}))
+    validity = forms.ChoiceField(required=False, choices=[("", _("Any validity")),
                                                           *VALIDITY.items()],
-                                 widget=forms.Select(attrs={"aria-label": "Validity"}))
-    open_case = forms.BooleanField(required=False, label="Has an open case")
+                                 widget=forms.Select(attrs={"aria-label": _("Validity")}))
+    open_case = forms.BooleanField(required=False, label=_("Has an open case"))
     sort = forms.ChoiceField(required=False, choices=[
         (name, name) for column in SORTS for name in (column, f"-{column}")])
     page = forms.IntegerField(required=False, min_value=1)
 
     def __init__(self, *args, templates, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["template"].choices = [("", "Any template"),
+        self.fields["template"].choices = [("", _("Any template")),
                                            *((t.pk, t.code) for t in templates)]
 
     def filters(self) -> SearchFilters:
@@ -70,14 +74,17 @@ class Search(ConsolePage):
         try:
             page = paginator.page(form.cleaned_data["page"] or 1)
         except InvalidPage:
-            context["page_error"] = (
-                f"There is no page {form.cleaned_data['page']}: the list has "
-                f"{paginator.num_pages} page{'s' if paginator.num_pages != 1 else ''}.")
+            context["page_error"] = ngettext(
+                "There is no page %(page)s: the list has %(pages)s page.",
+                "There is no page %(page)s: the list has %(pages)s pages.",
+                paginator.num_pages) % {"page": form.cleaned_data["page"],
+                                        "pages": paginator.num_pages}
             return render(request, "console/search.html", context, status=404)
         matches = matched_by(text, page.object_list) if text else {}
         for coupon in page:
-            coupon.matched_by = matches.get(coupon.pk, [])
-        kinds = matched_kinds(text) if text and paginator.count else []
+            coupon.matched_by = [KIND_LABELS[kind] for kind in matches.get(coupon.pk, [])]
+        kinds = [KIND_LABELS[kind] for kind in matched_kinds(text)] if text and paginator.count \
+            else []
         context.update(page=page, filters=filters, matched_kinds=kinds,
                        sort_links=sort_links(request, filters))
         return render(request, "console/search.html", context)

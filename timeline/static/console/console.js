@@ -1,9 +1,11 @@
-// Times in the viewer's own zone (the UTC original stays in the title), and "/" to search.
+// Times in the viewer's own zone, written the way the page's language writes dates (<html
+// lang>, the language the console speaks; the UTC original stays in the title), and "/" to search.
 function localTimes(root) {
+  const language = document.documentElement.lang || undefined;
   for (const el of root.querySelectorAll("time[datetime]")) {
     const moment = new Date(el.getAttribute("datetime"));
     if (!isNaN(moment)) {
-      el.textContent = moment.toLocaleString(undefined, {
+      el.textContent = moment.toLocaleString(language, {
         year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit",
       });
     }
