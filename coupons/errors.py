@@ -1,4 +1,11 @@
-"""Domain errors with stable codes (SPEC §6). coupons.api.exceptions turns them into answers."""
+"""Domain errors with stable codes (SPEC §6). coupons.api.exceptions turns them into answers.
+
+Codes stay English and never translated: callers, logs and tickets quote them. Messages are
+lazy, so each answer is worded in the language of the request that reads it, while the
+rejection log stores the English one (coupons.services.refusals).
+"""
+
+from django.utils.translation import gettext_lazy as _
 
 
 def storable(value):
@@ -17,14 +24,15 @@ def storable(value):
     return value
 
 
-def error_body(code: str, message: str, details: dict | None = None) -> dict:
-    return {"error": {"code": code, "message": message, "details": details or {}}}
+def error_body(code: str, message, details: dict | None = None) -> dict:
+    # str(): a lazy message is worded now, in the language of the request being answered.
+    return {"error": {"code": code, "message": str(message), "details": details or {}}}
 
 
 class CouponError(Exception):
     code = "ERROR"
     http_status = 400
-    message = "The request was refused."
+    message = _("The request was refused.")
 
     def __init__(self, message: str | None = None, **details):
         self.message = message or self.message
@@ -37,12 +45,12 @@ class CouponError(Exception):
 
 class ValidationFailed(CouponError):
     code = "VALIDATION_ERROR"
-    message = "The request is not valid."
+    message = _("The request is not valid.")
 
 
 class IdempotencyKeyMissing(CouponError):
     code = "IDEMPOTENCY_KEY_MISSING"
-    message = "Every command needs an Idempotency-Key header."
+    message = _("Every command needs an Idempotency-Key header.")
 
 
 class CapabilityMissing(CouponError):
@@ -50,7 +58,7 @@ class CapabilityMissing(CouponError):
 
     code = "PERMISSION_DENIED"
     http_status = 403
-    message = "You are not allowed to do this."
+    message = _("You are not allowed to do this.")
 
 
 class LeaseOfAnotherClient(CouponError):
@@ -62,7 +70,7 @@ class LeaseOfAnotherClient(CouponError):
 
     code = "PERMISSION_DENIED"
     http_status = 403
-    message = "This coupon's lease was taken by another client."
+    message = _("This coupon's lease was taken by another client.")
 
     def __init__(self, message: str | None = None, **details):
         super().__init__(message, reason="LEASE_OF_ANOTHER_CLIENT", **details)
@@ -71,7 +79,7 @@ class LeaseOfAnotherClient(CouponError):
 class NotFound(CouponError):
     code = "NOT_FOUND"
     http_status = 404
-    message = "No such object."
+    message = _("No such object.")
 
 
 class StateConflict(CouponError):
@@ -91,22 +99,22 @@ class StateConflict(CouponError):
 
 class InvalidState(StateConflict):
     code = "INVALID_STATE"
-    message = "The coupon is not in a state that allows this command."
+    message = _("The coupon is not in a state that allows this command.")
 
 
 class OrderMismatch(StateConflict):
     code = "ORDER_MISMATCH"
-    message = "The coupon's lease belongs to another order."
+    message = _("The coupon's lease belongs to another order.")
 
 
 class TokenMismatch(StateConflict):
     code = "TOKEN_MISMATCH"
-    message = "The lease token does not prove the coupon's current lease."
+    message = _("The lease token does not prove the coupon's current lease.")
 
 
 class VersionConflict(StateConflict):
     code = "VERSION_CONFLICT"
-    message = "The coupon changed since the expected version."
+    message = _("The coupon changed since the expected version.")
 
 
 class AlreadyExists(CouponError):
@@ -114,13 +122,13 @@ class AlreadyExists(CouponError):
 
     code = "ALREADY_EXISTS"
     http_status = 409
-    message = "An object with this identifier already exists."
+    message = _("An object with this identifier already exists.")
 
 
 class IdempotencyRequestInProgress(CouponError):
     code = "IDEMPOTENCY_REQUEST_IN_PROGRESS"
     http_status = 409
-    message = "A request with this Idempotency-Key is still being processed; retry later."
+    message = _("A request with this Idempotency-Key is still being processed; retry later.")
 
 
 class ReplayInProgress(CouponError):
@@ -128,7 +136,7 @@ class ReplayInProgress(CouponError):
 
     code = "REPLAY_IN_PROGRESS"
     http_status = 429
-    message = "Your previous impact replay is still running; wait for it, then retry."
+    message = _("Your previous impact replay is still running; wait for it, then retry.")
 
 
 class BusinessRuleError(CouponError):
@@ -137,32 +145,32 @@ class BusinessRuleError(CouponError):
 
 class CouponExpired(BusinessRuleError):
     code = "COUPON_EXPIRED"
-    message = "The coupon is past its validity window."
+    message = _("The coupon is past its validity window.")
 
 
 class CouponNotYetValid(BusinessRuleError):
     code = "COUPON_NOT_YET_VALID"
-    message = "The coupon's validity window has not started."
+    message = _("The coupon's validity window has not started.")
 
 
 class ThresholdNotMet(BusinessRuleError):
     code = "THRESHOLD_NOT_MET"
-    message = "The order amount is below the coupon's minimum."
+    message = _("The order amount is below the coupon's minimum.")
 
 
 class NotCouponOwner(BusinessRuleError):
     code = "NOT_COUPON_OWNER"
-    message = "The coupon belongs to another user."
+    message = _("The coupon belongs to another user.")
 
 
 class IdempotencyKeyReused(BusinessRuleError):
     code = "IDEMPOTENCY_KEY_REUSED"
-    message = "This Idempotency-Key was used for a different request."
+    message = _("This Idempotency-Key was used for a different request.")
 
 
 class MessageIdReused(BusinessRuleError):
     code = "MESSAGE_ID_REUSED"
-    message = "This sender already sent another fact under this message_id."
+    message = _("This sender already sent another fact under this message_id.")
 
 
 class RefundIdReused(BusinessRuleError):
@@ -172,7 +180,7 @@ class RefundIdReused(BusinessRuleError):
     """
 
     code = "REFUND_ID_REUSED"
-    message = "This refund id was received for another order or amount."
+    message = _("This refund id was received for another order or amount.")
 
 
 class RecordNotOpen(CouponError):
@@ -184,15 +192,15 @@ class RecordNotOpen(CouponError):
 
 
 class DecisionNotPending(RecordNotOpen):
-    message = "The refund decision is not waiting for this."
+    message = _("The refund decision is not waiting for this.")
 
 
 class CaseNotOpen(RecordNotOpen):
-    message = "The conflict case is no longer open."
+    message = _("The conflict case is no longer open.")
 
 
 class FindingNotOpen(RecordNotOpen):
-    message = "The reconciliation finding is no longer open."
+    message = _("The reconciliation finding is no longer open.")
 
 
 class BrokerUnavailable(CouponError):
@@ -200,7 +208,7 @@ class BrokerUnavailable(CouponError):
 
     code = "SERVICE_UNAVAILABLE"
     http_status = 503
-    message = "The message broker did not confirm the event; it stays queued for the relay."
+    message = _("The message broker did not confirm the event; it stays queued for the relay.")
 
 
 class PolicyVersionConflict(CouponError):
@@ -218,11 +226,11 @@ class PolicyVersionConflict(CouponError):
 
 
 class PolicyVersionFrozen(PolicyVersionConflict):
-    message = "A published policy version never changes; make a new draft from it."
+    message = _("A published policy version never changes; make a new draft from it.")
 
 
 class PolicyDraftExists(PolicyVersionConflict):
-    message = "This policy already has a draft; edit or publish that one."
+    message = _("This policy already has a draft; edit or publish that one.")
 
 
 class SameOperator(CouponError):
@@ -230,19 +238,19 @@ class SameOperator(CouponError):
 
     code = "SAME_OPERATOR"
     http_status = 403
-    message = "A compensation is approved or rejected by someone other than its proposer."
+    message = _("A compensation is approved or rejected by someone other than its proposer.")
 
 
 class CompensationNotOpen(RecordNotOpen):
-    message = "The compensation has already been decided."
+    message = _("The compensation has already been decided.")
 
 
 class CompensationPending(CouponError):
     code = "COMPENSATION_PENDING"
     http_status = 409
-    message = "A compensation for this operation is already waiting for a decision."
+    message = _("A compensation for this operation is already waiting for a decision.")
 
 
 class OperationNotReversible(BusinessRuleError):
     code = "OPERATION_NOT_REVERSIBLE"
-    message = "This kind of operation cannot be reversed."
+    message = _("This kind of operation cannot be reversed.")

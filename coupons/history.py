@@ -17,9 +17,11 @@ from datetime import UTC, datetime, timedelta
 
 from django.core.paginator import Paginator
 from django.db.models import Q, QuerySet
+from django.utils.translation import gettext as _
 
 from coupons import after_sale
 from coupons.models import (
+    CaseStatus,
     CommandRejection,
     ConflictCase,
     CouponOperation,
@@ -70,30 +72,36 @@ def _operation(op, can_see_details):
 
 
 def _refusal(r, can_see_details):
-    return entry(r.created_at, "refusal", r.pk, f"{r.op_type} refused: {r.error_code}",
-                 actor=r.actor, order_id=r.order_id, message=r.message)
+    # The log stores the English message; one that is a catalogue entry as it stands (most
+    # are: an error's own sentence) reads in the reader's language.
+    return entry(r.created_at, "refusal", r.pk,
+                 _("%(op)s refused: %(code)s") % {"op": r.op_type, "code": r.error_code},
+                 actor=r.actor, order_id=r.order_id, message=_(r.message) if r.message else "")
 
 
 def _refusal_version(r) -> str:
     version = r.details.get("current_version") if isinstance(r.details, dict) else None
-    return f"at v{version}" if version is not None else ""
+    return _("at v%(version)s") % {"version": version} if version is not None else ""
 
 
 def _fact(f, can_see_details):
-    return entry(f.recorded_at, "fact", f.pk, f"{f.fact_type} for order {f.order_id}",
+    return entry(f.recorded_at, "fact", f.pk,
+                 _("%(fact)s for order %(order)s") % {"fact": f.fact_type, "order": f.order_id},
                  order_id=f.order_id, payment_id=f.payment_id, refund_id=f.refund_id,
                  occurred_at=iso(f.occurred_at))
 
 
 def _case_opened(case, can_see_details):
     return entry(case.opened_at, "case", case.pk,
-                 f"Conflict case #{case.pk} opened: {case.recommendation}",
+                 _("Conflict case #%(case)s opened: %(recommendation)s")
+                 % {"case": case.pk, "recommendation": case.recommendation},
                  order_id=case.order_id, summary=case.summary)
 
 
 def _case_resolved(case, can_see_details):
     return entry(case.resolved_at, "case", case.pk,
-                 f"Conflict case #{case.pk} {case.status.lower()}",
+                 (_("Conflict case #%(case)s dismissed") if case.status == CaseStatus.DISMISSED
+                  else _("Conflict case #%(case)s resolved")) % {"case": case.pk},
                  **visible(ConflictCase, {
                      "resolved_by": case.resolved_by,
                      "resolution_note": case.resolution_note,
@@ -101,7 +109,9 @@ def _case_resolved(case, can_see_details):
 
 
 def _settlement(s, can_see_details):
-    return entry(s.settled_at, "settlement", s.pk, f"Presale order {s.order_id}: {s.result}",
+    return entry(s.settled_at, "settlement", s.pk,
+                 _("Presale order %(order)s: %(result)s")
+                 % {"order": s.order_id, "result": s.result},
                  strategy=s.strategy, discount_amount=money(s.discount_amount),
                  substitute_coupon_id=s.substitute_id)
 

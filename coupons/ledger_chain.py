@@ -28,6 +28,7 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 
 from django.conf import settings
+from django.utils.translation import gettext
 
 GENESIS = ""
 HASH_FIELDS = {"id", "content_hash", "prev_hash", "chain_key_id"}
@@ -104,10 +105,11 @@ def prefix_problem(prefix) -> str | None:
     """Why an UnkeyedLedgerPrefix row cannot be trusted, or None."""
     key_id, _, _ = prefix.seal.partition(":")
     if key_id not in settings.LEDGER_CHAIN_KEYS:
-        return f"its seal names key id {key_id!r}, which LEDGER_CHAIN_KEYS does not hold"
+        return (gettext("its seal names key id %(key)s, which LEDGER_CHAIN_KEYS does not hold")
+                % {"key": repr(key_id)})
     expected = prefix_seal(prefix.coupon_id, prefix.through_version, prefix.head_hash, key_id)
     if not hmac.compare_digest(prefix.seal, expected):
-        return "its seal does not match"
+        return gettext("its seal does not match")
     return None
 
 
@@ -123,13 +125,16 @@ def chain_breaks(operations, prefix=None) -> tuple[list[str], list[str]]:
     for op in operations:
         step = f"v{op.to_version} ({op.op_type})"
         if op.prev_hash != prev_hash:
-            problems.append(f"hash chain broken at {step}: it does not follow the row before it")
+            problems.append(gettext("hash chain broken at %(step)s: it does not follow the row "
+                                    "before it") % {"step": step})
         problems.extend(_row_problem(op, step, trusted_prefix))
         prev_hash = op.content_hash
     if unkeyed and trusted_prefix is not None and not problems:
-        notes.append(f"v{unkeyed[0].to_version}–v{unkeyed[-1].to_version} were written before "
-                     "the chain was keyed: they verify under the unkeyed SHA-256 rule, and the "
-                     f"keyed seal of v{trusted_prefix.through_version}'s hash pins them")
+        notes.append(gettext("v%(first)s–v%(last)s were written before the chain was keyed: "
+                             "they verify under the unkeyed SHA-256 rule, and the keyed seal "
+                             "of v%(through)s's hash pins them")
+                     % {"first": unkeyed[0].to_version, "last": unkeyed[-1].to_version,
+                        "through": trusted_prefix.through_version})
     return problems, notes
 
 
@@ -137,14 +142,19 @@ def _trusted_prefix(prefix, unkeyed, problems):
     if not unkeyed:
         return None
     if prefix is None:
-        problems.append("hash chain broken: unkeyed rows on a coupon that had none when the "
-                        "chain was keyed")
+        problems.append(gettext("hash chain broken: unkeyed rows on a coupon that had none "
+                                "when the chain was keyed"))
         return None
     if (why := prefix_problem(prefix)) is not None:
-        problems.append(f"hash chain broken: the record of rows written before the chain was "
-                        f"keyed is forged ({why})")
+        problems.append(gettext("hash chain broken: the record of rows written before the "
+                                "chain was keyed is forged (%(why)s)") % {"why": why})
         return None
     return prefix
+
+
+def _changed_at(step) -> str:
+    return gettext("hash chain broken at %(step)s: the row was changed after it was written") % {
+        "step": step}
 
 
 def _row_problem(op, step, prefix) -> list[str]:
@@ -152,18 +162,19 @@ def _row_problem(op, step, prefix) -> list[str]:
         if prefix is None:
             return []  # already reported once for the coupon
         if op.to_version > prefix.through_version:
-            return [f"hash chain broken at {step}: an unkeyed row written after the chain was "
-                    f"keyed (a downgrade to the unkeyed rule)"]
+            return [gettext("hash chain broken at %(step)s: an unkeyed row written after the "
+                            "chain was keyed (a downgrade to the unkeyed rule)") % {"step": step}]
         if op.content_hash != chained_hash(op, op.prev_hash):
-            return [f"hash chain broken at {step}: the row was changed after it was written"]
+            return [_changed_at(step)]
         if op.to_version == prefix.through_version and op.content_hash != prefix.head_hash:
-            return [f"hash chain broken at {step}: the rows written before the chain was keyed "
-                    "were rewritten"]
+            return [gettext("hash chain broken at %(step)s: the rows written before the chain "
+                            "was keyed were rewritten") % {"step": step}]
         return []
     if op.chain_key_id not in settings.LEDGER_CHAIN_KEYS:
-        return [f"hash chain broken at {step}: keyed with key id {op.chain_key_id!r}, which "
-                "LEDGER_CHAIN_KEYS does not hold"]
+        return [gettext("hash chain broken at %(step)s: keyed with key id %(key)s, which "
+                        "LEDGER_CHAIN_KEYS does not hold")
+                % {"step": step, "key": repr(op.chain_key_id)}]
     if not hmac.compare_digest(op.content_hash,
                                keyed_hash(op, op.prev_hash, op.chain_key_id)):
-        return [f"hash chain broken at {step}: the row was changed after it was written"]
+        return [_changed_at(step)]
     return []

@@ -3,6 +3,8 @@
 from dataclasses import dataclass, field
 
 from django.db.models import Max
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, ngettext
 
 from coupons import after_sale
 from coupons.ledger_chain import chain_breaks
@@ -21,16 +23,18 @@ from coupons.seals import broken_seals, seal_problem
 from coupons.services.reversals import reversal_targets
 from coupons.services.transitions import is_allowed
 
+# Problems name operations and states by their codes (LOCK, AVAILABLE, v7): those stay English.
 INVARIANTS = {
-    1: "a coupon has at most one active lock",
-    2: "a coupon has at most one successful redemption",
-    3: "an old lock token never changes a newer lease",
-    4: "every state change raises state_version by exactly one",
-    5: "every successful command has exactly one ledger row",
-    6: "a return references the original redemption and a refund decision with a policy version",
-    7: "replaying the ledger gives the coupon's current state and version",
-    8: "every sealed evidence row (order binding, redemption, refusal, inbox message, refund "
-       "decision, compensation) is as it was written",
+    1: gettext_lazy("a coupon has at most one active lock"),
+    2: gettext_lazy("a coupon has at most one successful redemption"),
+    3: gettext_lazy("an old lock token never changes a newer lease"),
+    4: gettext_lazy("every state change raises state_version by exactly one"),
+    5: gettext_lazy("every successful command has exactly one ledger row"),
+    6: gettext_lazy("a return references the original redemption and a refund decision with a "
+                    "policy version"),
+    7: gettext_lazy("replaying the ledger gives the coupon's current state and version"),
+    8: gettext_lazy("every sealed evidence row (order binding, redemption, refusal, inbox "
+                    "message, refund decision, compensation) is as it was written"),
 }
 LEASE_BOUND = {OperationType.RENEW, OperationType.REDEEM, OperationType.RELEASE}
 LEASE_ENDING = {
@@ -61,7 +65,7 @@ class CheckReport:
             "replayed_state": self.replayed_state,
             "replayed_version": self.replayed_version,
             "invariants": [
-                {"number": number, "rule": rule, "ok": number not in self.violations,
+                {"number": number, "rule": str(rule), "ok": number not in self.violations,
                  "problems": self.violations.get(number, [])}
                 for number, rule in INVARIANTS.items()
             ],
@@ -100,16 +104,20 @@ def _replay(report: CheckReport, operations) -> dict:
     for op in operations:
         step = f"{op.op_type} v{op.from_version}→v{op.to_version}"
         if op.to_version != op.from_version + 1:
-            report.fail(4, f"{step} does not raise the version by exactly one")
+            report.fail(4, _("%(step)s does not raise the version by exactly one") % {"step": step})
         if op.from_version != version:
-            report.fail(4, f"{step} follows v{version}: the ledger has a gap")
+            report.fail(4, _("%(step)s follows v%(version)s: the ledger has a gap")
+                        % {"step": step, "version": version})
         if op.op_type == OperationType.ISSUE:
             if state is not None:
-                report.fail(7, f"{step}: a second ISSUE")
+                report.fail(7, _("%(step)s: a second ISSUE") % {"step": step})
         elif (op.from_state or None) != state or not is_allowed(op.op_type, state, op.to_state):
-            report.fail(7, f"{step}: {op.from_state}→{op.to_state} does not follow {state}")
+            report.fail(7, _("%(step)s: %(from)s→%(to)s does not follow %(state)s")
+                        % {"step": step, "from": op.from_state, "to": op.to_state,
+                           "state": state})
         if op.op_type in LEASE_BOUND and op.lock_id != current_lock:
-            report.fail(3, f"{step} was made with lock {op.lock_id}, not the current lease")
+            report.fail(3, _("%(step)s was made with lock %(lock)s, not the current lease")
+                        % {"step": step, "lock": op.lock_id})
         if op.op_type == OperationType.LOCK:
             current_lock = op.lock_id
         elif op.op_type in LEASE_ENDING:
@@ -118,7 +126,8 @@ def _replay(report: CheckReport, operations) -> dict:
         if op.op_type == OperationType.RETURN and (
             original is None or original.op_type != OperationType.REDEEM
         ):
-            report.fail(6, f"{step} does not reference the original redemption")
+            report.fail(6, _("%(step)s does not reference the original redemption")
+                        % {"step": step})
         if op.op_type == OperationType.REVERSE:
             _check_reversal(report, step, op, original)
         _count_redemption(counted, op, original, by_id)
@@ -131,10 +140,14 @@ def _check_reversal(report: CheckReport, step: str, op, original) -> None:
     """A REVERSE names an earlier operation of this coupon, starts from the state that
     operation left and lands on the state before it (coupons.services.reversals)."""
     if original is None or original.to_version >= op.to_version:
-        report.fail(7, f"{step} does not name an earlier operation of this coupon")
+        report.fail(7, _("%(step)s does not name an earlier operation of this coupon")
+                    % {"step": step})
     elif op.from_state != original.to_state or op.to_state not in reversal_targets(original):
-        report.fail(7, f"{step} goes {op.from_state}→{op.to_state}, which does not undo "
-                       f"{original.op_type} {original.from_state}→{original.to_state}")
+        report.fail(7, _("%(step)s goes %(from)s→%(to)s, which does not undo %(original)s "
+                         "%(original_from)s→%(original_to)s")
+                    % {"step": step, "from": op.from_state, "to": op.to_state,
+                       "original": original.op_type, "original_from": original.from_state,
+                       "original_to": original.to_state})
 
 
 def _count_redemption(counted: dict, op, original, by_id) -> None:
@@ -154,25 +167,31 @@ def _count_redemption(counted: dict, op, original, by_id) -> None:
 def _check_row(report: CheckReport, coupon) -> None:
     if (report.replayed_state, report.replayed_version) != (coupon.status, coupon.state_version):
         report.fail(
-            7, f"ledger replays to {report.replayed_state} v{report.replayed_version}, "
-               f"row says {coupon.status} v{coupon.state_version}",
+            7, _("ledger replays to %(replayed_state)s v%(replayed_version)s, row says "
+                 "%(state)s v%(version)s")
+            % {"replayed_state": report.replayed_state,
+               "replayed_version": report.replayed_version,
+               "state": coupon.status, "version": coupon.state_version},
         )
     active = list(coupon.locks.filter(status=LockStatus.ACTIVE))
     if len(active) > 1:
-        report.fail(1, f"{len(active)} active locks")
+        report.fail(1, ngettext("%(count)s active lock", "%(count)s active locks", len(active))
+                       % {"count": len(active)})
     if coupon.status == CouponStatus.LOCKED:
         lock = active[0] if len(active) == 1 else None
         if lock is None or lock.pk != coupon.current_lock_id:
-            report.fail(1, "LOCKED without its current lock being the one active lock")
+            report.fail(1, _("LOCKED without its current lock being the one active lock"))
         elif (lock.order_id, lock.token_hash) != (coupon.locked_order_id, coupon.lock_token_hash):
-            report.fail(3, "the coupon's lease binding differs from its active lock")
+            report.fail(3, _("the coupon's lease binding differs from its active lock"))
     elif active:
-        report.fail(1, f"{coupon.status} but a lock is still active")
+        report.fail(1, _("%(state)s but a lock is still active") % {"state": coupon.status})
     successful = list(coupon.redemptions.filter(succeeded=True))
     if len(successful) > 1:
-        report.fail(2, f"{len(successful)} successful redemptions")
+        report.fail(2, ngettext("%(count)s successful redemption",
+                                "%(count)s successful redemptions", len(successful))
+                       % {"count": len(successful)})
     if coupon.status == CouponStatus.USED and len(successful) != 1:
-        report.fail(2, "USED without exactly one successful redemption")
+        report.fail(2, _("USED without exactly one successful redemption"))
 
 
 def _check_evidence(report: CheckReport, coupon, operations, counted) -> list:
@@ -185,22 +204,26 @@ def _check_evidence(report: CheckReport, coupon, operations, counted) -> list:
     pruned_before = PruneRun.objects.aggregate(before=Max("outbox_before"))["before"]
     for op in operations:
         if op.pk not in with_event and not (pruned_before and op.created_at < pruned_before):
-            report.fail(5, f"{op.op_type} v{op.to_version} has no outbox event")
+            report.fail(5, _("%(op)s v%(version)s has no outbox event")
+                        % {"op": op.op_type, "version": op.to_version})
     locked_by_op = {op.lock_id for op in operations if op.op_type == OperationType.LOCK}
     # With each lock its order binding, whose seal _check_seals tests: no query of its own.
     locks = list(CouponLock.objects.filter(coupon=coupon).select_related("order_coupon"))
     for lock in locks:
         if lock.pk not in locked_by_op:
-            report.fail(5, f"lock {lock.pk} has no LOCK ledger row")
+            report.fail(5, _("lock %(lock)s has no LOCK ledger row") % {"lock": lock.pk})
     redeemed_by_op = {op.lock_id for op in operations if op.op_type == OperationType.REDEEM}
     for redemption in coupon.redemptions.all():
         if (problem := seal_problem(redemption)) is not None:
-            report.fail(8, f"redemption {redemption.pk} {problem}")
+            report.fail(8, _("redemption %(redemption)s %(problem)s")
+                        % {"redemption": redemption.pk, "problem": problem})
         if redemption.lock_id not in redeemed_by_op:
-            report.fail(5, f"redemption {redemption.pk} has no REDEEM ledger row")
+            report.fail(5, _("redemption %(redemption)s has no REDEEM ledger row")
+                        % {"redemption": redemption.pk})
         elif redemption.succeeded != counted[redemption.lock_id]:
-            report.fail(2, f"redemption {redemption.pk} has succeeded={redemption.succeeded}, "
-                           "but the ledger's REDEEM, RETURN and REVERSE rows say otherwise")
+            report.fail(2, _("redemption %(redemption)s has succeeded=%(succeeded)s, but the "
+                             "ledger's REDEEM, RETURN and REVERSE rows say otherwise")
+                        % {"redemption": redemption.pk, "succeeded": redemption.succeeded})
     return locks
 
 

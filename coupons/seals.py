@@ -16,6 +16,7 @@ import copy
 import hmac
 
 from django.conf import settings
+from django.utils.translation import gettext
 
 from coupons.ledger_chain import canonical_json, current_key_id, mac
 
@@ -44,16 +45,18 @@ def resealed(row, **changes) -> str:
 def seal_problem(row, leaves_out: tuple[str, ...] | None = None) -> str | None:
     """Why the row's seal fails, in words, or None when it holds."""
     if not row.seal:
-        return "has no seal"
+        return gettext("has no seal")
     key_id, _, _ = row.seal.partition(":")
     if key_id not in settings.LEDGER_CHAIN_KEYS:
-        return f"is sealed under key id {key_id!r}, which LEDGER_CHAIN_KEYS does not hold"
+        return (gettext("is sealed under key id %(key)s, which LEDGER_CHAIN_KEYS does not hold")
+                % {"key": repr(key_id)})
     if not hmac.compare_digest(row.seal, row_seal(row, key_id, leaves_out)):
-        return "was changed after it was sealed"
+        return gettext("was changed after it was sealed")
     return None
 
 
 def broken_seals(rows) -> list[str]:
     """One sentence per row of `rows` whose seal fails."""
-    return [f"{row._meta.verbose_name} {row.pk} {problem}"
+    return [gettext("%(row)s %(id)s %(problem)s")
+            % {"row": row._meta.verbose_name, "id": row.pk, "problem": problem}
             for row in rows if (problem := seal_problem(row)) is not None]

@@ -4,6 +4,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db.models import Count, Min, QuerySet
+from django.utils.translation import gettext_lazy as _
 
 from coupons import clock
 from coupons.errors import NotFound, TokenMismatch
@@ -31,7 +32,7 @@ from coupons.services.tokens import RetiredLeaseKey, lease_token
 def coupon_get(*, coupon_id) -> UserCoupon:
     coupon = UserCoupon.objects.select_related("template_version").filter(pk=coupon_id).first()
     if coupon is None:
-        raise NotFound("No such coupon.", coupon_id=coupon_id)
+        raise NotFound(_("No such coupon."), coupon_id=coupon_id)
     return coupon
 
 
@@ -42,7 +43,7 @@ def coupon_list() -> QuerySet[UserCoupon]:
 def template_get(*, template_id) -> CouponTemplate:
     template = CouponTemplate.objects.filter(pk=template_id).first()
     if template is None:
-        raise NotFound("No such template.", template_id=template_id)
+        raise NotFound(_("No such template."), template_id=template_id)
     return template
 
 
@@ -85,7 +86,7 @@ def lock_token_get(*, lock_id) -> str:
         return lease_token(lock.pk, lock.token_key_id)
     except RetiredLeaseKey:
         raise TokenMismatch(
-            "This lock's token was made under a lease-token key that has been retired.",
+            _("This lock's token was made under a lease-token key that has been retired."),
             coupon=lock.coupon,
         ) from None
 

@@ -112,7 +112,7 @@ def handle(body: bytes, headers: dict, client_id: int) -> dict:
     except ValidationError as error:
         raise Poison("VALIDATION_ERROR", "The fact is not valid.", error.detail) from None
     except CouponError as error:  # refused for good: a grant missing, a message id reused
-        raise Poison(error.code, error.message, error.details) from None
+        raise Poison(error.code, str(error.message), error.details) from None
     except DATABASE_ERRORS as error:
         # The connection may be dead: Django opens a new one for the next message.
         CONNECTION_LOSSES.labels(process="consumer", connection="database").inc()

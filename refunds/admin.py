@@ -5,6 +5,8 @@ from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import Max, Q
 from django.utils.html import format_html
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from coupons.admin import ReadOnlyAdmin
 from coupons.capabilities import Capability
@@ -99,11 +101,11 @@ class ReturnPolicyAdmin(PolicyAdminMixin, admin.ModelAdmin):
             draft=Max("versions__number", filter=Q(versions__status="DRAFT")),
         )
 
-    @admin.display(description="published version", ordering="current")
+    @admin.display(description=_("published version"), ordering="current")
     def current_version(self, policy):
         return policy.current
 
-    @admin.display(description="draft", ordering="draft")
+    @admin.display(description=_("draft"), ordering="draft")
     def draft_version(self, policy):
         return policy.draft
 
@@ -119,22 +121,25 @@ class ReturnPolicyAdmin(PolicyAdminMixin, admin.ModelAdmin):
                                actor=actor_of(request))
         obj.pk = policy.pk
 
-    @admin.action(description="Start a draft from the latest version",
+    @admin.action(description=_("Start a draft from the latest version"),
                   permissions=["edit_policies"])
     def start_draft(self, request, queryset):
         for policy in queryset:
             try:
                 draft = policy_draft_create(policy, actor_of(request))
             except CouponError as error:
-                self.message_user(request, f"{policy}: {error.message}", messages.WARNING)
+                self.message_user(request, gettext("%(policy)s: %(problem)s")
+                                  % {"policy": policy, "problem": error.message},
+                                  messages.WARNING)
             else:
-                self.message_user(request, f"{policy}: draft v{draft.number} started.")
+                self.message_user(request, gettext("%(policy)s: draft v%(number)s started.")
+                                  % {"policy": policy, "number": draft.number})
 
 
 class DraftRulesForm(forms.ModelForm):
     rules = forms.JSONField(widget=forms.Textarea(attrs={"rows": 30, "cols": 100}),
-                            help_text="An ordered list of rules; first match wins; the last "
-                                      "rule has no conditions. See the README.")
+                            help_text=_("An ordered list of rules; first match wins; the last "
+                                        "rule has no conditions. See the README."))
 
     class Meta:
         model = ReturnPolicyVersion
@@ -165,7 +170,7 @@ class ReturnPolicyVersionAdmin(PolicyAdminMixin, admin.ModelAdmin):
             return [*self.readonly_fields[:-1], "rules"]
         return self.readonly_fields
 
-    @admin.display(description="rules")
+    @admin.display(description=_("rules"))
     def rules_json(self, version):
         return format_html("<pre>{}</pre>", json.dumps(version.rules, indent=2,
                                                         ensure_ascii=False))
@@ -185,15 +190,18 @@ class ReturnPolicyVersionAdmin(PolicyAdminMixin, admin.ModelAdmin):
             # Published between loading the form and saving it.
             raise PermissionDenied(error.message) from error
 
-    @admin.action(description="Publish selected drafts", permissions=["edit_policies"])
+    @admin.action(description=_("Publish selected drafts"), permissions=["edit_policies"])
     def publish(self, request, queryset):
         for version in queryset:
             try:
                 policy_publish(version, actor_of(request))
             except CouponError as error:
-                self.message_user(request, f"{version}: {error.message}", messages.WARNING)
+                self.message_user(request, gettext("%(version)s: %(problem)s")
+                                  % {"version": version, "problem": error.message},
+                                  messages.WARNING)
             else:
-                self.message_user(request, f"{version.policy} v{version.number} published.")
+                self.message_user(request, gettext("%(policy)s v%(number)s published.")
+                                  % {"policy": version.policy, "number": version.number})
 
 
 @admin.register(RefundCoupon)

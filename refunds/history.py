@@ -3,6 +3,7 @@ through coupons.after_sale.timeline_sources): refund decisions received, decided
 and compensations proposed and decided."""
 
 from django.db.models import QuerySet
+from django.utils.translation import gettext as _
 
 from coupons.history import Source, entry
 from coupons.redaction import visible
@@ -11,7 +12,8 @@ from refunds.models import Compensation, RefundCoupon
 
 
 def _compensation_proposed(c, can_see_details):
-    return entry(c.created_at, "compensation", c.pk, f"Compensation {c.kind} ({c.status})",
+    return entry(c.created_at, "compensation", c.pk,
+                 _("Compensation %(kind)s (%(status)s)") % {"kind": c.kind, "status": c.status},
                  proposed_by=c.created_by, operation_id=c.operation_id,
                  **visible(Compensation, {
                      "order_id": c.order_id, "amount": money(c.amount), "reason": c.reason,
@@ -21,14 +23,17 @@ def _compensation_proposed(c, can_see_details):
 def _compensation_decided(c, can_see_details):
     shown = visible(Compensation, {"decision_note": c.decision_note},
                     can_see_details=can_see_details)
-    return entry(c.decided_at, "compensation", c.pk, f"Compensation #{c.pk} {c.status.lower()}",
+    title = (_("Compensation #%(id)s rejected") if c.status == Compensation.Status.REJECTED
+             else _("Compensation #%(id)s approved")) % {"id": c.pk}
+    return entry(c.decided_at, "compensation", c.pk, title,
                  decided_by=c.decided_by, note=shown.get("decision_note"),
                  operation_id=c.resulting_operation_id)
 
 
 def _refund_received(d, can_see_details):
     return entry(d.received_at, "refund", d.pk,
-                 f"Refund {d.refund_id} received ({d.refund_type}, {d.refund_amount})",
+                 _("Refund %(refund)s received (%(type)s, %(amount)s)")
+                 % {"refund": d.refund_id, "type": d.refund_type, "amount": d.refund_amount},
                  order_id=d.order_id, refund_id=d.refund_id, actor=d.created_by)
 
 
@@ -36,7 +41,8 @@ def _refund_decided(d, can_see_details):
     version = d.policy_version
     return entry(
         d.decided_at, "refund", d.pk,
-        f"Refund decision: {d.action}" + (", for an operator" if d.requires_approval else ""),
+        (_("Refund decision: %(action)s, for an operator") if d.requires_approval
+         else _("Refund decision: %(action)s")) % {"action": d.action},
         refund_id=d.refund_id, coupon_share=money(d.coupon_share),
         policy=f"{version.policy.code} v{version.number}" if version else None,
         rule=d.rule_label, reason=d.reason,
@@ -44,9 +50,11 @@ def _refund_decided(d, can_see_details):
 
 
 def _refund_reviewed(d, can_see_details):
-    verdict = "rejected" if d.status == RefundCoupon.Status.REJECTED else "approved"
+    title = (_("Refund decision rejected: %(action)s")
+             if d.status == RefundCoupon.Status.REJECTED
+             else _("Refund decision approved: %(action)s"))
     return entry(d.reviewed_at, "review", d.pk,
-                 f"Refund decision {verdict}: {d.executed_action or d.action}",
+                 title % {"action": d.executed_action or d.action},
                  refund_id=d.refund_id, reviewed_by=d.reviewed_by, note=d.review_note)
 
 

@@ -11,6 +11,9 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
 
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
 from coupons.errors import NotFound, ValidationFailed
 from coupons.models import CouponKind, CouponTemplate
 from refunds.models import ReturnPolicy, ReturnPolicyVersion
@@ -88,54 +91,55 @@ class Invalid(Exception):
 
 def _decimal(value) -> Decimal:
     if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise Invalid("must be a number")
+        raise Invalid(_("must be a number"))
     try:
         number = Decimal(str(value).strip())
     except InvalidOperation:
-        raise Invalid("must be a number") from None
+        raise Invalid(_("must be a number")) from None
     if not number.is_finite():
-        raise Invalid("must be a number")
+        raise Invalid(_("must be a number"))
     return number
 
 
 def _flag(value) -> bool:
     if not isinstance(value, bool):
-        raise Invalid("must be true or false")
+        raise Invalid(_("must be true or false"))
     return value
 
 
 def _share(value) -> str:
     share = _decimal(value)
     if not 0 <= share <= 1:
-        raise Invalid("must be between 0 and 1")
+        raise Invalid(_("must be between 0 and 1"))
     return str(share)
 
 
 def _money_bound(value) -> str:
     amount = _decimal(value)
     if amount < 0:
-        raise Invalid("must be zero or more")
+        raise Invalid(_("must be zero or more"))
     return str(amount)
 
 
 def _days(value) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 36500:
-        raise Invalid("must be a whole number of days between 0 and 36500")
+        raise Invalid(_("must be a whole number of days between 0 and 36500"))
     return value
 
 
 def _refund_type(value) -> str:
     if value not in RefundType.ALL:
-        raise Invalid(f"must be one of {', '.join(RefundType.ALL)}")
+        raise Invalid(_("must be one of %(choices)s") % {"choices": ", ".join(RefundType.ALL)})
     return value
 
 
 def _kinds(value) -> list:
     if not isinstance(value, list) or not value:
-        raise Invalid("must be a non-empty list of coupon kinds")
+        raise Invalid(_("must be a non-empty list of coupon kinds"))
     unknown = [kind for kind in value if kind not in CouponKind.values]
     if unknown:
-        raise Invalid(f"unknown kinds {unknown}; use {', '.join(CouponKind.values)}")
+        raise Invalid(_("unknown kinds %(unknown)s; use %(choices)s")
+                      % {"unknown": unknown, "choices": ", ".join(CouponKind.values)})
     return sorted(set(value))
 
 
@@ -169,34 +173,40 @@ def _equals(attribute):
 CONDITIONS: dict[str, Condition] = {
     "refund_type": Condition(
         _refund_type, _equals("refund_type"),
-        "FULL or PARTIAL: whether the order's refunds so far add up to its paid amount"),
+        gettext_lazy("FULL or PARTIAL: whether the order's refunds so far add up to its paid "
+                     "amount")),
     "refunded_share_min": Condition(
-        _share, _at_least("refunded_share"), "refunded / paid amount is at least this (0..1)"),
+        _share, _at_least("refunded_share"),
+        gettext_lazy("refunded / paid amount is at least this (0..1)")),
     "refunded_share_max": Condition(
-        _share, _at_most("refunded_share"), "refunded / paid amount is at most this (0..1)"),
+        _share, _at_most("refunded_share"),
+        gettext_lazy("refunded / paid amount is at most this (0..1)")),
     "coupon_expired": Condition(
-        _flag, _equals("coupon_expired"), "the coupon is past valid_until at decision time"),
+        _flag, _equals("coupon_expired"),
+        gettext_lazy("the coupon is past valid_until at decision time")),
     "template_kind": Condition(
         _kinds, lambda facts, kinds: facts.template_kind in kinds,
-        "the coupon's kind is one of these (AMOUNT_OFF, PERCENT_OFF, EXCHANGE)"),
+        gettext_lazy("the coupon's kind is one of these (AMOUNT_OFF, PERCENT_OFF, EXCHANGE)")),
     "template_returnable": Condition(
-        _flag, _equals("template_returnable"), "the template's returnable flag"),
+        _flag, _equals("template_returnable"), gettext_lazy("the template's returnable flag")),
     "campaign_closed": Condition(
-        _flag, _equals("campaign_closed"), "the template no longer issues coupons"),
+        _flag, _equals("campaign_closed"), gettext_lazy("the template no longer issues coupons")),
     "risk_flag": Condition(
-        _flag, _equals("risk_flag"), "the refund fact carries a risk flag"),
+        _flag, _equals("risk_flag"), gettext_lazy("the refund fact carries a risk flag")),
     "days_since_redemption_min": Condition(
         _days, lambda facts, days: facts.days_since_redemption >= days,
-        "whole days from redemption to the refund are at least this"),
+        gettext_lazy("whole days from redemption to the refund are at least this")),
     "days_since_redemption_max": Condition(
         _days, lambda facts, days: facts.days_since_redemption <= days,
-        "whole days from redemption to the refund are at most this"),
+        gettext_lazy("whole days from redemption to the refund are at most this")),
     "face_value_min": Condition(
         _money_bound, _at_least("face_value"),
-        "the coupon's face value is at least this (never holds without a face value)"),
+        gettext_lazy("the coupon's face value is at least this (never holds without a face "
+                     "value)")),
     "face_value_max": Condition(
         _money_bound, _at_most("face_value"),
-        "the coupon's face value is at most this (never holds without a face value)"),
+        gettext_lazy("the coupon's face value is at most this (never holds without a face "
+                     "value)")),
 }
 
 RANGES = [
@@ -235,12 +245,13 @@ def decide(version: ReturnPolicyVersion, facts: RefundFacts) -> PolicyDecision:
 
 def _clean_when(when) -> tuple[dict, dict]:
     if not isinstance(when, dict):
-        return {}, ["must be an object of conditions"]
+        return {}, [_("must be an object of conditions")]
     cleaned, problems = {}, {}
     for name, value in when.items():
         condition = CONDITIONS.get(name)
         if condition is None:
-            problems[name] = [f"unknown condition; use {', '.join(CONDITIONS)}"]
+            problems[name] = [_("unknown condition; use %(choices)s")
+                              % {"choices": ", ".join(CONDITIONS)}]
             continue
         try:
             cleaned[name] = condition.parse(value)
@@ -250,24 +261,24 @@ def _clean_when(when) -> tuple[dict, dict]:
         if low in cleaned and high in cleaned and Decimal(str(cleaned[low])) > Decimal(
             str(cleaned[high])
         ):
-            problems[low] = [f"must not exceed {high}"]
+            problems[low] = [_("must not exceed %(high)s") % {"high": high}]
     return cleaned, problems
 
 
 def _clean_compensation(compensation, action) -> tuple[dict, object]:
     if action != Action.COMPENSATE:
         if compensation not in (None, {}):
-            return {}, ["only a COMPENSATE rule gives a compensation"]
+            return {}, [_("only a COMPENSATE rule gives a compensation")]
         return {}, None
     if not isinstance(compensation, dict) or len(compensation) != 1 or not (
         compensation.keys() <= {"template_id", "amount"}
     ):
-        return {}, ['give exactly one of {"template_id": id} or {"amount": "12.00"}']
+        return {}, [_('give exactly one of {"template_id": id} or {"amount": "12.00"}')]
     if "template_id" in compensation:
         template_id = compensation["template_id"]
         if (isinstance(template_id, bool) or not isinstance(template_id, int)
                 or not CouponTemplate.objects.filter(pk=template_id).exists()):
-            return {}, {"template_id": ["no such coupon template"]}
+            return {}, {"template_id": [_("no such coupon template")]}
         return {"template_id": template_id}, None
     amount = compensation["amount"]
     try:
@@ -275,26 +286,26 @@ def _clean_compensation(compensation, action) -> tuple[dict, object]:
             raise Invalid
         value = _decimal(amount)
     except Invalid:
-        return {}, {"amount": ['must be a decimal string such as "12.00"']}
+        return {}, {"amount": [_('must be a decimal string such as "12.00"')]}
     if value <= 0 or value != value.quantize(Decimal("0.01")) or value >= Decimal("1e10"):
-        return {}, {"amount": ["must be above zero, with at most two decimal places"]}
+        return {}, {"amount": [_("must be above zero, with at most two decimal places")]}
     return {"amount": str(value.quantize(Decimal("0.01")))}, None
 
 
 def _clean_rule(rule) -> tuple[dict, dict]:
     if not isinstance(rule, dict):
-        return {}, {"non_field_errors": ["must be an object"]}
-    problems = {key: ["unknown key"] for key in rule if key not in RULE_KEYS}
+        return {}, {"non_field_errors": [_("must be an object")]}
+    problems = {key: [_("unknown key")] for key in rule if key not in RULE_KEYS}
     label = rule.get("label")
     if (not isinstance(label, str) or not label.strip() or len(label) > MAX_LABEL
             or "\x00" in label):  # PostgreSQL stores no NUL in jsonb
-        problems["label"] = [f"required, 1 to {MAX_LABEL} characters"]
+        problems["label"] = [_("required, 1 to %(max)s characters") % {"max": MAX_LABEL}]
     action = rule.get("action")
     if action not in Action.ALL:
-        problems["action"] = [f"must be one of {', '.join(Action.ALL)}"]
+        problems["action"] = [_("must be one of %(choices)s") % {"choices": ", ".join(Action.ALL)}]
     requires_approval = rule.get("requires_approval", False)
     if not isinstance(requires_approval, bool):
-        problems["requires_approval"] = ["must be true or false"]
+        problems["requires_approval"] = [_("must be true or false")]
     when, when_problems = _clean_when(rule.get("when", {}))
     if when_problems:
         problems["when"] = when_problems
@@ -319,27 +330,27 @@ def clean_rules(rules) -> list[dict]:
     """
     if not isinstance(rules, list) or not rules:
         raise ValidationFailed(
-            "The policy rules are not valid.",
-            rules=["must be a non-empty list of rules, the last one the default"],
+            _("The policy rules are not valid."),
+            rules=[_("must be a non-empty list of rules, the last one the default")],
         )
     if len(rules) > MAX_RULES:
-        raise ValidationFailed("The policy rules are not valid.",
-                               rules=[f"at most {MAX_RULES} rules"])
+        raise ValidationFailed(_("The policy rules are not valid."),
+                               rules=[_("at most %(max)s rules") % {"max": MAX_RULES}])
     cleaned, problems = [], {}
     for index, rule in enumerate(rules):
         rule_cleaned, rule_problems = _clean_rule(rule)
         cleaned.append(rule_cleaned)
         is_last = index == len(rules) - 1
         if rule_cleaned.get("when") and is_last:
-            rule_problems.setdefault("when", ["the last rule is the default: no conditions"])
+            rule_problems.setdefault("when", [_("the last rule is the default: no conditions")])
         elif isinstance(rule, dict) and not rule_cleaned.get("when") and not is_last \
                 and "when" not in rule_problems:
-            rule_problems["when"] = ["only the last rule may have no conditions: "
-                                     "the rules after this one could never match"]
+            rule_problems["when"] = [_("only the last rule may have no conditions: "
+                                       "the rules after this one could never match")]
         if rule_problems:
             problems[str(index)] = rule_problems
     if problems:
-        raise ValidationFailed("The policy rules are not valid.", rules=problems)
+        raise ValidationFailed(_("The policy rules are not valid."), rules=problems)
     return cleaned
 
 
@@ -370,5 +381,5 @@ def policy_version_for(template_version, at: datetime) -> ReturnPolicyVersion:
         default = ReturnPolicy.objects.filter(code=ReturnPolicy.DEFAULT_CODE).first()
         version = _published_by(default.pk, at) if default is not None else None
     if version is None:
-        raise NotFound("No return policy version was published by then.", at=at.isoformat())
+        raise NotFound(_("No return policy version was published by then."), at=at.isoformat())
     return version

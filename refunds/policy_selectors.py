@@ -1,6 +1,7 @@
 """Reads of return policies for the API and the admin."""
 
 from django.db.models import Max, Q, QuerySet
+from django.utils.translation import gettext_lazy as _
 
 from coupons.errors import NotFound
 from refunds.models import ReturnPolicy, ReturnPolicyVersion
@@ -19,7 +20,7 @@ def policy_list() -> QuerySet[ReturnPolicy]:
 def policy_get(*, policy_id) -> ReturnPolicy:
     policy = policy_list().filter(pk=policy_id).first()
     if policy is None:
-        raise NotFound("No such return policy.", policy_id=policy_id)
+        raise NotFound(_("No such return policy."), policy_id=policy_id)
     return policy
 
 
@@ -31,5 +32,5 @@ def policy_versions(*, policy_id) -> QuerySet[ReturnPolicyVersion]:
 def policy_version_get(*, policy_id, number) -> ReturnPolicyVersion:
     version = policy_versions(policy_id=policy_id).filter(number=number).first()
     if version is None:
-        raise NotFound("No such policy version.", policy_id=policy_id, number=number)
+        raise NotFound(_("No such policy version."), policy_id=policy_id, number=number)
     return version

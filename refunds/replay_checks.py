@@ -2,6 +2,8 @@
 every RETURN was executed for a refund decision that names its policy version; every refund
 decision and compensation of the coupon still carries its seal."""
 
+from django.utils.translation import gettext as _
+
 from coupons import seals
 from coupons.models import OperationType
 from refunds.models import Compensation, RefundCoupon
@@ -28,12 +30,15 @@ def check_returns(report, coupon, operations) -> None:
     for op in returns:
         step = f"RETURN v{op.from_version}→v{op.to_version}"
         if op.pk not in decided:
-            report.fail(6, f"{step} has no refund decision with a policy version")
+            report.fail(6, _("%(step)s has no refund decision with a policy version")
+                        % {"step": step})
         elif decided[op.pk] != op.refund_id:
-            report.fail(6, f"{step} names refund {op.refund_id!r}, its decision "
-                           f"{decided[op.pk]!r}")
+            report.fail(6, _("%(step)s names refund %(refund)s, its decision %(decided)s")
+                        % {"step": step, "refund": repr(op.refund_id),
+                           "decided": repr(decided[op.pk])})
     for redemption in still_successful:
-        report.fail(6, f"redemption {redemption.pk} was returned but still counts as successful")
+        report.fail(6, _("redemption %(redemption)s was returned but still counts as "
+                         "successful") % {"redemption": redemption.pk})
 
 
 def broken_seals(coupon) -> list[str]:

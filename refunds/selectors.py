@@ -1,6 +1,7 @@
 """Reads of refund decisions."""
 
 from django.db.models import QuerySet
+from django.utils.translation import gettext_lazy as _
 
 from coupons.errors import NotFound
 from coupons.models import OrderCoupon
@@ -15,7 +16,7 @@ def decision_list() -> QuerySet[RefundCoupon]:
 def decision_get(*, decision_id) -> RefundCoupon:
     decision = decision_list().filter(pk=decision_id).first()
     if decision is None:
-        raise NotFound("No such refund decision.", decision_id=decision_id)
+        raise NotFound(_("No such refund decision."), decision_id=decision_id)
     return decision
 
 

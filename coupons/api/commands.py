@@ -2,6 +2,7 @@
 
 import re
 
+from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework.response import Response
 
@@ -49,9 +50,9 @@ def run_command(request, input_serializer, command, *, success_status=200, rende
     if not key:
         raise IdempotencyKeyMissing()
     if len(sent) > IDEMPOTENCY_KEY_MAX_LENGTH:
-        raise ValidationFailed("Idempotency-Key is at most 255 characters.")
+        raise ValidationFailed(_("Idempotency-Key is at most 255 characters."))
     if not re.fullmatch(IDEMPOTENCY_KEY_PATTERN, sent):
-        raise ValidationFailed("Idempotency-Key must be printable ASCII characters only.")
+        raise ValidationFailed(_("Idempotency-Key must be printable ASCII characters only."))
     serializer = input_serializer(data=request.data)
     serializer.is_valid(raise_exception=True)
     if callable(success_status):

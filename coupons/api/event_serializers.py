@@ -3,6 +3,7 @@
 from datetime import timedelta
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import PolymorphicProxySerializer
 from rest_framework import serializers
 
@@ -29,7 +30,7 @@ class FactTime(serializers.DateTimeField):
         now = clock.now()
         if not now - timedelta(days=days) <= moment <= now + timedelta(days=days):
             raise serializers.ValidationError(
-                f"Must be within {days} days of now.", code="out_of_range"
+                _("Must be within %(days)s days of now.") % {"days": days}, code="out_of_range"
             )
         return moment
 

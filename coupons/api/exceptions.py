@@ -7,6 +7,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.core.signals import got_request_exception
 from django.db import InterfaceError, OperationalError
 from django.http import Http404
+from django.utils.translation import gettext as _
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler, set_rollback
@@ -43,18 +44,18 @@ def api_exception_handler(exc, context):
     elif isinstance(exc, DjangoPermissionDenied):
         exc = exceptions.PermissionDenied()
     elif isinstance(exc, RequestDataTooBig):
-        exc = exceptions.ParseError("The request body is too large.")
+        exc = exceptions.ParseError(_("The request body is too large."))
     elif isinstance(exc, RecursionError) and "JSON" in str(exc):
         # DRF's JSONParser only turns ValueError into ParseError; deeply nested JSON is bad
         # input too, not a 500.
-        exc = exceptions.ParseError("JSON parse error - nested too deeply.")
+        exc = exceptions.ParseError(_("JSON parse error - nested too deeply."))
     response = exception_handler(exc, context)
     if response is None:
         return unexpected_error_response(exc, context["request"])
     code = next((c for cls, c in DRF_CODES.items() if isinstance(exc, cls)), "ERROR")
     if isinstance(exc, exceptions.ValidationError):
         details = exc.detail if isinstance(exc.detail, dict) else {"non_field_errors": exc.detail}
-        message = "The request is not valid."
+        message = _("The request is not valid.")
     elif isinstance(exc, exceptions.Throttled):
         # DRF has set the Retry-After header from the same wait.
         details, message = {"retry_after": response.get("Retry-After")}, str(exc.detail)
@@ -82,9 +83,9 @@ def unexpected_error_response(exc, request) -> Response:
     if isinstance(exc, OperationalError | InterfaceError):
         logger.error("database unavailable on %s %s", request.method, request.path, exc_info=exc)
         body = error_body("SERVICE_UNAVAILABLE",
-                          "The database is not reachable right now; retry later.")
+                          _("The database is not reachable right now; retry later."))
         return Response(body, status=status.HTTP_503_SERVICE_UNAVAILABLE,
                         headers={"Retry-After": str(DATABASE_RETRY_AFTER_SECONDS)})
     logger.error("internal error on %s %s", request.method, request.path, exc_info=exc)
-    body = error_body("INTERNAL_ERROR", "Something went wrong on our side; it has been logged.")
+    body = error_body("INTERNAL_ERROR", _("Something went wrong on our side; it has been logged."))
     return Response(body, status=status.HTTP_500_INTERNAL_SERVER_ERROR)

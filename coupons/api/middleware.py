@@ -1,6 +1,7 @@
 """Under /api/ every answer is SPEC §6 JSON, whatever DEBUG is."""
 
 from django.http import JsonResponse
+from django.utils.translation import gettext as _
 from rest_framework.response import Response
 
 from coupons.errors import error_body
@@ -29,11 +30,11 @@ class ApiErrorsMiddleware:
         if not request.path.startswith(API_PREFIX) or isinstance(response, Response):
             return response
         if response.status_code == 404:
-            body = error_body("NOT_FOUND", "No such resource.", {"path": request.path})
+            body = error_body("NOT_FOUND", _("No such resource."), {"path": request.path})
             return JsonResponse(body, status=404)
         if response.status_code >= 500:
             body = error_body("INTERNAL_ERROR",
-                              "Something went wrong on our side; it has been logged.")
+                              _("Something went wrong on our side; it has been logged."))
             return JsonResponse(body, status=500)
         return response
 
@@ -41,6 +42,6 @@ class ApiErrorsMiddleware:
         malformed = {name: [str(ID_MESSAGE)] for name, value in view_kwargs.items()
                      if isinstance(value, MalformedId)}
         if malformed:
-            body = error_body("VALIDATION_ERROR", "The request is not valid.", malformed)
+            body = error_body("VALIDATION_ERROR", _("The request is not valid."), malformed)
             return JsonResponse(body, status=400)
         return None

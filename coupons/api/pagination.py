@@ -1,3 +1,4 @@
+from django.utils.translation import gettext as _
 from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import PageNumberPagination
 
@@ -17,7 +18,8 @@ class StandardPagination(PageNumberPagination):
             return self.page_size
         if not (sent.isascii() and sent.isdigit() and 1 <= int(sent) <= self.max_page_size):
             raise ValidationError(
-                {self.page_size_query_param: [f"A whole number from 1 to {self.max_page_size}."]}
+                {self.page_size_query_param: [_("A whole number from 1 to %(max)s.")
+                                              % {"max": self.max_page_size}]}
             )
         return int(sent)
 

@@ -1,5 +1,7 @@
 """Capability checks for the API: each view names the capability each of its methods needs."""
 
+from django.utils.text import format_lazy
+from django.utils.translation import gettext_lazy as _
 from rest_framework.permissions import BasePermission
 
 from coupons.capabilities import Capability
@@ -44,7 +46,8 @@ class HasCapability(BasePermission):
         if not request.user or not request.user.is_authenticated:
             return False  # DRF answers 401 NOT_AUTHENTICATED
         raise CapabilityMissing(
-            f"This needs the {capability or 'unknown'} capability.",
+            format_lazy(_("This needs the {capability} capability."),
+                        capability=capability or "unknown"),
             capability=capability.value if capability else None,
         )
 

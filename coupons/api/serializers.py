@@ -4,6 +4,7 @@ import re
 from decimal import Decimal
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -48,7 +49,7 @@ class DecimalText(serializers.DecimalField):
     def to_internal_value(self, data):
         if not isinstance(data, str) or not re.fullmatch(self.pattern, data):
             raise serializers.ValidationError(
-                'Must be a decimal string such as "12.00" (no sign or exponent).',
+                _('Must be a decimal string such as "12.00" (no sign or exponent).'),
                 code="invalid",
             )
         return super().to_internal_value(data)
@@ -76,7 +77,7 @@ class PolicyRefField(serializers.Field):
             return data
         if isinstance(data, str) and 0 < len(data) <= 64 and data.isprintable():
             return data
-        raise serializers.ValidationError("Give a return policy's id or code.")
+        raise serializers.ValidationError(_("Give a return policy's id or code."))
 
     def to_representation(self, value):
         return value
@@ -159,7 +160,7 @@ class TemplateEditInput(TemplateInput):
 
     def validate(self, attrs):
         if "code" in self.initial_data:
-            raise serializers.ValidationError({"code": "A template's code never changes."})
+            raise serializers.ValidationError({"code": _("A template's code never changes.")})
         return attrs
 
 
@@ -206,7 +207,7 @@ class LeaseWindowInput(serializers.Serializer):
 
     def validate(self, data):
         if "lease_seconds" in data and "lease_until" in data:
-            raise serializers.ValidationError("Give lease_seconds or lease_until, not both.")
+            raise serializers.ValidationError(_("Give lease_seconds or lease_until, not both."))
         return data
 
 

@@ -1,6 +1,8 @@
 """One way in for a fact, whichever door it came through: POST /api/v1/events or the broker
 consumer (operations/facts_consumer.py). Same validation, same grant check, same inbox."""
 
+from django.utils.text import format_lazy
+from django.utils.translation import gettext_lazy as _
 from rest_framework.exceptions import ValidationError
 
 from coupons.api import event_serializers as s
@@ -22,7 +24,7 @@ def fact_receive(*, data, sender) -> InboxResult:
         # A client speaks only for the facts it owns: a refund service cannot say an
         # order was paid.
         raise CapabilityMissing(
-            f"This client may not send {fact_type} facts.",
+            format_lazy(_("This client may not send {fact} facts."), fact=fact_type),
             capability=Capability.POST_FACTS.value, fact_type=fact_type,
         )
     payload = s.PAYLOADS[fact_type](data=event.validated_data["payload"])

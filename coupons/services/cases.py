@@ -5,6 +5,8 @@ from decimal import Decimal
 
 from django.db import IntegrityError, transaction
 from django.db.models import Case, When
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from coupons import after_sale, clock
 from coupons.errors import CaseNotOpen, NotFound, ValidationFailed
@@ -75,7 +77,7 @@ def case_resolve(*, case_id, action: str, note: str, ctx: CommandContext) -> Con
     with transaction.atomic():
         case = ConflictCase.objects.filter(pk=case_id).first()
         if case is None:
-            raise NotFound("No such conflict case.", case_id=case_id)
+            raise NotFound(_("No such conflict case."), case_id=case_id)
         lock_coupon_row(case.coupon_id)  # lock order: coupon before the case row
         case = ConflictCase.objects.select_for_update().get(pk=case_id)
         if case.status != CaseStatus.OPEN:
@@ -84,10 +86,11 @@ def case_resolve(*, case_id, action: str, note: str, ctx: CommandContext) -> Con
             resolution = _apply(case, ctx)
         elif action in ("RESOLVE", "DISMISS"):
             if not note.strip():
-                raise ValidationFailed("Say what was done.", note="Required to resolve by hand.")
+                raise ValidationFailed(_("Say what was done."),
+                                       note=gettext("Required to resolve by hand."))
             resolution = "MANUAL" if action == "RESOLVE" else "DISMISSED"
         else:
-            raise ValidationFailed("Unknown action.", action=action)
+            raise ValidationFailed(_("Unknown action."), action=action)
         case.status = CaseStatus.DISMISSED if action == "DISMISS" else CaseStatus.RESOLVED
         case.resolution = resolution
         case.resolution_note = note[:1000]
@@ -122,4 +125,4 @@ def _apply(case: ConflictCase, ctx: CommandContext) -> str:
             reason=f"conflict case {case.pk}: {case.summary}", actor=ctx.actor,
         )
         return Recommendation.ORDER_DISCOUNT_REFUND
-    raise ValidationFailed("This case needs a person: RESOLVE or DISMISS it with a note.")
+    raise ValidationFailed(_("This case needs a person: RESOLVE or DISMISS it with a note."))

@@ -1,4 +1,5 @@
 from django.db import transaction
+from django.utils.translation import gettext_lazy as _
 
 from coupons import clock
 from coupons.errors import InvalidState, VersionConflict
@@ -24,7 +25,7 @@ def coupon_expire(*, coupon_id, expected_version: int, ctx) -> StateResult:
             raise VersionConflict(coupon=coupon, expected_version=expected_version)
         if not is_past_validity(coupon, now):
             raise InvalidState(
-                "The coupon is still valid.", coupon=coupon, valid_until=iso(coupon.valid_until)
+                _("The coupon is still valid."), coupon=coupon, valid_until=iso(coupon.valid_until)
             )
         apply_transition(
             coupon=coupon, op_type=OperationType.EXPIRE, to_state=CouponStatus.EXPIRED,

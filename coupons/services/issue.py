@@ -3,6 +3,7 @@ from datetime import timedelta
 
 from django.db import transaction
 from django.db.models import F
+from django.utils.translation import gettext_lazy as _
 
 from coupons import clock
 from coupons.errors import InvalidState, NotFound
@@ -30,10 +31,10 @@ def coupon_issue(*, template_id, user_id: str, ctx) -> IssueResult:
         terms = (CouponTemplateVersion.objects.select_related("template")
                  .filter(template_id=template_id, version=F("template__version")).first())
         if terms is None:
-            raise NotFound("No such template.", template_id=template_id)
+            raise NotFound(_("No such template."), template_id=template_id)
         template = terms.template
         if not template.issuable:
-            raise InvalidState("The campaign is closed: this template issues no more coupons.",
+            raise InvalidState(_("The campaign is closed: this template issues no more coupons."),
                                template_id=template.pk, current_state="CLOSED",
                                current_version=template.version)
         if terms.valid_days is not None:

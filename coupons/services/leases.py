@@ -1,6 +1,7 @@
 from datetime import timedelta
 
 from django.conf import settings
+from django.utils.translation import gettext_lazy as _
 
 from coupons.errors import (
     LeaseOfAnotherClient,
@@ -45,14 +46,14 @@ def check_lease(coupon, lease, ctx) -> None:
 
 def lease_end(now, *, lease_seconds=None, lease_until=None):
     if lease_seconds is not None and lease_until is not None:
-        raise ValidationFailed("Give lease_seconds or lease_until, not both.")
+        raise ValidationFailed(_("Give lease_seconds or lease_until, not both."))
     if lease_until is None:
         lease_seconds = lease_seconds or settings.COUPONS["DEFAULT_LEASE_SECONDS"]
         lease_until = now + timedelta(seconds=lease_seconds)
     longest = now + timedelta(seconds=settings.COUPONS["MAX_LEASE_SECONDS"])
     if not now < lease_until <= longest:
         raise ValidationFailed(
-            "The lease must end in the future and within the longest lease allowed.",
+            _("The lease must end in the future and within the longest lease allowed."),
             lease_until=lease_until.isoformat(), longest=longest.isoformat(),
         )
     return lease_until

@@ -1,6 +1,7 @@
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.utils.translation import gettext_lazy as _
 
 from coupons import after_sale, clock
 from coupons.errors import CouponExpired, InvalidState, TokenMismatch, VersionConflict
@@ -103,7 +104,7 @@ def check_consumed_lease(coupon, redemption, lease, *, payment_id, ctx) -> None:
     if lease.expected_version != redeemed_at:
         raise VersionConflict(coupon=coupon, expected_version=lease.expected_version)
     if payment_id != redemption.payment_id:
-        raise InvalidState("The coupon was already redeemed for another payment of this order.",
+        raise InvalidState(_("The coupon was already redeemed for another payment of this order."),
                            coupon=coupon, operation=OperationType.REDEEM)
 
 

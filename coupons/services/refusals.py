@@ -1,5 +1,7 @@
 from contextlib import contextmanager
 
+from django.utils import translation
+
 from coupons import clock, counters
 from coupons.errors import CouponError
 from coupons.models import CommandRejection
@@ -11,13 +13,17 @@ def refusals_recorded(op_type: str, ctx, *, coupon_id=None, order_id: str = ""):
     try:
         yield
     except CouponError as error:
+        # The log is evidence read by every team: its message is stored in English, whatever
+        # language the refused caller asked for (a lazy message is worded here).
+        with translation.override("en"):
+            message = str(error.message)[:500]
         CommandRejection.objects.create(
             op_type=op_type,
             coupon_id_ref=coupon_id,
             order_id=order_id or "",
             actor=ctx.actor,
             error_code=error.code,
-            message=error.message[:500],
+            message=message,
             details=error.details,
             idempotency_key=ctx.idempotency_key,
             created_at=clock.now(),

@@ -16,6 +16,9 @@ LOCK, a RENEW, a RETURN, another REVERSE ...): 409 VERSION_CONFLICT naming that 
 reversal itself is still a compare-and-set on the coupon's current state and version.
 """
 
+from django.utils.text import format_lazy
+from django.utils.translation import gettext_lazy as _
+
 from coupons.errors import InvalidState, OperationNotReversible, VersionConflict
 from coupons.models import CouponStatus as S
 from coupons.models import OperationType as Op
@@ -25,12 +28,12 @@ from coupons.services.transitions import is_past_validity
 REVERSIBLE = {Op.REDEEM, Op.VOID, Op.EXPIRE, Op.RETURN}
 # What an operator should do instead, for every operation that is not reversible.
 INSTEAD = {
-    Op.ISSUE: "void the coupon instead",
-    Op.LOCK: "the order releases its lease instead (or the lease scanner does)",
-    Op.RENEW: "a renewal changes only the lease end; the lease scanner or a release ends it",
-    Op.RELEASE: "a lease cannot be restored; the order locks the coupon again",
-    Op.REVERSE: "a reversal is not reversed; run the command again through the services",
-    Op.COMPENSATE: "money paid is not taken back by the coupon service",
+    Op.ISSUE: _("void the coupon instead"),
+    Op.LOCK: _("the order releases its lease instead (or the lease scanner does)"),
+    Op.RENEW: _("a renewal changes only the lease end; the lease scanner or a release ends it"),
+    Op.RELEASE: _("a lease cannot be restored; the order locks the coupon again"),
+    Op.REVERSE: _("a reversal is not reversed; run the command again through the services"),
+    Op.COMPENSATE: _("money paid is not taken back by the coupon service"),
 }
 # Rows that may follow the reversed operation without it having "moved on".
 STATE_KEEPING = {Op.COMPENSATE}
@@ -54,18 +57,20 @@ def reversal_target(coupon, operation, now) -> str:
     """
     if operation.op_type not in REVERSIBLE:
         raise OperationNotReversible(
-            f"{operation.op_type} cannot be reversed: {INSTEAD[operation.op_type]}.",
+            # format_lazy: the answer is worded per request, the rejection log in English.
+            format_lazy(_("{op} cannot be reversed: {instead}."), op=operation.op_type,
+                        instead=INSTEAD[operation.op_type]),
             operation_id=operation.pk, op_type=operation.op_type,
         )
     reversal = operation.reversals.filter(op_type=Op.REVERSE).first()
     if reversal is not None:
-        raise InvalidState("This operation was already reversed.", coupon=coupon,
+        raise InvalidState(_("This operation was already reversed."), coupon=coupon,
                            operation_id=operation.pk, reversed_by=reversal.pk)
     later = (coupon.operations.filter(to_version__gt=operation.to_version)
              .exclude(op_type__in=STATE_KEEPING).order_by("to_version").first())
     if later is not None:
         raise VersionConflict(
-            "The coupon moved on since this operation; only its latest change can be reversed.",
+            _("The coupon moved on since this operation; only its latest change can be reversed."),
             coupon=coupon, operation_id=operation.pk, operation_version=operation.to_version,
             moved_on_by={"operation_id": later.pk, "op_type": later.op_type,
                          "to_version": later.to_version},
@@ -75,13 +80,14 @@ def reversal_target(coupon, operation, now) -> str:
         target = S.EXPIRED
     if target == coupon.status:
         raise InvalidState(
-            f"Nothing to restore: the coupon is past valid_until, so it would stay {target}.",
+            format_lazy(_("Nothing to restore: the coupon is past valid_until, so it would "
+                          "stay {state}."), state=target),
             coupon=coupon, operation_id=operation.pk,
         )
     if operation.op_type == Op.RETURN:
         other = coupon.redemptions.filter(succeeded=True).first()
         if other is not None:
-            raise InvalidState("Another redemption of this coupon counts now.", coupon=coupon,
+            raise InvalidState(_("Another redemption of this coupon counts now."), coupon=coupon,
                                operation_id=operation.pk, redemption_id=other.pk)
     return target
 

@@ -1,6 +1,7 @@
 """Row locks, taken in one order everywhere: order binding → coupon → refund record."""
 
 from django.db.models import OuterRef, Subquery
+from django.utils.translation import gettext_lazy as _
 
 from coupons.errors import NotFound
 from coupons.models import CouponOperation, UserCoupon
@@ -28,7 +29,7 @@ def lock_coupon_row(coupon_id, *related: str) -> UserCoupon:
         .first()
     )
     if coupon is None:
-        raise NotFound("No such coupon.", coupon_id=coupon_id)
+        raise NotFound(_("No such coupon."), coupon_id=coupon_id)
     if coupon.ledger_head_hash is not None:
         coupon.ledger_head = (coupon.state_version, coupon.ledger_head_hash)
     # else: if the row lock waited for a command on this coupon, the row was read again after

@@ -1,4 +1,6 @@
 from django.db import IntegrityError, transaction
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from coupons import after_sale, clock
 from coupons.errors import AlreadyExists, NotFound, ValidationFailed
@@ -7,21 +9,22 @@ from coupons.models import CouponKind, CouponTemplate, CouponTemplateVersion
 
 def validate_terms(terms: dict) -> None:
     """Refuse terms that could not price an order; raises with every problem at once."""
+    # The problems travel in the answer's details, stored as JSON: worded now, not lazily.
     problems = {}
     kind = terms.get("kind")
     if kind in (CouponKind.AMOUNT_OFF, CouponKind.EXCHANGE) and not terms.get("face_value"):
-        problems["face_value"] = "Required and above zero for this kind."
+        problems["face_value"] = gettext("Required and above zero for this kind.")
     if kind == CouponKind.PERCENT_OFF:
         percent = terms.get("percent_off")
         if percent is None or not 0 < percent <= 100:
-            problems["percent_off"] = "Required, above 0 and at most 100."
+            problems["percent_off"] = gettext("Required, above 0 and at most 100.")
     has_window = terms.get("valid_until") is not None
     if has_window == (terms.get("valid_days") is not None):
-        problems["valid_until"] = "Give either valid_until (a window) or valid_days."
+        problems["valid_until"] = gettext("Give either valid_until (a window) or valid_days.")
     if has_window and terms.get("valid_from") and terms["valid_from"] >= terms["valid_until"]:
-        problems["valid_from"] = "Must be before valid_until."
+        problems["valid_from"] = gettext("Must be before valid_until.")
     if problems:
-        raise ValidationFailed("The template terms are not valid.", **problems)
+        raise ValidationFailed(_("The template terms are not valid."), **problems)
 
 
 def resolve_return_policy(terms: dict) -> dict:
@@ -40,7 +43,7 @@ def _freeze(template: CouponTemplate, now) -> CouponTemplateVersion:
 
 def _code_taken(code: str) -> AlreadyExists:
     existing = CouponTemplate.objects.get(code=code)
-    return AlreadyExists("A template with this code exists.", code=code,
+    return AlreadyExists(_("A template with this code exists."), code=code,
                          template_id=existing.pk, current_version=existing.version)
 
 
@@ -69,7 +72,7 @@ def template_update(*, template_id, **terms) -> CouponTemplate:
     with transaction.atomic():
         template = CouponTemplate.objects.select_for_update().filter(pk=template_id).first()
         if template is None:
-            raise NotFound("No such template.", template_id=template_id)
+            raise NotFound(_("No such template."), template_id=template_id)
         merged = {**template.terms(), **resolve_return_policy(terms)}
         validate_terms(merged)
         if merged == template.terms():
@@ -90,7 +93,7 @@ def template_set_issuable(*, template_id, issuable: bool) -> CouponTemplate:
     with transaction.atomic():
         template = CouponTemplate.objects.select_for_update().filter(pk=template_id).first()
         if template is None:
-            raise NotFound("No such template.", template_id=template_id)
+            raise NotFound(_("No such template."), template_id=template_id)
         if template.issuable != issuable:
             template.issuable = issuable
             template.updated_at = clock.now()

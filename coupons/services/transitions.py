@@ -1,5 +1,8 @@
 """The state machine as data, the one guard, and the one compare-and-set write."""
 
+from django.utils.text import format_lazy
+from django.utils.translation import gettext_lazy as _
+
 from coupons.errors import InvalidState, VersionConflict
 from coupons.models import CouponStatus as S
 from coupons.models import OperationType as Op
@@ -44,7 +47,8 @@ def is_allowed(op_type: str, from_state: str, to_state: str) -> bool:
 def guard(op_type: str, coupon: UserCoupon) -> None:
     if coupon.status not in TRANSITIONS[op_type]:
         raise InvalidState(
-            f"{op_type} is not allowed from {coupon.status}.", coupon=coupon, operation=op_type
+            format_lazy(_("{op} is not allowed from {state}."), op=op_type, state=coupon.status),
+            coupon=coupon, operation=op_type,
         )
 
 
@@ -62,7 +66,9 @@ def apply_transition(
     any path that forgot the lock. `owner` is (order_id, token_hash) for lock-bound commands.
     """
     if not is_allowed(op_type, coupon.status, to_state):
-        raise InvalidState(f"{op_type} cannot go {coupon.status}→{to_state}.", coupon=coupon)
+        raise InvalidState(format_lazy(_("{op} cannot go {from_state}→{to_state}."), op=op_type,
+                                       from_state=coupon.status, to_state=to_state),
+                           coupon=coupon)
     where = {"pk": coupon.pk, "status": coupon.status, "state_version": expected_version}
     if owner is not None:
         where["locked_order_id"], where["lock_token_hash"] = owner

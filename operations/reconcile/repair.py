@@ -9,6 +9,8 @@ instead of repairing twice.
 from dataclasses import replace
 
 from django.db import transaction
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from coupons import clock
 from coupons.errors import BrokerUnavailable, FindingNotOpen, NotFound, ValidationFailed
@@ -37,7 +39,7 @@ def finding_apply(*, finding_id, ctx) -> Finding:
     """Run the finding's proposed repair; a refused command leaves the finding open."""
     finding = Finding.objects.filter(pk=finding_id).first()
     if finding is None:
-        raise NotFound("No such finding.", finding_id=finding_id)
+        raise NotFound(_("No such finding."), finding_id=finding_id)
     redriven = finding.repair == Repair.REDRIVE_EVENT
     if redriven:
         # Publishing talks to the broker: never inside the coupon's locked transaction.
@@ -55,8 +57,8 @@ def finding_apply(*, finding_id, ctx) -> Finding:
         if fault is None:
             return _close(finding, FindingStatus.CLOSED)
         if fault.repair == Repair.MANUAL_REVIEW:
-            raise ValidationFailed("No command repairs this safely: fix it by hand (a "
-                                   "compensation, a void), then dismiss it with what was done.",
+            raise ValidationFailed(_("No command repairs this safely: fix it by hand (a "
+                                     "compensation, a void), then dismiss it with what was done."),
                                    repair=fault.repair)
         REPAIRS[fault.repair](fault, coupon, ctx)
         return _close(finding, FindingStatus.RESOLVED, resolution="APPLIED", ctx=ctx,
@@ -66,11 +68,11 @@ def finding_apply(*, finding_id, ctx) -> Finding:
 def finding_dismiss(*, finding_id, note: str, ctx) -> Finding:
     """Close a finding a person has looked at; while the fault holds, runs keep it dismissed."""
     if not note.strip():
-        raise ValidationFailed("Say why it is dismissed.", note="Required.")
+        raise ValidationFailed(_("Say why it is dismissed."), note=gettext("Required."))
     with transaction.atomic():
         finding = Finding.objects.filter(pk=finding_id).first()
         if finding is None:
-            raise NotFound("No such finding.", finding_id=finding_id)
+            raise NotFound(_("No such finding."), finding_id=finding_id)
         lock_coupon_row(finding.coupon_id)
         finding = _ensure_open(Finding.objects.select_for_update().get(pk=finding_id))
         return _close(finding, FindingStatus.RESOLVED, resolution="DISMISSED", ctx=ctx,
@@ -126,7 +128,7 @@ def _release(fault, coupon, ctx) -> None:
 def _redrive_return(fault, coupon, ctx) -> None:
     decision = RefundCoupon.objects.select_related("redemption").get(
         pk=fault.evidence["decision_id"])
-    _, operation = coupon_return(
+    _returned, operation = coupon_return(
         coupon_id=coupon.pk, redemption=decision.redemption, refund_id=decision.refund_id,
         expected_version=coupon.state_version, ctx=ctx,
         reason=f"reconciliation: re-drive of refund {decision.refund_id}'s RETURN",
@@ -149,8 +151,8 @@ def _redrive_events(coupon_id: int) -> None:
 def _event_still_held(fault, coupon, ctx) -> None:
     # Published above, outside the lock; still unpublished means it waits behind an earlier
     # event of the coupon that a running relay holds right now.
-    raise ValidationFailed("The event waits behind an earlier one a relay is sending; try "
-                           "again in a moment.", event_id=fault.evidence.get("event_id"))
+    raise ValidationFailed(_("The event waits behind an earlier one a relay is sending; try "
+                             "again in a moment."), event_id=fault.evidence.get("event_id"))
 
 
 REPAIRS = {

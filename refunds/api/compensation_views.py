@@ -1,6 +1,7 @@
 """Operators' compensations: propose for one ledger operation, a second operator decides."""
 
 import django_filters
+from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema
 from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
@@ -122,7 +123,7 @@ class CompensationDetailApi(APIView):
         compensation = (Compensation.objects.select_related("resulting_operation")
                         .filter(pk=compensation_id).first())
         if compensation is None:
-            raise NotFound("No such compensation.", compensation_id=compensation_id)
+            raise NotFound(_("No such compensation."), compensation_id=compensation_id)
         return Response(for_caller(request)(compensation_payload(compensation)))
 
 

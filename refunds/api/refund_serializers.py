@@ -1,5 +1,6 @@
 """Refund decision and impact-preview request and answer shapes."""
 
+from django.utils.translation import gettext as _
 from rest_framework import serializers
 
 from coupons.api.serializers import external_id, money_field
@@ -113,7 +114,7 @@ class PreviewInput(serializers.Serializer):
 
     def validate(self, data):
         if data["from"] and data["to"] and data["from"] >= data["to"]:
-            raise serializers.ValidationError({"from": ["Must be before to."]})
+            raise serializers.ValidationError({"from": [_("Must be before to.")]})
         return {"date_from": data["from"], "date_to": data["to"]}
 
 

@@ -2,6 +2,7 @@
 preview a policy version's impact on past refunds."""
 
 import django_filters
+from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema
 from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
@@ -74,7 +75,7 @@ class RefundDetailApi(APIView):
 def people_only(request) -> None:
     """Approving is a person's decision (SPEC §6a): never a service client, whatever it holds."""
     if isinstance(request.user, ServiceClient):
-        raise CapabilityMissing("Refund decisions are approved by operators, not by services.",
+        raise CapabilityMissing(_("Refund decisions are approved by operators, not by services."),
                                 capability=Capability.APPROVE_REFUNDS.value)
 
 
@@ -126,7 +127,7 @@ class PolicyVersionPreviewApi(APIView):
         version = (ReturnPolicyVersion.objects.select_related("policy")
                    .filter(policy_id=policy_id, number=number).first())
         if version is None:
-            raise NotFound("No such policy version.", policy_id=policy_id, version=number)
+            raise NotFound(_("No such policy version."), policy_id=policy_id, version=number)
         window = s.PreviewInput(data=request.data)
         window.is_valid(raise_exception=True)
         with replay_slot(idempotency_scope_of(request.user)):

@@ -1,6 +1,8 @@
 from contextlib import contextmanager
 
 from django.db import transaction
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from coupons import clock
 from coupons.errors import (
@@ -35,9 +37,10 @@ def compensation_approve(*, compensation_id, note: str = "", ctx) -> Compensatio
 
 def compensation_reject(*, compensation_id, note: str, ctx) -> Compensation:
     """A second operator rejects, saying why: no ledger row, the proposal stays on record."""
-    with _deciding(compensation_id, "COMP_REJECT", ctx) as (_, compensation, now):
+    with _deciding(compensation_id, "COMP_REJECT", ctx) as (_coupon, compensation, now):
         if not note.strip():
-            raise ValidationFailed("Say why it is rejected.", note="Required to reject.")
+            raise ValidationFailed(_("Say why it is rejected."),
+                                   note=gettext("Required to reject."))
         return _decided(compensation, Compensation.Status.REJECTED, note, ctx, now)
 
 
@@ -55,7 +58,7 @@ def _deciding(compensation_id, op_type: str, ctx):
         transaction.atomic(),
     ):
         if coupon_id is None:
-            raise NotFound("No such compensation.", compensation_id=compensation_id)
+            raise NotFound(_("No such compensation."), compensation_id=compensation_id)
         coupon = lock_coupon_row(coupon_id)
         compensation = (Compensation.objects.select_for_update(of=("self",))
                         .select_related("operation").get(pk=compensation_id))
@@ -88,7 +91,7 @@ def _pay(coupon, compensation, *, ctx, now):
         # COMPENSATE raises the version; the order holding the lease would find its
         # expected_version stale and its payment refused. Decide once the lease has ended.
         raise InvalidState(
-            "An order holds the coupon's lease; approve the money once the lease has ended.",
+            _("An order holds the coupon's lease; approve the money once the lease has ended."),
             coupon=coupon, compensation_id=compensation.pk,
             locked_order_id=coupon.locked_order_id,
         )

@@ -1,6 +1,8 @@
 from decimal import Decimal
 
 from django.db import transaction
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from coupons import clock
 from coupons.errors import CompensationPending, NotFound, ValidationFailed
@@ -27,14 +29,14 @@ def compensation_propose(
         transaction.atomic(),
     ):
         if not reason.strip():
-            raise ValidationFailed("Say why.", reason="Required.")
+            raise ValidationFailed(_("Say why."), reason=gettext("Required."))
         now = clock.now()
         # The coupon's row lock serialises proposals for its operations (lock order: coupon
         # before its compensations); the partial unique index is the last line of defence.
         coupon = lock_coupon_row(coupon_id)
         operation = CouponOperation.objects.filter(pk=operation_id, coupon=coupon).first()
         if operation is None:
-            raise NotFound("No such operation of this coupon.", coupon_id=coupon_id,
+            raise NotFound(_("No such operation of this coupon."), coupon_id=coupon_id,
                            operation_id=operation_id)
         pending = Compensation.objects.filter(
             operation=operation, status=Compensation.Status.PROPOSED

@@ -1,4 +1,5 @@
 from django.db import transaction
+from django.utils.translation import gettext_lazy as _
 
 from coupons import clock
 from coupons.errors import InvalidState, VersionConflict
@@ -33,7 +34,7 @@ def coupon_return(*, coupon_id, redemption: Redemption, refund_id: str, expected
         # Only the redemption that made the coupon USED can be returned.
         if (redemption.coupon_id != coupon.pk or original is None
                 or not Redemption.objects.filter(pk=redemption.pk, succeeded=True).exists()):
-            raise InvalidState("This redemption is not the coupon's current one.", coupon=coupon,
+            raise InvalidState(_("This redemption is not the coupon's current one."), coupon=coupon,
                                redemption_id=redemption.pk)
         Redemption.objects.filter(pk=redemption.pk, succeeded=True).update(succeeded=False)
         to_state = CouponStatus.EXPIRED if is_past_validity(coupon, now) else CouponStatus.AVAILABLE

@@ -6,6 +6,8 @@ rows. Each runs in one transaction that may be nested (the admin's change view h
 """
 
 from django.db import IntegrityError, transaction
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from coupons import clock
 from coupons.errors import NotFound, PolicyDraftExists, PolicyVersionFrozen, ValidationFailed
@@ -25,7 +27,7 @@ def _locked_version(version) -> ReturnPolicyVersion:
     locked = (ReturnPolicyVersion.objects.select_for_update(no_key=True)
               .select_related("policy").filter(pk=pk).first())
     if locked is None:
-        raise NotFound("No such policy version.", version_id=pk)
+        raise NotFound(_("No such policy version."), version_id=pk)
     return locked
 
 
@@ -48,8 +50,8 @@ def policy_create(*, code: str, name: str, actor: str, rules: list | None = None
                 created_by=actor, created_at=now,
             )
     except IntegrityError:
-        raise ValidationFailed("A return policy with this code exists.",
-                               code=["already taken"]) from None
+        raise ValidationFailed(_("A return policy with this code exists."),
+                               code=[gettext("already taken")]) from None
     return policy
 
 
@@ -62,7 +64,7 @@ def policy_draft_create(policy, actor: str, *, rules: list | None = None) -> Ret
         locked = (ReturnPolicy.objects.select_for_update(no_key=True)
                   .filter(pk=_policy_id(policy)).first())
         if locked is None:
-            raise NotFound("No such return policy.", policy_id=_policy_id(policy))
+            raise NotFound(_("No such return policy."), policy_id=_policy_id(policy))
         latest = locked.versions.order_by("-number").first()
         if latest is not None and latest.status == Status.DRAFT:
             raise PolicyDraftExists(version=latest, draft_number=latest.number)
@@ -123,9 +125,10 @@ def return_policy_named(value) -> ReturnPolicy:
         if policy is None and text.isdigit() and len(text) < 19:
             policy = ReturnPolicy.objects.filter(pk=int(text)).first()
     if policy is None:
-        raise ValidationFailed("The template terms are not valid.",
-                               return_policy="No such return policy (give its code or id).")
+        raise ValidationFailed(_("The template terms are not valid."),
+                               return_policy=gettext("No such return policy (give its code or "
+                                                       "id)."))
     if not ReturnPolicyVersion.objects.filter(policy=policy, status=Status.PUBLISHED).exists():
-        raise ValidationFailed("The template terms are not valid.",
-                               return_policy="This policy has no published version yet.")
+        raise ValidationFailed(_("The template terms are not valid."),
+                               return_policy=gettext("This policy has no published version yet."))
     return policy

@@ -1,6 +1,8 @@
 """Operators approve or reject refund decisions waiting for them (SPEC §6a)."""
 
 from django.db import transaction
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from coupons import clock
 from coupons.errors import DecisionNotPending, NotFound, ValidationFailed
@@ -18,7 +20,7 @@ def _pending(decision_id) -> RefundCoupon:
     """Lock order: the coupon row, then the decision row."""
     decision = RefundCoupon.objects.filter(pk=decision_id).first()
     if decision is None:
-        raise NotFound("No such refund decision.", decision_id=decision_id)
+        raise NotFound(_("No such refund decision."), decision_id=decision_id)
     lock_coupon_row(decision.coupon_id)
     # of=self: the joined redemption is nullable (PostgreSQL cannot lock through an outer join).
     decision = (RefundCoupon.objects.select_for_update(of=("self",))
@@ -34,11 +36,13 @@ def refund_approve(*, decision_id, note: str, ctx, action: str | None = None) ->
         decision = _pending(decision_id)
         if decision.action == Action.MANUAL_REVIEW:
             if action not in MANUAL_CHOICES:
-                raise ValidationFailed("Choose what happens to the coupon.",
-                                       action=f"One of {', '.join(MANUAL_CHOICES)}.")
+                raise ValidationFailed(_("Choose what happens to the coupon."),
+                                       action=gettext("One of %(choices)s.")
+                                       % {"choices": ", ".join(MANUAL_CHOICES)})
         elif action not in (None, "", decision.action):
-            raise ValidationFailed("Approve the decision as it is, or reject it.",
-                                   action=f"This decision is {decision.action}.")
+            raise ValidationFailed(_("Approve the decision as it is, or reject it."),
+                                   action=gettext("This decision is %(action)s.")
+                                   % {"action": decision.action})
         chosen = action or decision.action
         coupon = lock_coupon_row(decision.coupon_id)
         decision = decision_finish(
@@ -52,7 +56,7 @@ def refund_approve(*, decision_id, note: str, ctx, action: str | None = None) ->
 def refund_reject(*, decision_id, note: str, ctx) -> RefundCoupon:
     """Record that the coupon keeps its state; the note says why."""
     if not note.strip():
-        raise ValidationFailed("Say why the decision is rejected.", note="Required.")
+        raise ValidationFailed(_("Say why the decision is rejected."), note=gettext("Required."))
     with transaction.atomic():
         decision = _pending(decision_id)
         decision = decision_move(

@@ -167,7 +167,7 @@ def test_operations_that_cannot_be_reversed_are_refused_saying_what_to_do_instea
 
     details = error(response, 422, "OPERATION_NOT_REVERSIBLE")
     assert (details["op_type"], details["operation_id"]) == (op_type, operation.pk)
-    assert INSTEAD[op_type] in response.json()["error"]["message"]
+    assert str(INSTEAD[op_type]) in response.json()["error"]["message"]
     assert world() == before
     rejection = CommandRejection.objects.latest("id")
     assert (rejection.op_type, rejection.error_code, rejection.actor, rejection.coupon_id_ref) == (
