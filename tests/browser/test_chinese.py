@@ -6,6 +6,8 @@ is the header this branch translates, the page's lang and dir, and axe-core's ve
 Chinese page. Screenshots of the Chinese pages go to the test's tmp dir.
 """
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 
@@ -16,6 +18,8 @@ from tests.console.incident import incident_coupon
 from tests.refunds.conftest import issue, redeem
 from tests.refunds.test_impact_replay import stored_history
 from timeline.models import ConsolePreference
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -54,6 +58,9 @@ def test_support_reads_the_incident_answer_in_chinese(page, person, template, cl
 
     answer = page.locator("section.check .answer")
     expect(answer).to_be_visible()
+    # The plain answer reads in Chinese; the order id in it stays as the order service wrote it.
+    assert CJK.search(answer.inner_text()), answer.inner_text()
+    expect(page.locator("section.check")).to_contain_text("核查")
     assert page.locator("#timeline .tl-refusal").inner_text().count("order_demo_A") >= 1
     assert_chinese_page(page, tmp_path / "coupon-zh.png")
 
@@ -83,6 +90,8 @@ def test_policy_admin_drafts_and_publishes_in_chinese(page, person, template, ct
     page.locator("#id_form-4-refunded_share_min").fill("2")
     page.locator("#editor button.primary").click()
     expect(page.locator("#id_form-4-refunded_share_min-errors")).not_to_be_empty()
+    errors = page.locator("#id_form-4-refunded_share_min-errors").inner_text()
+    assert CJK.search(errors), errors
     assert_chinese_page(page, tmp_path / "policy-editor-zh.png")
     page.locator("#id_form-4-refunded_share_min").fill("")
     page.locator("#editor button.primary").click()
@@ -91,6 +100,7 @@ def test_policy_admin_drafts_and_publishes_in_chinese(page, person, template, ct
 
     page.goto(f"/policies/{policy.pk}/versions/2/impact/")
     expect(page.locator("#impact-changed")).to_be_visible()
+    expect(page.locator("h1")).to_contain_text("影响评估")
     assert_chinese_page(page, tmp_path / "policy-impact-zh.png")
     page.locator("#id_confirm").check()
     page.locator(f"form[action='/policies/{policy.pk}/versions/2/publish/'] "

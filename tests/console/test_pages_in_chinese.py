@@ -101,7 +101,7 @@ def test_queues_and_their_confirmations_read_in_chinese(signed_in, template, zh)
     assert "待审批的退款决策" in approvals and "有风险标记" in approvals
     assert f'hx-confirm="批准退款决策 #{decision.pk}？"' in approvals
     compensations = page(client, reverse("console:compensations"))
-    assert "提议补偿" in compensations and f"补偿 #{compensation.pk}" in compensations
+    assert "提出补偿" in compensations and f"补偿 #{compensation.pk}" in compensations
     assert f'hx-confirm="驳回补偿 #{compensation.pk}？"' in compensations
     # Without JS the server asks on a page of its own, in the same language.
     asked = client.post(reverse("console:decision_approve", args=[decision.pk]),
@@ -128,7 +128,7 @@ def test_policy_pages_read_in_chinese(signed_in, clock, zh):
     assert f"草稿 v{draft.number} 的影响评估" in impact and "发布" in impact
     diff = page(client, reverse("console:policy_diff", kwargs={"policy_id": default.pk}),
                 **{"from": 1, "to": draft.number})
-    assert "v1 (已发布)" in diff and "相同" in diff
+    assert "v1 (已发布)" in diff and "未变" in diff
 
 
 def test_sign_in_refusal_and_lock_out_pages_read_in_chinese(client, signed_in, zh):

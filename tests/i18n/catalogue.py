@@ -158,9 +158,14 @@ class _TextFinder(HTMLParser):
     handle_startendtag = handle_starttag
 
 
+# Left English on purpose, as codes: a version written v{{ number }} ("v3"), and an operation
+# or state code that is the whole text of an element (<title>ISSUE</title>).
+_CODES = re.compile(r"\bv(?={{)|(?<=>)[A-Z][A-Z_]+(?=<)")
+
+
 def template_problems(source: str, name: str) -> list[str]:
     """Text with letters outside {% translate %} / {% blocktranslate %} in one template."""
-    for pattern in (_COMMENT_BLOCK, _MARKED_BLOCK, _NOT_TEXT):
+    for pattern in (_COMMENT_BLOCK, _MARKED_BLOCK, _CODES, _NOT_TEXT):
         source = pattern.sub(_blank, source)
     finder = _TextFinder()
     finder.feed(source)
