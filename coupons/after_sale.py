@@ -55,11 +55,20 @@ def check_returns(report, coupon, operations) -> None:
     check_returns(report, coupon, operations)
 
 
-def broken_seals(coupon) -> list[str]:
-    """The coupon's refund decisions and compensations whose seals fail (coupons.replay)."""
+def broken_seals(coupon, *, after: dict, newest: dict | None) -> tuple[list[str], dict]:
+    """The coupon's refund decisions and compensations (those after the ids in `after`) whose
+    seals fail, and how far they were read (coupons.replay)."""
     from refunds.replay_checks import broken_seals
 
-    return broken_seals(coupon)
+    return broken_seals(coupon, after, newest)
+
+
+def newest_row_sql(coupon_column: str) -> dict[str, str]:
+    """SQL for the newest id of the coupon's refund decisions and compensations, for the check
+    to see without a query of its own whether any came after its watermark."""
+    from refunds.replay_checks import newest_row_sql
+
+    return newest_row_sql(coupon_column)
 
 
 def timeline_sources() -> list:

@@ -113,13 +113,14 @@ def prefix_problem(prefix) -> str | None:
     return None
 
 
-def chain_breaks(operations, prefix=None) -> tuple[list[str], list[str]]:
+def chain_breaks(operations, prefix=None, prev_hash=GENESIS) -> tuple[list[str], list[str]]:
     """Where the chain of one coupon's rows (in version order) fails, in words, and notes.
 
     `prefix` is the coupon's UnkeyedLedgerPrefix (None when it has none); it is only needed
-    when some row is unkeyed.
+    when some row is unkeyed. `prev_hash` is the hash the first row follows: GENESIS from
+    ISSUE, a verified row's hash when the check resumes after it (coupons/check_watermark.py).
     """
-    problems, notes, prev_hash = [], [], GENESIS
+    problems, notes = [], []
     unkeyed = [op for op in operations if not op.chain_key_id]
     trusted_prefix = _trusted_prefix(prefix, unkeyed, problems)
     for op in operations:
@@ -130,12 +131,15 @@ def chain_breaks(operations, prefix=None) -> tuple[list[str], list[str]]:
         problems.extend(_row_problem(op, step, trusted_prefix))
         prev_hash = op.content_hash
     if unkeyed and trusted_prefix is not None and not problems:
-        notes.append(gettext("v%(first)s–v%(last)s were written before the chain was keyed: "
-                             "they verify under the unkeyed SHA-256 rule, and the keyed seal "
-                             "of v%(through)s's hash pins them")
-                     % {"first": unkeyed[0].to_version, "last": unkeyed[-1].to_version,
-                        "through": trusted_prefix.through_version})
+        notes.append(unkeyed_note(unkeyed[0].to_version, unkeyed[-1].to_version,
+                                  trusted_prefix.through_version))
     return problems, notes
+
+
+def unkeyed_note(first: int, last: int, through: int) -> str:
+    return (gettext("v%(first)s–v%(last)s were written before the chain was keyed: they verify "
+                    "under the unkeyed SHA-256 rule, and the keyed seal of v%(through)s's hash "
+                    "pins them") % {"first": first, "last": last, "through": through})
 
 
 def _trusted_prefix(prefix, unkeyed, problems):

@@ -2,12 +2,13 @@
 
 from dataclasses import dataclass, field
 
-from django.db.models import Max
+from django.db.models import Max, Q
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
-from coupons import after_sale
-from coupons.ledger_chain import chain_breaks
+from coupons import after_sale, check_watermark
+from coupons.check_watermark import Replayed, Resume
+from coupons.ledger_chain import chain_breaks, unkeyed_note
 from coupons.models import (
     CommandRejection,
     CouponLock,
@@ -73,19 +74,77 @@ class CheckReport:
         }
 
 
-def coupon_check(coupon) -> CheckReport:
+def coupon_check(coupon, *, full: bool = False) -> CheckReport:
+    """The invariants over the coupon's whole history. Unless `full`, it resumes after the
+    last version a check verified (coupons/check_watermark.py) and reads only what is newer;
+    a watermark it cannot trust makes it verify everything, as `full` does."""
+    resume = None if full else check_watermark.resume_point(coupon)
     report = CheckReport(coupon_id=coupon.pk)
+    if resume is None:
+        replayed, operations, marks = _check_all(report, coupon)
+        previous = None
+    else:
+        replayed, operations, marks = _check_since(report, coupon, resume)
+        previous = resume.through_version
+    if report.ok and operations:
+        check_watermark.remember(coupon, previous_version=previous, replayed=replayed,
+                                 head_hash=operations[-1].content_hash, marks=marks)
+    return report
+
+
+def _check_all(report: CheckReport, coupon):
     operations = list(coupon.operations.order_by("to_version"))
-    counted = _replay(report, operations)
+    replayed = _replay(report, operations, Replayed(), {op.pk: op for op in operations})
     # A row edited behind the database's triggers replays to nothing we can trust.
-    problems, report.notes = chain_breaks(operations, _unkeyed_prefix(coupon, operations))
+    prefix = _unkeyed_prefix(coupon, operations)
+    problems, report.notes = chain_breaks(operations, prefix)
+    if report.notes:
+        unkeyed = [op.to_version for op in operations if not op.chain_key_id]
+        replayed.unkeyed = [unkeyed[0], unkeyed[-1], prefix.through_version]
     for problem in problems:
         report.fail(7, problem)
-    _check_row(report, coupon)
-    locks = _check_evidence(report, coupon, operations, counted)
-    _check_seals(report, coupon, operations, locks)
+    # With each lock its order binding, whose seal _check_seals tests: no query of its own.
+    locks = list(CouponLock.objects.filter(coupon=coupon).select_related("order_coupon"))
+    redemptions = list(coupon.redemptions.all())
+    _check_row(report, coupon, [lock for lock in locks if lock.status == LockStatus.ACTIVE],
+               [r for r in redemptions if r.succeeded])
+    redeemed = {op.lock_id for op in operations if op.op_type == OperationType.REDEEM}
+    _check_evidence(report, operations, replayed, locks, redemptions, redeemed)
+    marks = _check_seals(report, coupon, operations, locks, refusal_mark=0,
+                         after_sale_marks={}, new_rows=None)
     after_sale.check_returns(report, coupon, operations)
-    return report
+    return replayed, operations, marks
+
+
+def _check_since(report: CheckReport, coupon, resume: Resume):
+    """The rows after the watermark: their chain from its hash, their replay from its state,
+    their evidence; the coupon row, its active lease and its redemptions that count now."""
+    operations = resume.operations
+    if resume.replayed.unkeyed:
+        report.notes = [unkeyed_note(*resume.replayed.unkeyed)]
+    by_id = {**resume.originals, **{op.pk: op for op in operations}}
+    replayed = _replay(report, operations, resume.replayed, by_id)
+    problems, _notes = chain_breaks(operations, prev_hash=resume.head_hash)
+    for problem in problems:
+        report.fail(7, problem)
+    new_locks = [op.lock_id for op in operations if op.op_type == OperationType.LOCK]
+    locks = list(CouponLock.objects.filter(coupon=coupon, pk__in=new_locks)
+                 .select_related("order_coupon")) if new_locks else []
+    # The leases these rows redeemed or returned, and every redemption that counts now: one
+    # that counts without the ledger saying so shows, whatever its age.
+    redemptions = list(coupon.redemptions.filter(Q(lock_id__in=replayed.touched)
+                                                 | Q(succeeded=True)))
+    _check_row(report, coupon, list(coupon.locks.filter(status=LockStatus.ACTIVE)),
+               [r for r in redemptions if r.succeeded])
+    # Leases with a REDEEM row: among the rows read, and every one that counts now.
+    redeemed = {op.lock_id for op in by_id.values()
+                if op.op_type == OperationType.REDEEM} | replayed.counted
+    _check_evidence(report, operations, replayed, locks, redemptions, redeemed)
+    marks = _check_seals(report, coupon, operations, locks,
+                         refusal_mark=resume.marks["refusals"],
+                         after_sale_marks=resume.marks["after_sale"], new_rows=resume.newest)
+    after_sale.check_returns(report, coupon, [*resume.originals.values(), *operations])
+    return replayed, operations, marks
 
 
 def _unkeyed_prefix(coupon, operations):
@@ -95,12 +154,10 @@ def _unkeyed_prefix(coupon, operations):
     return UnkeyedLedgerPrefix.objects.filter(coupon_id=coupon.pk).first()
 
 
-def _replay(report: CheckReport, operations) -> dict:
-    """Replays state and version; answers whether each lease's redemption counts now
-    ({lock id: bool}), as REDEEM, RETURN and their reversals left it."""
-    state, version, current_lock = None, 0, None
-    by_id = {op.pk: op for op in operations}
-    counted = {}
+def _replay(report: CheckReport, operations, replayed: Replayed, by_id: dict) -> Replayed:
+    """Replays state and version from `replayed` (the state before `operations`), and which
+    leases' redemptions count now, as REDEEM, RETURN and their reversals left them."""
+    state, version, current_lock = replayed.state, replayed.version, replayed.current_lock
     for op in operations:
         step = f"{op.op_type} v{op.from_version}→v{op.to_version}"
         if op.to_version != op.from_version + 1:
@@ -120,6 +177,7 @@ def _replay(report: CheckReport, operations) -> dict:
                         % {"step": step, "lock": op.lock_id})
         if op.op_type == OperationType.LOCK:
             current_lock = op.lock_id
+            replayed.locks += 1
         elif op.op_type in LEASE_ENDING:
             current_lock = None
         original = by_id.get(op.original_operation_id)
@@ -130,10 +188,11 @@ def _replay(report: CheckReport, operations) -> dict:
                         % {"step": step})
         if op.op_type == OperationType.REVERSE:
             _check_reversal(report, step, op, original)
-        _count_redemption(counted, op, original, by_id)
+        _count_redemption(replayed, op, original, by_id)
         state, version = op.to_state, op.to_version
+    replayed.state, replayed.version, replayed.current_lock = state, version, current_lock
     report.replayed_state, report.replayed_version = state, version
-    return counted
+    return replayed
 
 
 def _check_reversal(report: CheckReport, step: str, op, original) -> None:
@@ -150,21 +209,31 @@ def _check_reversal(report: CheckReport, step: str, op, original) -> None:
                        "original_to": original.to_state})
 
 
-def _count_redemption(counted: dict, op, original, by_id) -> None:
+def _count_redemption(replayed: Replayed, op, original, by_id) -> None:
+    counts, lock = None, None
     if op.op_type == OperationType.REDEEM:
-        counted[op.lock_id] = True
+        counts, lock = True, op.lock_id
+        replayed.redeems += 1
     elif op.op_type == OperationType.RETURN and original is not None:
-        counted[original.lock_id] = False
+        counts, lock = False, original.lock_id
     elif op.op_type == OperationType.REVERSE and original is not None:
         if original.op_type == OperationType.REDEEM:
-            counted[original.lock_id] = False
+            counts, lock = False, original.lock_id
         elif original.op_type == OperationType.RETURN:
             redeem = by_id.get(original.original_operation_id)
             if redeem is not None:
-                counted[redeem.lock_id] = True
+                counts, lock = True, redeem.lock_id
+    if counts is None:
+        return
+    replayed.touched.add(lock)
+    if counts:
+        replayed.counted.add(lock)
+    else:
+        replayed.counted.discard(lock)
 
 
-def _check_row(report: CheckReport, coupon) -> None:
+def _check_row(report: CheckReport, coupon, active: list, successful: list) -> None:
+    """The coupon row against the replay, its `active` locks and `successful` redemptions."""
     if (report.replayed_state, report.replayed_version) != (coupon.status, coupon.state_version):
         report.fail(
             7, _("ledger replays to %(replayed_state)s v%(replayed_version)s, row says "
@@ -173,7 +242,6 @@ def _check_row(report: CheckReport, coupon) -> None:
                "replayed_version": report.replayed_version,
                "state": coupon.status, "version": coupon.state_version},
         )
-    active = list(coupon.locks.filter(status=LockStatus.ACTIVE))
     if len(active) > 1:
         report.fail(1, ngettext("%(count)s active lock", "%(count)s active locks", len(active))
                        % {"count": len(active)})
@@ -185,7 +253,6 @@ def _check_row(report: CheckReport, coupon) -> None:
             report.fail(3, _("the coupon's lease binding differs from its active lock"))
     elif active:
         report.fail(1, _("%(state)s but a lock is still active") % {"state": coupon.status})
-    successful = list(coupon.redemptions.filter(succeeded=True))
     if len(successful) > 1:
         report.fail(2, ngettext("%(count)s successful redemption",
                                 "%(count)s successful redemptions", len(successful))
@@ -194,45 +261,58 @@ def _check_row(report: CheckReport, coupon) -> None:
         report.fail(2, _("USED without exactly one successful redemption"))
 
 
-def _check_evidence(report: CheckReport, coupon, operations, counted) -> list:
-    """Every command's ledger row and outbox event; answers the coupon's locks."""
+def _check_evidence(report: CheckReport, operations, replayed, locks, redemptions,
+                    redeemed: set) -> None:
+    """Every command among `operations` has its outbox event, every one of `locks` its LOCK
+    row, and every one of `redemptions` its REDEEM row (`redeemed`: leases that have one), its
+    seal and the success the ledger gives it."""
     op_ids = [op.pk for op in operations]
     with_event = set(
         OutboxEvent.objects.filter(operation_id__in=op_ids).values_list("operation_id", flat=True)
-    )
-    # Retention removes published events: one older than a prune's cutoff may be gone.
-    pruned_before = PruneRun.objects.aggregate(before=Max("outbox_before"))["before"]
-    for op in operations:
-        if op.pk not in with_event and not (pruned_before and op.created_at < pruned_before):
-            report.fail(5, _("%(op)s v%(version)s has no outbox event")
-                        % {"op": op.op_type, "version": op.to_version})
+    ) if op_ids else set()
+    missing = [op for op in operations if op.pk not in with_event]
+    if missing:
+        # Retention removes published events: one older than a prune's cutoff may be gone.
+        pruned_before = PruneRun.objects.aggregate(before=Max("outbox_before"))["before"]
+        for op in missing:
+            if not (pruned_before and op.created_at < pruned_before):
+                report.fail(5, _("%(op)s v%(version)s has no outbox event")
+                            % {"op": op.op_type, "version": op.to_version})
     locked_by_op = {op.lock_id for op in operations if op.op_type == OperationType.LOCK}
-    # With each lock its order binding, whose seal _check_seals tests: no query of its own.
-    locks = list(CouponLock.objects.filter(coupon=coupon).select_related("order_coupon"))
     for lock in locks:
         if lock.pk not in locked_by_op:
             report.fail(5, _("lock %(lock)s has no LOCK ledger row") % {"lock": lock.pk})
-    redeemed_by_op = {op.lock_id for op in operations if op.op_type == OperationType.REDEEM}
-    for redemption in coupon.redemptions.all():
+    for redemption in redemptions:
         if (problem := seal_problem(redemption)) is not None:
             report.fail(8, _("redemption %(redemption)s %(problem)s")
                         % {"redemption": redemption.pk, "problem": problem})
-        if redemption.lock_id not in redeemed_by_op:
+        if redemption.lock_id not in redeemed:
             report.fail(5, _("redemption %(redemption)s has no REDEEM ledger row")
                         % {"redemption": redemption.pk})
-        elif redemption.succeeded != counted[redemption.lock_id]:
+        elif redemption.succeeded != (redemption.lock_id in replayed.counted):
             report.fail(2, _("redemption %(redemption)s has succeeded=%(succeeded)s, but the "
                              "ledger's REDEEM, RETURN and REVERSE rows say otherwise")
                         % {"redemption": redemption.pk, "succeeded": redemption.succeeded})
-    return locks
 
 
-def _check_seals(report: CheckReport, coupon, operations, locks) -> None:
-    """The coupon's order bindings, refusals and the inbox messages about its orders."""
+def _check_seals(report: CheckReport, coupon, operations, locks, *, refusal_mark: int,
+                 after_sale_marks: dict, new_rows: dict | None) -> dict:
+    """The order bindings of `locks`, the coupon's refusals after `refusal_mark`, the inbox
+    messages about the orders these rows name, and after-sale's rows after its marks; answers
+    how far each was read. `new_rows` (None: unknown) says which tables have rows after the
+    marks, so a table with none costs no query."""
     bindings = [lock.order_coupon for lock in locks if hasattr(lock, "order_coupon")]
     orders = {op.order_id for op in operations if op.order_id} | {b.order_id for b in bindings}
-    rows = [*bindings, *CommandRejection.objects.filter(coupon_id_ref=coupon.pk)]
+    refusals = []
+    if new_rows is None or new_rows["refusals"] > refusal_mark:
+        refusals = list(CommandRejection.objects.filter(coupon_id_ref=coupon.pk,
+                                                        pk__gt=refusal_mark))
+    rows = [*bindings, *refusals]
     if orders:
         rows += InboxMessage.objects.filter(order_id__in=orders)
-    for problem in [*broken_seals(rows), *after_sale.broken_seals(coupon)]:
+    after_sale_problems, after_sale_marks = after_sale.broken_seals(
+        coupon, after=after_sale_marks, newest=new_rows and new_rows["after_sale"])
+    for problem in [*broken_seals(rows), *after_sale_problems]:
         report.fail(8, problem)
+    return {"refusals": max([refusal_mark, *(r.pk for r in refusals)]),
+            "after_sale": after_sale_marks}

@@ -38,6 +38,8 @@ UPDATABLE = [
     "coupons_usercoupon", "coupons_couponlock", "coupons_serviceclient",
     "coupons_coupontemplate", "coupons_idempotencyrecord", "coupons_conflictcase",
     "coupons_finding", "coupons_reconciliationrun",
+    # A cache the check moves forward (sealed; a forged row is ignored, never trusted).
+    "coupons_checkwatermark",
     "refunds_compensation", "refunds_returnpolicy", "refunds_returnpolicyversion",
     "refunds_refundcoupon",
 ]

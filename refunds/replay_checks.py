@@ -41,6 +41,26 @@ def check_returns(report, coupon, operations) -> None:
                          "successful") % {"redemption": redemption.pk})
 
 
-def broken_seals(coupon) -> list[str]:
-    return seals.broken_seals([*RefundCoupon.objects.filter(coupon=coupon),
-                               *Compensation.objects.filter(coupon=coupon)])
+# After-sale's sealed rows of a coupon, by the name the check's marks give them.
+SEALED = {"refund_decisions": RefundCoupon, "compensations": Compensation}
+
+
+def newest_row_sql(coupon_column: str) -> dict[str, str]:
+    """SQL for the newest id of each of SEALED for the coupon in `coupon_column` (0: none)."""
+    return {name: f"SELECT coalesce(max(x.id), 0) FROM {model._meta.db_table} x "
+                  f"WHERE x.coupon_id = {coupon_column}"
+            for name, model in SEALED.items()}
+
+
+def broken_seals(coupon, after: dict, newest: dict | None) -> tuple[list[str], dict]:
+    """The seals that fail among the coupon's rows after the ids in `after` (all of them when
+    it is empty); and how far each table was read. `newest` (from newest_row_sql; None when
+    unknown) skips a table with nothing new."""
+    rows, marks = [], {}
+    for name, model in SEALED.items():
+        mark, found = after.get(name, 0), []
+        if newest is None or newest[name] > mark:
+            found = list(model.objects.filter(coupon=coupon, pk__gt=mark))
+        rows += found
+        marks[name] = max([mark, *(row.pk for row in found)])
+    return seals.broken_seals(rows), marks

@@ -25,8 +25,10 @@ from coupons.models.templates import (
     CouponTemplateVersion,
     ExpiryDuringLock,
 )
+from coupons.models.watermarks import CheckWatermark
 
 __all__ = [
+    "CheckWatermark",
     "CaseStatus",
     "ConflictCase",
     "FactType",
