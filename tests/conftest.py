@@ -37,7 +37,7 @@ def unreplayable(coupons) -> dict[int, dict]:
     return {
         coupon.pk: report.violations
         for coupon in coupons
-        if not (report := coupon_check(coupon)).ok
+        if not (report := coupon_check(coupon, full=True)).ok
     }
 
 

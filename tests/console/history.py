@@ -1,13 +1,31 @@
-"""A coupon with a long history, made through the services: the console's worst case.
+"""A coupon with a long history: the console's worst case.
 
-Used by the page tests' query bound and by scripts/bench_console_pages.py.
+`long_history` makes it through the services (every kind of entry; a thousand rows take
+seconds); `bulk_history` writes lease after lease in bulk, chained and sealed as the services
+would, for the 20,000-row case (seconds instead of minutes). Used by the page and check tests'
+query bounds and by scripts/bench_console_pages.py.
 """
 
+import hashlib
+import uuid
+from datetime import timedelta
 from decimal import Decimal
 
 from coupons.errors import CouponError
-from coupons.models import UserCoupon
+from coupons.ledger_chain import seal
+from coupons.models import (
+    CouponLock,
+    CouponOperation,
+    CouponStatus,
+    LockStatus,
+    OperationType,
+    OrderCoupon,
+    UserCoupon,
+)
+from coupons.seals import row_seal
 from coupons.services import CommandContext, LeaseProof, coupon_lock, coupon_redeem, coupon_release
+from coupons.services.records import append_outboxes
+from coupons.services.tokens import current_lease_key_id
 from refunds.services import refund_receive
 
 CTX = CommandContext(actor="client:order-service")
@@ -55,3 +73,49 @@ def refused(coupon, stale_proof) -> None:
     except CouponError:
         return  # refused and logged by the service: the entry we want in the timeline
     raise AssertionError("a stale lease's redeem was accepted")
+
+
+def bulk_history(coupon, clock, *, ledger_rows: int, batch: int = 2000):
+    """LOCK and RELEASE by order after order until the ledger has `ledger_rows` rows (an
+    AVAILABLE coupon needs an odd number: ISSUE, then pairs), each with its lease, its sealed
+    order binding and its outbox events: the per-coupon check finds nothing to report."""
+    assert coupon.status == CouponStatus.AVAILABLE and (ledger_rows - coupon.state_version) % 2 == 0
+    head = CouponOperation.objects.filter(coupon=coupon).order_by("-to_version").first()
+    version, prev_hash, n = head.to_version, head.content_hash, 0
+    while version < ledger_rows:
+        locks, bindings, operations = [], [], []
+        for _ in range(min(batch, ledger_rows - version) // 2):
+            at = clock.advance(seconds=1)
+            order_id = f"bulk-{n}"
+            lock = CouponLock(
+                id=uuid.uuid4(), coupon=coupon, order_id=order_id,
+                token_hash=hashlib.sha256(order_id.encode()).hexdigest(),
+                token_key_id=current_lease_key_id(), status=LockStatus.RELEASED, locked_at=at,
+                expires_at=at + timedelta(minutes=15), acquired_version=version + 1,
+                ended_at=at + timedelta(seconds=1))
+            binding = OrderCoupon(lock=lock, coupon=coupon, order_id=order_id,
+                                  order_amount=Decimal("300.00"), discount_amount=Decimal("30.00"),
+                                  template_version_id=coupon.template_version_id, created_at=at)
+            binding.seal = row_seal(binding)
+            locks.append(lock)
+            bindings.append(binding)
+            for op_type, from_state, to_state, when in (
+                (OperationType.LOCK, CouponStatus.AVAILABLE, CouponStatus.LOCKED, at),
+                (OperationType.RELEASE, CouponStatus.LOCKED, CouponStatus.AVAILABLE,
+                 lock.ended_at),
+            ):
+                op = CouponOperation(
+                    coupon=coupon, op_type=op_type, from_state=from_state, to_state=to_state,
+                    from_version=version, to_version=version + 1, actor=CTX.actor,
+                    order_id=order_id, lock=lock, created_at=when,
+                    reason="order closed" if op_type == OperationType.RELEASE else "")
+                seal(op, prev_hash)
+                operations.append(op)
+                version, prev_hash = version + 1, op.content_hash
+            n += 1
+        CouponLock.objects.bulk_create(locks)
+        OrderCoupon.objects.bulk_create(bindings)
+        append_outboxes(CouponOperation.objects.bulk_create(operations))
+    clock.advance(seconds=1)
+    UserCoupon.objects.filter(pk=coupon.pk).update(state_version=version)
+    return UserCoupon.objects.get(pk=coupon.pk)
