@@ -191,7 +191,8 @@ CONTENT_SECURITY_POLICY = {
 # is checked. It needs the request, so tests sign in with force_login or login(request=...).
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    # ModelBackend with its permissions in one query (config/auth_backend.py).
+    "config.auth_backend.OneQueryModelBackend",
 ]
 AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", default=5)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("AXES_COOLOFF_MINUTES", default=15))

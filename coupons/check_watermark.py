@@ -10,8 +10,13 @@ hash and replays them from the stored state.
 What keeps the shortcut honest when someone writes past the database's triggers:
 - the watermark is sealed with the chain key (LEDGER_CHAIN_KEYS), which the database never
   holds: a forged or edited one is ignored, and so is one under a key no longer held;
-- the database recomputes a digest of every column of the rows up to the watermark in the
-  same query that reads it: an edit, insert or delete among the verified rows changes it;
+- in the query that reads it, the database fingerprints the rows up to the watermark: on
+  PostgreSQL their count and the sum of their `xmin`, the id of the transaction that wrote
+  each row version. Any UPDATE, DELETE or INSERT among them, triggers or not, makes new row
+  versions with a newer transaction id, which SQL cannot choose; reading tuple headers costs
+  a fraction of re-hashing the rows. (A restore or a table rewrite that gives rows new
+  versions only sends the check back to the whole ledger once.) SQLite has no xmin: there the
+  fingerprint is a digest of every column, computed in process;
 - the coupon's leases and redemptions are counted against the LOCK and REDEEM rows the
   ledger holds, so an inserted or deleted one shows.
 On any mismatch the check re-verifies the whole ledger, and reports what it finds. The
@@ -47,11 +52,10 @@ from coupons.models import (
 
 LEDGER = CouponOperation._meta.db_table
 WATERMARK = CheckWatermark._meta.db_table
-# The digest covers every column, the surrogate id and hashes included: a row's text as the
-# database prints it, in version order. Computed by the database, so no row leaves it.
+# The fingerprint of the verified rows (see above); what it is made of differs by database,
+# and each database compares it only with one it made itself.
 DIGEST_SQL = f"""
-    SELECT encode(sha256(convert_to(string_agg(o::text, E'\\n' ORDER BY o.to_version), 'UTF8')),
-                  'hex')
+    SELECT count(*) || ':' || coalesce(sum(o.xmin::text::bigint), 0)
     FROM {LEDGER} o
     WHERE o.coupon_id = {WATERMARK}.coupon_id AND o.to_version <= {WATERMARK}.through_version
 """
@@ -60,6 +64,12 @@ COUNTS_SQL = {
                  f"WHERE l.coupon_id = {WATERMARK}.coupon_id",
     "redemptions_now": f"SELECT count(*) FROM {Redemption._meta.db_table} r "
                        f"WHERE r.coupon_id = {WATERMARK}.coupon_id",
+    # The coupon row's own checks read the active leases and the redemptions that count only
+    # when there are any: for most coupons, none.
+    "active_locks_now": f"SELECT count(*) FROM {CouponLock._meta.db_table} l "
+                        f"WHERE l.coupon_id = {WATERMARK}.coupon_id AND l.status = 'ACTIVE'",
+    "successful_now": f"SELECT count(*) FROM {Redemption._meta.db_table} r "
+                      f"WHERE r.coupon_id = {WATERMARK}.coupon_id AND r.succeeded",
     "refusals_now": f"SELECT coalesce(max(x.id), 0) FROM {CommandRejection._meta.db_table} x "
                     f"WHERE x.coupon_id_ref = {WATERMARK}.coupon_id",
 }
@@ -80,12 +90,15 @@ class Replayed:
     redeems: int = 0  # REDEEM rows
     # (first, last, through) of rows written before the chain was keyed, for the note.
     unkeyed: list | None = None
+    # The distinct (operation, from state, to state) steps: the coupon's path (state diagram).
+    steps: set = field(default_factory=set)
 
     def as_json(self) -> dict:
         return {"state": self.state, "version": self.version,
                 "current_lock": str(self.current_lock) if self.current_lock else None,
                 "counted": sorted(str(lock) for lock in self.counted),
-                "locks": self.locks, "redeems": self.redeems, "unkeyed": self.unkeyed}
+                "locks": self.locks, "redeems": self.redeems, "unkeyed": self.unkeyed,
+                "steps": sorted(self.steps)}
 
     @classmethod
     def from_json(cls, data: dict) -> "Replayed":
@@ -93,7 +106,8 @@ class Replayed:
         return cls(state=data["state"], version=data["version"],
                    current_lock=uuid.UUID(lock) if lock else None,
                    counted={uuid.UUID(lock) for lock in data["counted"]},
-                   locks=data["locks"], redeems=data["redeems"], unkeyed=data["unkeyed"])
+                   locks=data["locks"], redeems=data["redeems"], unkeyed=data["unkeyed"],
+                   steps={tuple(step) for step in data["steps"]})
 
 
 @dataclass
@@ -105,6 +119,8 @@ class Resume:
     replayed: Replayed
     marks: dict  # how far the refusals and after-sale rows were read
     newest: dict  # the newest of those rows now: a table with none after its mark is not read
+    active_locks: int  # the coupon's active leases now
+    successful: int  # its redemptions that count now
     operations: list  # the rows after the watermark, in version order
     originals: dict  # {id: row} of earlier rows those rows name (RETURN, REVERSE)
 
@@ -128,8 +144,8 @@ def _seal_holds(row) -> bool:
 
 
 def prefix_digest(coupon_id: int, through_version: int) -> str:
-    """The digest DIGEST_SQL computes, for the watermark about to be written (and on SQLite,
-    which has no sha256(), in process: it is the development database)."""
+    """The fingerprint DIGEST_SQL computes, for the watermark about to be written (on SQLite a
+    digest of every column, in process: it is the development database)."""
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute(DIGEST_SQL.replace(f"{WATERMARK}.coupon_id", "%s")
@@ -145,8 +161,8 @@ def prefix_digest(coupon_id: int, through_version: int) -> str:
 def resume_point(coupon) -> Resume | None:
     """Where the check can resume for `coupon`, or None: verify the whole ledger.
 
-    Two queries: the watermark with what the database says now (digest, counts), then the
-    ledger rows from the watermark on; a third only when new rows name earlier ones.
+    Two queries: the watermark with what the database says now (fingerprint, counts), then
+    the ledger rows from the watermark on; a third only when new rows name earlier ones.
     """
     after_sale_sql = after_sale.newest_row_sql(f"{WATERMARK}.coupon_id")
     extra = {name: RawSQL(f"({sql})", ())
@@ -179,6 +195,7 @@ def resume_point(coupon) -> Resume | None:
               "after_sale": {name: getattr(row, name) for name in after_sale_sql}}
     return Resume(through_version=row.through_version, head_hash=row.head_hash,
                   replayed=replayed, marks=row.snapshot["marks"], newest=newest,
+                  active_locks=row.active_locks_now, successful=row.successful_now,
                   operations=newer, originals=_originals(coupon, newer))
 
 

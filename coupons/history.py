@@ -239,22 +239,38 @@ def coupon_timeline_page(*, coupon, can_see_details: bool, size: int = 50,
     return page
 
 
-# --- the ledger table and the path through the state machine --------------------------------
+# --- the ledger table ---------------------------------------------------------------------
 
 LEDGER_PAGE_SIZE = 50
+
+
+class LedgerPaginator(Paginator):
+    """Pages a coupon's ledger by version: the row of version k is the k-th, so a page is one
+    range read on the (coupon, to_version) index, where an OFFSET would walk every row before
+    it (the last page of 20,000 rows is the one a reader opens first). The count is the
+    coupon's state_version, with no query: one row per version is what the check verifies."""
+
+    def __init__(self, coupon, per_page: int):
+        super().__init__(CouponOperation.objects.filter(coupon=coupon).order_by("to_version"),
+                         per_page)
+        self.versions = coupon.state_version
+
+    @property
+    def count(self) -> int:
+        return self.versions
+
+    def page(self, number):
+        number = self.validate_number(number)
+        after = (number - 1) * self.per_page
+        rows = self.object_list.filter(to_version__gt=after,
+                                       to_version__lte=after + self.per_page)
+        return self._get_page(rows, number, self)
 
 
 def coupon_ledger_page(*, coupon, number: str | int | None, size: int = LEDGER_PAGE_SIZE):
     """A page of ledger rows by version; the last (newest) page unless a number is asked.
 
-    Two queries whatever the ledger's length: its count, then one page of rows.
+    One query whatever the ledger's length.
     """
-    rows = CouponOperation.objects.filter(coupon=coupon).order_by("to_version")
-    paginator = Paginator(rows, size)
+    paginator = LedgerPaginator(coupon, size)
     return paginator.get_page(number or paginator.num_pages)
-
-
-def coupon_steps_taken(*, coupon) -> set[tuple[str, str, str]]:
-    """The distinct (op, from state, to state) steps in the coupon's ledger: its path."""
-    return set(CouponOperation.objects.filter(coupon=coupon)
-               .values_list("op_type", "from_state", "to_state").order_by().distinct())

@@ -51,6 +51,9 @@ class CheckReport:
     violations: dict[int, list[str]] = field(default_factory=dict)
     # What holds but a reader should know (rows written before the chain was keyed).
     notes: list[str] = field(default_factory=list)
+    # The distinct (operation, from state, to state) steps of the ledger, for the console's
+    # state diagram: the replay has them, so the page reads the ledger once.
+    steps_taken: set[tuple[str, str, str]] = field(default_factory=set)
 
     def fail(self, invariant: int, message: str) -> None:
         self.violations.setdefault(invariant, []).append(message)
@@ -86,6 +89,7 @@ def coupon_check(coupon, *, full: bool = False) -> CheckReport:
     else:
         replayed, operations, marks = _check_since(report, coupon, resume)
         previous = resume.through_version
+    report.steps_taken = replayed.steps
     if report.ok and operations:
         check_watermark.remember(coupon, previous_version=previous, replayed=replayed,
                                  head_hash=operations[-1].content_hash, marks=marks)
@@ -133,9 +137,10 @@ def _check_since(report: CheckReport, coupon, resume: Resume):
     # The leases these rows redeemed or returned, and every redemption that counts now: one
     # that counts without the ledger saying so shows, whatever its age.
     redemptions = list(coupon.redemptions.filter(Q(lock_id__in=replayed.touched)
-                                                 | Q(succeeded=True)))
-    _check_row(report, coupon, list(coupon.locks.filter(status=LockStatus.ACTIVE)),
-               [r for r in redemptions if r.succeeded])
+                                                 | Q(succeeded=True))
+                       ) if replayed.touched or resume.successful else []
+    active = list(coupon.locks.filter(status=LockStatus.ACTIVE)) if resume.active_locks else []
+    _check_row(report, coupon, active, [r for r in redemptions if r.succeeded])
     # Leases with a REDEEM row: among the rows read, and every one that counts now.
     redeemed = {op.lock_id for op in by_id.values()
                 if op.op_type == OperationType.REDEEM} | replayed.counted
@@ -189,6 +194,7 @@ def _replay(report: CheckReport, operations, replayed: Replayed, by_id: dict) ->
         if op.op_type == OperationType.REVERSE:
             _check_reversal(report, step, op, original)
         _count_redemption(replayed, op, original, by_id)
+        replayed.steps.add((op.op_type, op.from_state, op.to_state))
         state, version = op.to_state, op.to_version
     replayed.state, replayed.version, replayed.current_lock = state, version, current_lock
     report.replayed_state, report.replayed_version = state, version

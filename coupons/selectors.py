@@ -30,7 +30,8 @@ from coupons.services.tokens import RetiredLeaseKey, lease_token
 
 
 def coupon_get(*, coupon_id) -> UserCoupon:
-    coupon = UserCoupon.objects.select_related("template_version").filter(pk=coupon_id).first()
+    coupon = (UserCoupon.objects.select_related("template_version__template")
+              .filter(pk=coupon_id).first())
     if coupon is None:
         raise NotFound(_("No such coupon."), coupon_id=coupon_id)
     return coupon

@@ -14,8 +14,8 @@ class CheckWatermark(models.Model):
     through_version = models.PositiveIntegerField()
     # The content_hash of the row at through_version: the rows after it must chain from it.
     head_hash = models.CharField(max_length=64)
-    # A digest the database computes over every column of the rows up to through_version:
-    # an edit, insert or delete among them (triggers bypassed) changes it.
+    # The database's fingerprint of the rows up to through_version (coupons/check_watermark.py):
+    # an edit, insert or delete among them, triggers bypassed or not, changes it.
     prefix_digest = models.CharField(max_length=64)
     # The replay's state after through_version, and how far the other evidence was read.
     snapshot = models.JSONField()

@@ -20,7 +20,6 @@ from coupons.errors import NotFound
 from coupons.history import (
     TimelineKey,
     coupon_ledger_page,
-    coupon_steps_taken,
     coupon_timeline_page,
 )
 from coupons.models import CouponOperation
@@ -123,17 +122,19 @@ class CouponPage(ConsolePage):
     def get(self, request, coupon_id: int):
         coupon = _coupon(coupon_id)
         now = clock.now()
+        # The check resumes after what an earlier check verified (coupons/check_watermark.py).
+        check = coupon_check(coupon)
         return render(request, "console/coupon.html", {
             "coupon": coupon,
             "template": coupon.template_version.template,
             **lease_context(coupon, now),
             **timeline_context(request, coupon),
             **ledger_context(request, coupon),
-            "check": coupon_check(coupon).as_dict(),
+            "check": check.as_dict(),
             "diagnosis": coupon_diagnosis(coupon, now),
             "coverage": checkpoint_coverage(coupon=coupon),
             "diagram": state_diagram(current=coupon.status,
-                                     taken=coupon_steps_taken(coupon=coupon)),
+                                     taken=check.steps_taken),
         })
 
 
