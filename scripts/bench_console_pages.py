@@ -1,19 +1,28 @@
-"""Benchmark the console's GET pages on a coupon with a long history: SQL queries and render time.
+"""Benchmark the console's GET pages and the per-coupon check on coupons with long histories.
 
-Rerun (PostgreSQL, the real target; about a minute on a 2-core machine):
+Rerun (PostgreSQL, the real target; a few minutes on a 2-core machine):
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
-        .venv/bin/python scripts/bench_console_pages.py --ledger-rows 1000
+        nice .venv/bin/python scripts/bench_console_pages.py --ledger-rows 1000 20001
 
 Without DATABASE_URL (or with a sqlite:// one) it runs on a temporary SQLite file instead.
 `--smoke` is a quick check that every page answers (a short history, one run each).
 
 The benchmark never touches the database DATABASE_URL names: on PostgreSQL it creates a
 throwaway database (`coupon_bench_console` unless --db-name), migrates it and drops it at the
-end. It builds one coupon through the services with --ledger-rows ledger rows (orders that
-close, orders paid and refunded, late redeems refused: tests/console/history.py), signs in a
-support user with Django's test client, and for each console page prints the SQL queries one
-request makes and the median time of --runs requests (the first, warming caches, not counted).
+end. For each --ledger-rows it builds one coupon with that many ledger rows: up to 2,000
+through the services (orders that close, orders paid and refunded, late redeems refused:
+tests/console/history.py), beyond that the first 1,000 so and the rest as lease after lease
+written in bulk, chained and sealed as the services would. It signs in a support user with
+Django's test client (and a service client for the API), and for each page prints the SQL
+queries one request makes and the median wall-clock and CPU milliseconds of --runs requests
+(the first, warming caches, not counted).
+
+The coupon page and GET /check are measured twice on each coupon: "full" removes the check's
+watermark before every request, so each one re-reads and re-hashes the whole ledger (what
+every view did before coupons/check_watermark.py); "incremental" is the page as it runs, the
+check resuming after the version the previous one verified. The ratio is full / incremental.
+Targets (issue 18): <= 50 ms and <= 12 queries at 1,000 and at 20,000 rows.
 """
 
 import argparse
@@ -31,8 +40,8 @@ from bench_setup import load_average, throwaway_database
 
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--ledger-rows", type=int, default=1000,
-                        help="ledger rows of the benchmark coupon, ISSUE included")
+    parser.add_argument("--ledger-rows", type=int, nargs="+", default=[1000, 20001],
+                        help="ledger rows of each benchmark coupon, ISSUE included")
     parser.add_argument("--runs", type=int, default=7, help="timed requests per page")
     parser.add_argument("--smoke", action="store_true",
                         help="40 ledger rows, one run per page: does every page answer?")
@@ -40,8 +49,8 @@ def parse_args():
                         help="throwaway PostgreSQL database, created and dropped by this script")
     args = parser.parse_args()
     if args.smoke:
-        args.ledger_rows, args.runs = 40, 1
-    if args.ledger_rows < 2 or args.runs < 1:
+        args.ledger_rows, args.runs = [41], 1
+    if min(args.ledger_rows) < 2 or args.runs < 1:
         parser.error("--ledger-rows must be at least 2 and --runs at least 1")
     return args
 
@@ -60,22 +69,35 @@ def setup_django(database_url: str) -> None:
 # --- the data ----------------------------------------------------------------------------
 
 
-def build_coupon(ledger_rows: int):
-    """One coupon with `ledger_rows` ledger rows, made through the services on a frozen clock."""
+THROUGH_SERVICES = 2000  # beyond this, the history is written in bulk (minutes otherwise)
+
+
+def build_coupon(ledger_rows: int, n: int):
+    """One coupon with `ledger_rows` ledger rows on a frozen clock: through the services up to
+    THROUGH_SERVICES, then (the first 1,001 so) lease after lease in bulk."""
     from datetime import UTC, datetime
     from decimal import Decimal
 
+    from django.db import connection
+
     from coupons.clock import FrozenClock, use_clock
     from coupons.services import CommandContext, coupon_issue, template_create
-    from tests.console.history import long_history
+    from tests.console.history import bulk_history, long_history
 
     with use_clock(FrozenClock(datetime(2026, 6, 1, 12, 0, tzinfo=UTC))) as clock:
         template = template_create(
-            code="bench", name="30 off 200", kind="AMOUNT_OFF", face_value=Decimal("30.00"),
-            min_order_amount=Decimal("200.00"), valid_days=3650)
-        coupon = coupon_issue(template_id=template.pk, user_id="u-bench",
+            code=f"bench-{n}", name="30 off 200", kind="AMOUNT_OFF",
+            face_value=Decimal("30.00"), min_order_amount=Decimal("200.00"), valid_days=3650)
+        coupon = coupon_issue(template_id=template.pk, user_id=f"u-bench-{n}",
                               ctx=CommandContext(actor="bench")).coupon
-        return long_history(coupon, clock, ledger_rows=ledger_rows)
+        if ledger_rows <= THROUGH_SERVICES:
+            return long_history(coupon, clock, ledger_rows=ledger_rows)
+        coupon = long_history(coupon, clock, ledger_rows=1001)
+        coupon = bulk_history(coupon, clock, ledger_rows=ledger_rows - (ledger_rows - 1001) % 2)
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")  # as autovacuum would, after a bulk load
+    return coupon
 
 
 def support_client():
@@ -93,6 +115,18 @@ def support_client():
     user.groups.add(Group.objects.get(name="support"))
     client = Client()
     client.force_login(user)
+    return client
+
+
+def api_client():
+    from rest_framework.test import APIClient
+
+    from coupons.capabilities import CLIENT_GRANTS
+    from coupons.services.clients import service_client_create
+
+    _, key = service_client_create(name="bench-reader", capabilities=CLIENT_GRANTS.values())
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
     return client
 
 
@@ -115,20 +149,25 @@ def pages(coupon) -> list[tuple[str, str, dict]]:
     ]
 
 
-def measure(client, path: str, headers: dict, runs: int) -> tuple[int, int, float]:
-    """(status, queries of one request, median milliseconds over `runs` requests)."""
+def measure(client, path: str, headers: dict, runs: int, before=None):
+    """(status, queries of one request, median wall ms, median CPU ms over `runs` requests);
+    `before()` runs ahead of each request, outside the timing."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
+    before = before or (lambda: None)
+    before()
     with CaptureQueriesContext(connection) as queries:
         status = client.get(path, **headers).status_code  # also warms template caches
     count = len(queries)  # now: the next request empties the connection's query log
-    times = []
+    wall, cpu = [], []
     for _ in range(runs):
-        started = time.perf_counter()
+        before()
+        started, started_cpu = time.perf_counter(), time.process_time()
         client.get(path, **headers)
-        times.append((time.perf_counter() - started) * 1000)
-    return status, count, statistics.median(times)
+        wall.append((time.perf_counter() - started) * 1000)
+        cpu.append((time.process_time() - started_cpu) * 1000)
+    return status, count, statistics.median(wall), statistics.median(cpu)
 
 
 def unmeasured_console_urls(measured: list[str]) -> list[str]:
@@ -147,22 +186,50 @@ def unmeasured_console_urls(measured: list[str]) -> list[str]:
                   and p.name not in {"login", "logout"})
 
 
+ANSWERS = (200, 302, 404)  # 302: a search with one match goes straight to its coupon
+
+
+def history_figures(coupon, client, api, runs: int) -> bool:
+    """The coupon page and /check, full and incremental, with the ratio."""
+    from coupons.models import CheckWatermark
+
+    def forget():
+        CheckWatermark.objects.filter(coupon_id=coupon.pk).delete()
+
+    ok = True
+    print(f"{'history page':28} {'check':>11} {'status':>6} {'queries':>8} {'median ms':>10} "
+          f"{'CPU ms':>8} {'full/incr':>9}")
+    for label, who, path in (("coupon page", client, f"/coupons/{coupon.pk}/"),
+                             ("GET /check (API)", api, f"/api/v1/coupons/{coupon.pk}/check")):
+        full = measure(who, path, {}, runs, before=forget)
+        incremental = measure(who, path, {}, runs)
+        for how, (status, queries, wall, cpu) in (("full", full), ("incremental", incremental)):
+            ratio = f"{full[2] / incremental[2]:.1f}x" if how == "incremental" else ""
+            print(f"{label:28} {how:>11} {status:>6} {queries:>8} {wall:>10.1f} {cpu:>8.1f} "
+                  f"{ratio:>9}")
+            ok = ok and status == 200
+    return ok
+
+
 def bench(args, vendor: str) -> bool:
     from django.db import connection
 
-    started = time.monotonic()
-    coupon = build_coupon(args.ledger_rows)
-    client = support_client()
-    print(f"{vendor}: coupon {coupon.pk} with {coupon.state_version} ledger rows, built through "
-          f"the services in {time.monotonic() - started:.1f}s")
-    print(f"{'page':36} {'status':>6} {'queries':>8} {'median ms':>10}  path")
+    client, api = support_client(), api_client()
     ok = True
-    listed = pages(coupon)
-    for label, path, headers in listed:
-        status, queries, median = measure(client, path, headers, args.runs)
-        note = "" if status == 200 else "  (not routed in this checkout)" if status == 404 else ""
-        ok = ok and status in (200, 404)
-        print(f"{label:36} {status:>6} {queries:>8} {median:>10.1f}  {path}{note}")
+    for n, rows in enumerate(args.ledger_rows):
+        started = time.monotonic()
+        coupon = build_coupon(rows, n)
+        print(f"\n{vendor}: coupon {coupon.pk} with {coupon.state_version} ledger rows, built "
+              f"in {time.monotonic() - started:.1f}s")
+        ok = history_figures(coupon, client, api, args.runs) and ok
+        print(f"{'page':36} {'status':>6} {'queries':>8} {'median ms':>10} {'CPU ms':>8}  path")
+        listed = pages(coupon)
+        for label, path, headers in listed:
+            status, queries, wall, cpu = measure(client, path, headers, args.runs)
+            note = "  (not routed in this checkout)" if status == 404 else ""
+            ok = ok and status in ANSWERS
+            print(f"{label:36} {status:>6} {queries:>8} {wall:>10.1f} {cpu:>8.1f}  "
+                  f"{path}{note}")
     missing = unmeasured_console_urls([path for _, path, _ in listed])
     if missing:
         print(f"console GET URLs not measured here (need other ids): {', '.join(missing)}")

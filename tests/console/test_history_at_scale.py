@@ -1,0 +1,49 @@
+"""The coupon page and GET /check cost the same at 20 ledger rows as at 20,000 (issue 18).
+
+The first view of a coupon verifies its whole ledger and leaves a watermark; every later view
+resumes there (coupons/check_watermark.py), pages the ledger by version and draws the state
+path from the check's replay. So the second view's queries are the same set whatever the
+history's length: the counts below are equal, not merely bounded.
+"""
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from coupons.models import CheckWatermark
+from tests.console.history import bulk_history
+
+pytestmark = pytest.mark.django_db
+# PostgreSQL fingerprints the verified rows in the watermark's query; SQLite reads them.
+FINGERPRINT = 0 if connection.vendor == "postgresql" else 1
+# Session, user, permissions, the user's groups (the header), the coupon with its template,
+# the check's watermark and the rows after it, one query per timeline source (11), one ledger
+# page, the open conflict cases (diagnosis), the latest checkpoint.
+PAGE_QUERIES = 21 + FINGERPRINT
+# The coupon, the check's watermark and the rows after it, the open conflict cases (the
+# service client comes from its cache).
+CHECK_QUERIES = 4 + FINGERPRINT
+
+
+def second_view_queries(client, path: str) -> tuple[int, str]:
+    assert client.get(path).status_code == 200  # the first view verifies everything
+    with CaptureQueriesContext(connection) as queries:
+        answer = client.get(path)
+    assert answer.status_code == 200
+    return len(queries), answer.content.decode()
+
+
+@pytest.mark.parametrize("ledger_rows", [21, 20001])
+def test_the_page_and_the_check_cost_the_same_at_20_and_20000_rows(
+        coupon, clock, signed_in, api, ledger_rows):
+    coupon = bulk_history(coupon, clock, ledger_rows=ledger_rows)
+
+    page_queries, page = second_view_queries(signed_in("support"), f"/coupons/{coupon.pk}/")
+    check_queries, body = second_view_queries(api, f"/api/v1/coupons/{coupon.pk}/check")
+
+    assert (page_queries, check_queries) == (PAGE_QUERIES, CHECK_QUERIES)
+    assert CheckWatermark.objects.get(coupon=coupon).through_version == ledger_rows
+    assert f"v{ledger_rows}" in page
+    pages = -(-ledger_rows // 50)
+    assert f"page {pages} of {pages}, {ledger_rows} rows" in page
+    assert f'"replayed_version":{ledger_rows}' in body and '"ok":true' in body
