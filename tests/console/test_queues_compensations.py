@@ -192,3 +192,18 @@ def test_support_sees_no_propose_button_on_the_ledger(signed_in, coupon):
     page = text(signed_in("support").get(f"/coupons/{coupon.pk}/"))
 
     assert "/compensations/propose" not in page
+
+
+def test_without_javascript_the_proposal_is_confirmed_on_its_own_page(signed_in, coupon):
+    redeem = redeemed(coupon)
+    client = signed_in("operator")
+
+    asked = press(client, "compensation_propose", htmx=False, confirmed=False,
+                  operation_id=redeem.pk, remedy="reverse", reason="redeemed by mistake")
+
+    assert asked.status_code == 200 and "Propose a compensation?" in text(asked)
+    assert not Compensation.objects.exists()
+    done = press(client, "compensation_propose", htmx=False, operation_id=redeem.pk,
+                 remedy="reverse", reason="redeemed by mistake")
+    assert done.status_code == 302 and done["Location"] == "/compensations/"
+    assert Compensation.objects.get().operation_id == redeem.pk
