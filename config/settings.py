@@ -27,6 +27,9 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 # --- Safe defaults (issue 6): DEBUG only when asked for, no secret in the repository ---------
 # DEBUG pages show settings, the request and its body; they are never the default.
 DEBUG = env_flag("DJANGO_DEBUG", default=False)
+# The demo (bin/run-demo sets COUPONS_DEMO=1) runs no outbox relay: the console's dashboard says
+# so instead of raising the production alarm about events waiting to be published.
+COUPONS_DEMO = env_flag("COUPONS_DEMO", default=False)
 SECRET_KEY = required_secret("DJANGO_SECRET_KEY")
 # Lease tokens are HMACs of the lock id under one of these keys (current first); only their
 # SHA-256 is stored, with the key id on the lock so a rotation keeps old leases valid.

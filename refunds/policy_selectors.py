@@ -4,6 +4,7 @@ from django.db.models import Max, Q, QuerySet
 from django.utils.translation import gettext_lazy as _
 
 from coupons.errors import NotFound
+from coupons.models import CouponTemplate
 from refunds.models import ReturnPolicy, ReturnPolicyVersion
 
 PUBLISHED = Q(versions__status=ReturnPolicyVersion.Status.PUBLISHED)
@@ -34,3 +35,24 @@ def policy_version_get(*, policy_id, number) -> ReturnPolicyVersion:
     if version is None:
         raise NotFound(_("No such policy version."), policy_id=policy_id, number=number)
     return version
+
+
+def version_in_force(*, policy_id, at) -> ReturnPolicyVersion | None:
+    """The version that decides this policy's refunds at `at`: the newest one published by
+    then (as refunds.policy_engine.policy_version_for picks it)."""
+    return (ReturnPolicyVersion.objects
+            .filter(policy_id=policy_id, status=ReturnPolicyVersion.Status.PUBLISHED,
+                    published_at__lte=at)
+            .order_by("-number").first())
+
+
+def template_codes_deciding_by(*, policy: ReturnPolicy) -> list[str]:
+    """Codes of the templates whose coupons this policy decides: some version of the template
+    names it (a coupon keeps its template version's policy), or, for the default policy,
+    names none."""
+    if policy.code == ReturnPolicy.DEFAULT_CODE:
+        versions = Q(versions__return_policy=policy) | Q(versions__return_policy__isnull=True)
+    else:
+        versions = Q(versions__return_policy=policy)
+    return list(CouponTemplate.objects.filter(versions).values_list("code", flat=True)
+                .distinct().order_by("code"))

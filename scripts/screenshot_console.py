@@ -7,7 +7,9 @@ Signs in as the demo's support user, saves the dashboard and, through the search
 incident coupon's page (docs/dashboard.png, docs/coupon-page.png) with Debian's chromium; then
 presses the header's 简体中文 switch and saves the same coupon page in Chinese
 (docs/coupon-page-zh.png; a CJK font must be installed: apt-get install fonts-wqy-microhei),
-and switches the user back to English.
+and switches the user back to English. Then signs in as the demo's operator and saves the
+approvals queue (docs/approvals.png): nothing pre-selected, the policy's recommendation, approve
+and reject as two sections.
 """
 
 import argparse
@@ -24,16 +26,14 @@ def main() -> None:
     parser.add_argument("--username", default="support")
     parser.add_argument("--password", default="support-demo")
     parser.add_argument("--order", default="order_demo_A", help="the incident's first order")
+    parser.add_argument("--operator", default="operator")
+    parser.add_argument("--operator-password", default="operator-demo")
     args = parser.parse_args()
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", headless=True)
         page = browser.new_page(base_url=args.base, viewport={"width": 1280, "height": 900})
-        page.goto("/login/?next=/")
-        page.get_by_label("Username").fill(args.username)
-        page.get_by_label("Password").fill(args.password)
-        page.get_by_role("button", name="Sign in").click()
-        page.wait_for_load_state()
+        sign_in(page, args.username, args.password)
         switch_language(page, "English")  # in case the user last chose Chinese
         page.screenshot(path=DOCS / "dashboard.png", full_page=True)
 
@@ -47,7 +47,22 @@ def main() -> None:
         switch_language(page, "English")
         print(f"saved {DOCS / 'dashboard.png'}, {DOCS / 'coupon-page.png'} and "
               f"{DOCS / 'coupon-page-zh.png'} ({page.url})")
+
+        operator = browser.new_page(base_url=args.base, viewport={"width": 1280, "height": 900})
+        sign_in(operator, args.operator, args.operator_password)
+        switch_language(operator, "English")
+        operator.goto("/approvals/")
+        operator.screenshot(path=DOCS / "approvals.png", full_page=True)
+        print(f"saved {DOCS / 'approvals.png'} ({operator.url})")
         browser.close()
+
+
+def sign_in(page, username: str, password: str) -> None:
+    page.goto("/login/?next=/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_load_state()
 
 
 def switch_language(page, name: str) -> None:

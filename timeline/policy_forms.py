@@ -50,14 +50,40 @@ class RuleForm(forms.Form):
     compensation_template = forms.ChoiceField(required=False, label=_("Compensate with template"))
     compensation_amount = forms.CharField(required=False, label=_("or a credit of"))
     requires_approval = forms.BooleanField(required=False, label=_("An operator approves first"))
+    # Not part of the rule: which condition "Add condition" shows next (the page offers only
+    # the ones the rule does not use yet).
+    add_condition = forms.ChoiceField(required=False, label=_("Add a condition"))
 
     def __init__(self, *args, templates=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["compensation_template"].choices = [("", "—")] + [
             (str(template.pk), template.code) for template in templates]
+        self.fields["add_condition"].choices = [("", "")] + [(name, name) for name in CONDITIONS]
 
     def condition_fields(self):
         return [self[name] for name in CONDITIONS]
+
+    @property
+    def shown_conditions(self) -> set[str]:
+        """The conditions this rule uses (a value or an error), and the one just added: the
+        editor shows these and keeps the others hidden until "Add condition"."""
+        added = self.initial.get("shown_condition")
+        return {name for name in CONDITIONS
+                if self[name].value() not in ("", None, []) or self.has_error(name)
+                or name == added}
+
+    @property
+    def addable_conditions(self) -> list[tuple[str, str]]:
+        """The "Add a condition" menu: the conditions not shown yet, by their labels."""
+        shown = self.shown_conditions
+        return [(name, self.fields[name].label) for name in CONDITIONS if name not in shown]
+
+    @property
+    def compensates(self) -> bool:
+        """Show the compensation inputs: a COMPENSATE rule, or what was typed into them."""
+        return (self["action"].value() == Action.COMPENSATE
+                or any(self[name].value() or self.has_error(name)
+                       for name in ("compensation_template", "compensation_amount")))
 
     def to_rule(self) -> dict:
         """The rule as the engine reads it, from what was typed (never validated here)."""
@@ -144,9 +170,9 @@ def posted_rows(formset: RuleFormSet) -> list[dict]:
 
 
 def rows_after(rows: list[dict], op: str) -> list[dict]:
-    """`add`, `remove-N`, `up-N` or `down-N` (N the 0-based position shown) applied to rows.
-
-    An added rule goes before the last one, which stays the default."""
+    """`add`, `remove-N`, `up-N`, `down-N` or `condition-N` (N the 0-based position shown)
+    applied to rows. An added rule goes before the last one, which stays the default;
+    `condition-N` shows rule N's chosen "Add a condition" (the page without JavaScript)."""
     rows = list(rows)
     verb, _, index = op.partition("-")
     if verb == "add":
@@ -159,6 +185,8 @@ def rows_after(rows: list[dict], op: str) -> list[dict]:
         del rows[index]
     elif verb == "up" and index > 0:
         rows[index - 1], rows[index] = rows[index], rows[index - 1]
+    elif verb == "condition":
+        rows[index] = {**rows[index], "shown_condition": rows[index].get("add_condition")}
     elif verb == "down" and index < len(rows) - 1:
         rows[index + 1], rows[index] = rows[index], rows[index + 1]
     return rows

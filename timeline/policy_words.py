@@ -58,7 +58,7 @@ ACTION_WORDS = {
     "RETURN": gettext_lazy("return the coupon (EXPIRED when past its validity)"),
     "KEEP_USED": gettext_lazy("keep the coupon used"),
     "VOID": gettext_lazy("void the coupon"),
-    "MANUAL_REVIEW": gettext_lazy("an operator decides"),
+    "MANUAL_REVIEW": gettext_lazy("an operator decides what happens to the coupon"),
 }
 
 
@@ -92,7 +92,11 @@ class RuleInWords:
     label: str
     conditions: list[str]  # empty: the default rule, it matches everything left
     action: str
-    requires_approval: bool
+    # An operator approves before the action runs. A manual review is a person's decision
+    # already, so its sentence says so once ("an operator decides ..."), never twice.
+    approval_first: bool
+    when: dict  # the stored conditions, to say what changed inside a rule
+    action_code: str
 
 
 def rules_in_words(rules: list[dict], template_names: dict) -> list[RuleInWords]:
@@ -100,10 +104,70 @@ def rules_in_words(rules: list[dict], template_names: dict) -> list[RuleInWords]
         RuleInWords(number=index + 1, label=rule.get("label", ""),
                     conditions=conditions_in_words(rule),
                     action=action_in_words(rule, template_names),
-                    requires_approval=bool(rule.get("requires_approval"))
-                    or rule.get("action") == "MANUAL_REVIEW")
+                    approval_first=bool(rule.get("requires_approval"))
+                    and rule.get("action") != "MANUAL_REVIEW",
+                    when=dict(rule.get("when") or {}), action_code=rule.get("action", ""))
         for index, rule in enumerate(rules)
     ]
+
+
+# What a condition is called when its value changes ("days since redemption at most:
+# 30 → 2"), and how its value is written.
+CONDITION_NAMES = {
+    "refund_type": gettext_lazy("refund type"),
+    "refunded_share_min": gettext_lazy("refunded share at least"),
+    "refunded_share_max": gettext_lazy("refunded share at most"),
+    "coupon_expired": gettext_lazy("coupon past its validity"),
+    "template_kind": gettext_lazy("coupon kind"),
+    "template_returnable": gettext_lazy("template returnable"),
+    "campaign_closed": gettext_lazy("campaign closed"),
+    "risk_flag": gettext_lazy("risk-flagged"),
+    "days_since_redemption_min": gettext_lazy("days since redemption at least"),
+    "days_since_redemption_max": gettext_lazy("days since redemption at most"),
+    "face_value_min": gettext_lazy("face value at least"),
+    "face_value_max": gettext_lazy("face value at most"),
+}
+
+
+def _value(name: str, value) -> str:
+    if isinstance(value, bool):
+        return str(_("yes") if value else _("no"))
+    if name.startswith("refunded_share"):
+        return _share(value)
+    if name.startswith("face_value"):
+        return money(value)
+    if name.startswith("days_since"):
+        return ngettext("%(days)s day", "%(days)s days", _count(value)) % {"days": value}
+    if name == "template_kind":
+        return _kinds(value)
+    return str(value)
+
+
+def changes_inside(old: RuleInWords, new: RuleInWords) -> list[str]:
+    """What changed in one rule, value by value: "days since redemption at most: 30 days →
+    2 days", a condition added or dropped, the action, the approval, the label."""
+    changes = []
+    if old.label != new.label:
+        changes.append(_("label: “%(old)s” → “%(new)s”") % {"old": old.label, "new": new.label})
+    for name in [*old.when, *(n for n in new.when if n not in old.when)]:
+        words = CONDITION_WORDS.get(name)
+        before, after = old.when.get(name), new.when.get(name)
+        if name not in new.when:
+            changes.append(_("condition dropped: %(condition)s")
+                           % {"condition": words(before) if words else name})
+        elif name not in old.when:
+            changes.append(_("condition added: %(condition)s")
+                           % {"condition": words(after) if words else name})
+        elif before != after:
+            changes.append(_("%(name)s: %(old)s → %(new)s") % {
+                "name": CONDITION_NAMES.get(name, name), "old": _value(name, before),
+                "new": _value(name, after)})
+    if old.action != new.action:
+        changes.append(_("action: %(old)s → %(new)s") % {"old": old.action, "new": new.action})
+    if old.approval_first != new.approval_first:
+        changes.append(_("an operator now approves first") if new.approval_first
+                       else _("no longer waits for an operator's approval"))
+    return changes
 
 
 @dataclass(frozen=True)
@@ -113,6 +177,10 @@ class DiffRow:
     change: str  # "same", "changed", "moved", "removed" or "added"
     old: RuleInWords | None
     new: RuleInWords | None
+
+    @property
+    def changes(self) -> list[str]:
+        return changes_inside(self.old, self.new) if self.change == "changed" else []
 
     @property
     def change_label(self) -> str:
@@ -130,19 +198,30 @@ CHANGE_LABELS = {
 
 
 def _meaning(rule: RuleInWords) -> tuple:
-    return rule.conditions, rule.action, rule.requires_approval
+    return rule.conditions, rule.action, rule.approval_first
 
 
 def rules_diff(old: list[RuleInWords], new: list[RuleInWords]) -> list[DiffRow]:
     """Rules lined up by label: the label is how an admin names a rule across versions, so a
-    rule whose conditions changed is "changed", not one removed and another added."""
+    rule whose conditions changed is "changed", not one removed and another added. Where as
+    many rules were replaced as replace them (a rule relabelled and edited in place), they are
+    paired by position and shown changed too."""
     rows = []
+    old_labels, new_labels = {r.label for r in old}, {r.label for r in new}
     matcher = SequenceMatcher(a=[r.label for r in old], b=[r.label for r in new], autojunk=False)
     for tag, old_from, old_to, new_from, new_to in matcher.get_opcodes():
         if tag == "equal":
             for before, after in zip(old[old_from:old_to], new[new_from:new_to], strict=True):
                 same = _meaning(before) == _meaning(after)
                 rows.append(DiffRow("same" if same else "changed", before, after))
+            continue
+        replaced, replacing = old[old_from:old_to], new[new_from:new_to]
+        # A label found on the other side is a move (_mark_moves), not an edit in place.
+        relabelled = not ({r.label for r in replaced} & new_labels
+                          or {r.label for r in replacing} & old_labels)
+        if tag == "replace" and len(replaced) == len(replacing) and relabelled:
+            rows += [DiffRow("changed", before, after) for before, after
+                     in zip(replaced, replacing, strict=True)]
             continue
         rows += [DiffRow("removed", rule, None) for rule in old[old_from:old_to]]
         rows += [DiffRow("added", None, rule) for rule in new[new_from:new_to]]

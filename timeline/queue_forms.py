@@ -10,6 +10,7 @@ from django.utils.translation import gettext_lazy as _
 
 from coupons.models import Recommendation
 from refunds.models import RefundCoupon
+from refunds.recommendation import decision_recommendation
 from refunds.services.refund_review import MANUAL_CHOICES
 
 NOTE_MAX = 1000
@@ -55,8 +56,14 @@ class ActionForm(forms.Form):
         return again
 
 
+# No decision is pre-selected: an operator who presses a button without choosing is asked to
+# choose, instead of executing whatever happened to be first in the list.
+CHOOSE = ("", _("Choose…"))
+
+
 class CaseResolveForm(ActionForm):
     ACTIONS = {
+        "": CHOOSE[1],
         "APPLY": _("Apply the recommendation"),
         "RESOLVE": _("Resolved by hand"),
         "DISMISS": _("Dismiss"),
@@ -88,7 +95,11 @@ class ApproveDecisionForm(ActionForm):
         manual = getattr(self.record, "action", None) == RefundCoupon.Action.MANUAL_REVIEW
         self.fields["action"].required = manual
         if manual:
-            self.fields["action"].choices = [(a, a) for a in MANUAL_CHOICES]
+            recommended = decision_recommendation(self.record).action
+            # The recommendation is named in its option, never selected for the operator.
+            self.fields["action"].choices = [CHOOSE] + [
+                (a, gettext("%(action)s (recommended)") % {"action": a} if a == recommended
+                 else a) for a in MANUAL_CHOICES]
         else:
             self.fields["action"].widget = forms.HiddenInput()
 
@@ -104,12 +115,32 @@ class ApproveCompensationForm(ActionForm):
 
 
 class ProposeCompensationForm(ActionForm):
-    coupon_id = forms.IntegerField(label=_("Coupon"), min_value=1, max_value=2**63 - 1)
-    operation_id = forms.IntegerField(label=_("Ledger operation"), min_value=1, max_value=2**63 - 1)
+    """Made from one ledger row's button: the row is the record, carried as a hidden id (never
+    typed), so the only choices left are reversing it or paying an amount, and why."""
+
+    REVERSE, PAY = "reverse", "pay"
+    # Text, looked up by the view: an id that names no row is NOT_FOUND, not a field error.
+    operation_id = forms.CharField(widget=forms.HiddenInput, max_length=20, required=False)
+    remedy = forms.ChoiceField(
+        label=_("Compensate by"), widget=forms.RadioSelect,
+        choices=[(REVERSE, _("reversing this operation")), (PAY, _("paying an amount"))])
     amount = forms.DecimalField(
         label=_("Amount"), required=False, min_value=Decimal("0.01"), max_digits=12,
-        decimal_places=2,
-        help_text=_("Leave empty to reverse the operation; an amount pays money instead."),
+        decimal_places=2, help_text=_("Paid only when you choose to pay an amount."),
     )
     reason = forms.CharField(label=_("Reason"), max_length=500,
                              widget=forms.Textarea(attrs={"rows": 2}))
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.record is not None and not self.record.reversible:
+            self.fields["remedy"].choices = [(self.PAY, _("paying an amount"))]
+
+    def clean(self):
+        data = super().clean()
+        if data.get("remedy") == self.PAY and data.get("amount") is None \
+                and "amount" not in self.errors:
+            self.add_error("amount", _("Give the amount to pay."))
+        if data.get("remedy") == self.REVERSE:
+            data["amount"] = None  # a reversal pays nothing, whatever the box still holds
+        return data

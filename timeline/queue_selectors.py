@@ -5,21 +5,27 @@ so case notes, evidence and compensation amounts reach only holders of VIEW_CASE
 exactly as the API and the timeline show them.
 """
 
+from dataclasses import dataclass
+from decimal import Decimal
+
 from django.db.models import Case, IntegerField, QuerySet, Value, When
 from django.utils.translation import pgettext_lazy
 
-from coupons.models import CaseStatus, ConflictCase, CouponOperation
+from coupons.models import CaseStatus, ConflictCase, CouponOperation, OrderCoupon
 from coupons.redaction import visible
+from coupons.services.reversals import REVERSIBLE
 from refunds.models import Compensation, RefundCoupon
 
 # Filter name → the statuses it shows; None shows every status.
-CASE_FILTERS = {"all": None, "open": [CaseStatus.OPEN],
-                "resolved": [CaseStatus.RESOLVED, CaseStatus.DISMISSED]}
+# Each queue opens on its first filter: what still needs a person.
+CASE_FILTERS = {"open": [CaseStatus.OPEN],
+                "resolved": [CaseStatus.RESOLVED, CaseStatus.DISMISSED], "all": None}
 APPROVAL_FILTERS = {"pending": [RefundCoupon.Status.PENDING_APPROVAL],
                     "reviewed": [RefundCoupon.Status.EXECUTED, RefundCoupon.Status.REJECTED],
                     "all": None}
-COMPENSATION_FILTERS = {"all": None, "proposed": [Compensation.Status.PROPOSED],
-                        "decided": [Compensation.Status.APPROVED, Compensation.Status.REJECTED]}
+COMPENSATION_FILTERS = {"proposed": [Compensation.Status.PROPOSED],
+                        "decided": [Compensation.Status.APPROVED, Compensation.Status.REJECTED],
+                        "all": None}
 # The filter names stay in the URL (?status=open); the links show these words.
 FILTER_LABELS = {
     "all": pgettext_lazy("queue filter", "All"),
@@ -96,3 +102,30 @@ def operations_written(*, coupon_id, idempotency_key: str) -> list[CouponOperati
     return list(CouponOperation.objects.filter(coupon_id=coupon_id,
                                                idempotency_key=idempotency_key)
                 .order_by("to_version"))
+
+
+@dataclass(frozen=True)
+class ProposalRow:
+    """The ledger row a compensation is proposed for, with what the form starts from."""
+
+    operation: CouponOperation
+    reversible: bool
+    amount: Decimal | None  # the money this row was worth to its order, when known
+
+
+def proposal_row(*, operation_id) -> ProposalRow | None:
+    """`operation_id` as it came in the link or form (text); None when it names no row."""
+    if not str(operation_id or "").isdecimal() or int(operation_id) > 2**63 - 1:
+        return None
+    operation = (CouponOperation.objects.select_related("coupon__template_version")
+                 .filter(pk=int(operation_id)).first())
+    if operation is None:
+        return None
+    amount = operation.amount
+    if amount is None and operation.lock_id:
+        # The order's own discount, as frozen at LOCK: what redeeming it was worth.
+        amount = (OrderCoupon.objects.filter(lock_id=operation.lock_id)
+                  .values_list("discount_amount", flat=True).first())
+    if amount is None:
+        amount = operation.coupon.template_version.face_value
+    return ProposalRow(operation, operation.op_type in REVERSIBLE, amount)

@@ -14,6 +14,7 @@ from playwright.sync_api import expect
 from refunds.models import ReturnPolicy, ReturnPolicyVersion
 from tests.browser.accessibility import axe_violations
 from tests.browser.conftest import sign_in
+from tests.browser.policy_editing import add_condition
 from tests.console.incident import incident_coupon
 from tests.refunds.conftest import issue, redeem
 from tests.refunds.test_impact_replay import stored_history
@@ -87,6 +88,7 @@ def test_policy_admin_drafts_and_publishes_in_chinese(page, person, template, ct
 
     # A value the engine refuses: the field's error beside it, in the page's language.
     page.locator("#id_form-4-days_since_redemption_max").fill("7")
+    add_condition(page, 4, "refunded_share_min")
     page.locator("#id_form-4-refunded_share_min").fill("2")
     page.locator("#editor button.primary").click()
     expect(page.locator("#id_form-4-refunded_share_min-errors")).not_to_be_empty()

@@ -9,6 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.conftest import sign_in
+from tests.browser.policy_editing import add_condition
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -58,6 +59,7 @@ def test_the_policy_editor_swaps_its_refusal_in_without_inline_script(watched, p
     watched.get_by_role("link", name="default", exact=True).click()
     watched.get_by_role("button", name="New draft from v1").click()
 
+    add_condition(watched, 4, "refunded_share_min")  # shown in place by console.js
     watched.locator("#id_form-4-refunded_share_min").fill("2")
     watched.get_by_role("button", name="Save draft").click()
 

@@ -6,6 +6,7 @@ from playwright.sync_api import expect
 from refunds.impact import policy_impact
 from refunds.models import ReturnPolicyVersion
 from tests.browser.conftest import sign_in
+from tests.browser.policy_editing import add_condition
 from tests.refunds.conftest import issue, redeem
 from tests.refunds.test_impact_replay import stored_history
 
@@ -27,6 +28,7 @@ def test_policy_admin_drafts_edits_previews_and_publishes(page, person, template
     expect(page.get_by_role("heading", name="Edit draft v2")).to_be_visible()
     page.locator("#id_form-4-label").fill("Full refund within 7 days returns the coupon")
     page.locator("#id_form-4-days_since_redemption_max").fill("7")
+    add_condition(page, 4, "refunded_share_min")
     page.locator("#id_form-4-refunded_share_min").fill("2")
     page.get_by_role("button", name="Save draft").click()
 

@@ -43,6 +43,7 @@ CONSOLE_MATRIX = [
     ("decision_reject", "POST", lambda objects: {"decision_id": objects["decision"].pk},
      OPERATORS),
     ("compensations", "GET", lambda objects: {}, EVERYONE),
+    ("compensation_propose", "GET", lambda objects: {}, OPERATORS),
     ("compensation_propose", "POST", lambda objects: {}, OPERATORS),
     ("compensation_approve", "POST",
      lambda objects: {"compensation_id": objects["compensation"].pk}, OPERATORS),

@@ -44,11 +44,35 @@ def test_an_empty_console_says_what_to_do(signed_in):
     assert "No open cases" in card(page, "open-cases")
     assert "Nothing waits for an operator" in card(page, "pending-approvals")
     assert "No lease ends in the next hour" in card(page, "expiring-leases")
-    assert "Every event has been published" in card(page, "outbox")
     assert "No presale coupon lapses before its final payment" in card(
         page, "expires-before-final-payment")
     assert "No commands and no refusals in the last 24 hours" in page
     assert 'href="/api/v1/docs/"' in page and 'href="/admin/"' in page
+    # Support runs no commands and no relay: no manage.py in its empty states, no outbox card.
+    assert "manage.py" not in page
+    assert 'id="outbox"' not in page
+
+
+def test_operators_see_the_outbox_and_the_commands_behind_the_empty_states(signed_in):
+    page = signed_in("operator").get("/").content.decode()
+
+    assert "Every event has been published" in card(page, "outbox")
+    assert "manage.py scan_leases" in card(page, "expiring-leases")
+    assert "manage.py seed_demo" in card(page, "coupons-by-state")
+
+
+def test_the_demo_says_plainly_that_no_relay_runs_instead_of_an_alarm(
+        signed_in, settings, template, ctx):
+    settings.COUPONS_DEMO = True
+    coupon_issue(template_id=template.pk, user_id="u1", ctx=ctx)
+
+    outbox = card(signed_in("operator").get("/").content.decode(), "outbox")
+
+    assert "No relay runs in this demo" in outbox
+    assert "check that" not in outbox and "Oldest waiting since" not in outbox
+    settings.COUPONS_DEMO = False
+    alarm = card(signed_in("operator", "olga").get("/").content.decode(), "outbox")
+    assert "Oldest waiting since" in alarm and "manage.py relay_outbox" in alarm
 
 
 def test_the_chart_counts_commands_and_refusals_in_hour_buckets(signed_in, clock, template,
@@ -101,7 +125,7 @@ def test_the_outbox_card_counts_unpublished_events_and_ages_the_oldest(signed_in
     # The relay publishes the first coupon's event; the second waits.
     OutboxEvent.objects.filter(coupon=first).update(published_at=clock.now())
 
-    page = signed_in("support").get("/").content.decode()
+    page = signed_in("operator").get("/").content.decode()
 
     assert figure(page, "outbox") == 1
     assert 'datetime="2026-06-01T13:00:00+00:00"' in card(page, "outbox") or \
@@ -131,7 +155,8 @@ def test_the_counts_match_the_seeded_demo(seeded, signed_in):
     # The order being paid right now.
     assert figure(page, "expiring-leases") == 1
     assert "order_demo_1601" in card(page, "expiring-leases")
-    assert figure(page, "outbox") == OutboxEvent.objects.count()  # no relay ran
+    operator_page = signed_in("operator", "olga").get("/").content.decode()
+    assert figure(operator_page, "outbox") == OutboxEvent.objects.count()  # no relay ran
     # The last day's checkouts: 3 first tried an order below the threshold.
     titles = [t for ts in hour_titles(page).values() for t in ts]
     refused = sum(int(t.split(": ")[1].split()[0]) for t in titles if "refusal" in t)

@@ -264,3 +264,34 @@ def test_the_queues_show_in_the_navigation_of_operators_only(signed_in, role, en
     nav = re.search(r'<nav aria-label="Console">(.*?)</nav>', page, re.S).group(1)
     shown = re.findall(r">(Cases|Approvals|Compensations)</a>", nav)
     assert shown == entries
+
+
+def test_a_manual_review_preselects_nothing_and_recommends_what_the_policy_would_do(
+        signed_in, decision):
+    client = signed_in("operator")
+    page = text(client.get("/approvals/"))
+
+    select = re.search(r'<select name="action".*?</select>', page, re.S).group(0)
+    assert "selected" not in select.replace('value="" selected', "")  # only "Choose…" is
+    assert re.search(r'<option value="" selected>Choose…</option>', select)
+    assert '<option value="RETURN">RETURN (recommended)</option>' in select
+    # The sentence names the rule that would decide without the review (default rule 5).
+    assert "rule 5 (“Full refund within 30 days of redemption returns the coupon”)" in page
+    # Approve and reject are two sections, each with its own heading and form.
+    assert re.search(r'<section class="decide-approve".*?<h3[^>]*>Approve</h3>', page, re.S)
+    assert re.search(r'<section class="decide-reject".*?<h3[^>]*>Reject</h3>', page, re.S)
+
+    unchosen = press(client, "decision_approve", decision_id=decision.pk, action="")
+
+    assert "This field is required." in text(unchosen)
+    assert ledger(decision) == ["ISSUE", "LOCK", "REDEEM"]
+
+
+def test_a_rule_that_asks_for_approval_recommends_its_own_action(
+        signed_in, coupon, return_needs_approval):
+    pending_decision(coupon)
+
+    page = text(signed_in("operator").get("/approvals/"))
+
+    assert ("Rule 1 (“Full refunds return the coupon, approved”) decides RETURN for this "
+            "refund and asks an operator to approve it first.") in page

@@ -22,7 +22,7 @@ def test_a_proposal_from_the_console_is_approved_only_by_another_operator(
     redeem = redeemed(coupon)
     client = signed_in("operator", "alice")
 
-    made = press(client, "compensation_propose", coupon_id=coupon.pk, operation_id=redeem.pk,
+    made = press(client, "compensation_propose", operation_id=redeem.pk, remedy="reverse",
                  reason="redeemed by mistake")
 
     assert made.status_code == 200
@@ -31,6 +31,11 @@ def test_a_proposal_from_the_console_is_approved_only_by_another_operator(
         "REVERSE_OPERATION", "PROPOSED", "user:alice")
     assert f'id="compensation-{compensation.pk}"' in text(made)
 
+    # Four eyes: the proposer is shown why, not an Approve button ...
+    queue = text(client.get("/compensations/"))
+    assert "You proposed this compensation" in queue
+    assert f'action="/compensations/{compensation.pk}/approve"' not in queue
+    # ... and a forged POST is still refused by the service.
     own = press(client, "compensation_approve", compensation_id=compensation.pk)
 
     assert own.status_code == 403
@@ -84,28 +89,55 @@ def test_reject_needs_a_reason_and_writes_no_ledger_row(signed_in, coupon):
 
 
 def test_invalid_proposal_input_shows_field_errors_and_proposes_nothing(signed_in, coupon):
+    redeem = redeemed(coupon)
     client = signed_in("operator")
 
-    answer = press(client, "compensation_propose", coupon_id="", operation_id="x",
-                   amount="-5", reason="")
+    answer = press(client, "compensation_propose", operation_id=redeem.pk, amount="-5",
+                   reason="")
 
     page = text(answer)
     assert answer.status_code == 200
-    for field in ("coupon_id", "operation_id", "amount", "reason"):
-        assert re.search(rf'id="proposecompensationform-new-{field}".*?<ul class="errorlist',
+    for field in ("remedy", "amount", "reason"):
+        assert re.search(rf'id="proposecompensationform-new-{field}.*?<ul class="errorlist',
                          page, re.S), field
     assert not Compensation.objects.exists()
 
 
-def test_proposing_for_an_operation_of_another_coupon_answers_not_found(signed_in, coupon):
+def test_paying_needs_an_amount_and_a_reversal_ignores_one(signed_in, coupon):
+    redeem = redeemed(coupon)
     client = signed_in("operator")
 
-    answer = press(client, "compensation_propose", coupon_id=coupon.pk, operation_id=999999,
-                   reason="why not")
-
-    assert answer.status_code == 404
-    assert "NOT_FOUND" in text(answer)
+    unpaid = press(client, "compensation_propose", operation_id=redeem.pk, remedy="pay",
+                   reason="late delivery")
+    assert "Give the amount to pay." in text(unpaid)
     assert not Compensation.objects.exists()
+
+    press(client, "compensation_propose", operation_id=redeem.pk, remedy="reverse",
+          amount="30.00", reason="redeemed by mistake")
+    assert Compensation.objects.get().kind == "REVERSE_OPERATION"
+
+
+@pytest.mark.parametrize("operation_id", ["999999", "x", ""])
+def test_a_bad_ledger_row_answers_not_found_alone(signed_in, coupon, operation_id):
+    client = signed_in("operator")
+
+    answer = press(client, "compensation_propose", operation_id=operation_id,
+                   remedy="reverse", reason="why not")
+
+    page = text(answer)
+    assert answer.status_code == 404
+    assert "NOT_FOUND" in page
+    assert '<ul class="errorlist' not in page  # no "• 999999" under a field
+    assert not Compensation.objects.exists()
+
+
+def test_a_link_to_no_ledger_row_shows_only_the_not_found_box(signed_in):
+    answer = signed_in("operator").get("/compensations/propose?operation=999999")
+
+    page = text(answer)
+    assert answer.status_code == 404
+    assert "NOT_FOUND" in page and "No such ledger operation." in page
+    assert 'name="reason"' not in page and '<ul class="errorlist' not in page
 
 
 def test_support_sees_proposals_without_amounts_reasons_or_buttons(signed_in, coupon):
@@ -134,8 +166,44 @@ def test_a_support_post_is_refused_and_nothing_is_decided(signed_in, coupon):
     assert compensation.status == "PROPOSED"
 
 
-def test_the_coupon_page_link_prefills_the_proposal(signed_in, coupon):
+def test_the_ledger_row_button_opens_the_proposal_prefilled_from_the_row(signed_in, coupon):
     redeem = redeemed(coupon)
-    page = text(signed_in("operator").get(
-        f"/compensations/?coupon={coupon.pk}&operation={redeem.pk}"))
-    assert re.search(rf'name="operation_id" value="{redeem.pk}"', page)
+    lock_row = coupon.operations.get(op_type="LOCK")
+    client = signed_in("operator")
+
+    coupon_page = text(client.get(f"/coupons/{coupon.pk}/"))
+    assert f'href="/compensations/propose?operation={redeem.pk}"' in coupon_page
+
+    page = text(client.get(f"/compensations/propose?operation={redeem.pk}"))
+    assert re.search(rf'type="hidden" name="operation_id" value="{redeem.pk}"', page)
+    assert re.search(r'value="reverse"[^>]*checked', page)  # a REDEEM is reversed
+    assert 'name="coupon_id"' not in page  # nothing to type but the reason
+
+    # A LOCK cannot be reversed: the form offers to pay, the order's own discount prefilled.
+    page = text(client.get(f"/compensations/propose?operation={lock_row.pk}"))
+    assert 'value="reverse"' not in page
+    assert re.search(r'value="pay"[^>]*checked', page)
+    assert re.search(r'name="amount" value="30.00"', page)
+
+
+def test_support_sees_no_propose_button_on_the_ledger(signed_in, coupon):
+    redeemed(coupon)
+
+    page = text(signed_in("support").get(f"/coupons/{coupon.pk}/"))
+
+    assert "/compensations/propose" not in page
+
+
+def test_without_javascript_the_proposal_is_confirmed_on_its_own_page(signed_in, coupon):
+    redeem = redeemed(coupon)
+    client = signed_in("operator")
+
+    asked = press(client, "compensation_propose", htmx=False, confirmed=False,
+                  operation_id=redeem.pk, remedy="reverse", reason="redeemed by mistake")
+
+    assert asked.status_code == 200 and "Propose a compensation?" in text(asked)
+    assert not Compensation.objects.exists()
+    done = press(client, "compensation_propose", htmx=False, operation_id=redeem.pk,
+                 remedy="reverse", reason="redeemed by mistake")
+    assert done.status_code == 302 and done["Location"] == "/compensations/"
+    assert Compensation.objects.get().operation_id == redeem.pk

@@ -7,6 +7,7 @@ change them show only to people holding EDIT_POLICIES, and the editor views chec
 from django.http import Http404
 from django.shortcuts import render
 
+from coupons import clock
 from coupons.capabilities import Capability
 from coupons.errors import NotFound
 from coupons.selectors import template_list
@@ -37,11 +38,25 @@ def version_or_404(policy_id, number):
         raise Http404(f"No version {number} of return policy {policy_id}") from missing
 
 
+def in_force(policy, versions=None) -> dict:
+    """Which version decides refunds now (read from `versions` when the page has them), and
+    for the coupons of which templates."""
+    now = clock.now()
+    if versions is None:
+        version = policy_selectors.version_in_force(policy_id=policy.pk, at=now)
+    else:
+        version = max((v for v in versions if v.is_published and v.published_at <= now),
+                      key=lambda v: v.number, default=None)
+    return {"in_force": version and version.number,
+            "in_force_templates": policy_selectors.template_codes_deciding_by(policy=policy)}
+
+
 def policy_page(request, policy, *, error=None, status=200):
     """A policy and its versions; also answers a refused "new draft" with the reason."""
     versions = list(policy_selectors.policy_versions(policy_id=policy.pk))
     return render(request, "console/policy.html", {
         "policy": policy, "versions": versions, "can_edit": can_edit(request),
+        **in_force(policy, versions),
         "draft": next((v for v in versions if not v.is_published), None),
         "latest": versions[-1] if versions else None, "error": error,
     }, status=status)
@@ -51,6 +66,7 @@ def version_page(request, version, *, error=None, status=200):
     """One version's rules in words; also answers a refused edit of a published version."""
     return render(request, "console/policy_version.html", {
         "policy": version.policy, "version": version, "can_edit": can_edit(request),
+        **in_force(version.policy),
         "rules": rules_in_words(version.rules, template_names()), "error": error,
     }, status=status)
 

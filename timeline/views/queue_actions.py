@@ -17,7 +17,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import pgettext
 
 from coupons.api.permissions import actor_of, idempotency_scope_of
-from coupons.errors import CouponError
+from coupons.errors import CouponError, ValidationFailed
 from coupons.services.idempotency import request_fingerprint, run_once
 from timeline.queue_selectors import operations_written
 from timeline.views.access import ConsolePage
@@ -102,7 +102,11 @@ class QueueAction(ConsolePage):
         record = self.after(outcome, **kwargs)
         if outcome.error:
             # A VALIDATION_ERROR names the fields it is about: each shows beside its field.
-            again = form.with_fresh_key(refused=outcome.error.get("details", {}))
+            # Other refusals' details are facts about the record (NOT_FOUND's ids), said once
+            # in the error box, never as field errors.
+            fields_refused = outcome.error.get("details", {}) \
+                if outcome.error.get("code") == ValidationFailed.code else {}
+            again = form.with_fresh_key(refused=fields_refused)
             forms = {self.form_slot: again}
             return self.answer(request, self.item(request, record, **forms), outcome,
                                status=outcome.status)

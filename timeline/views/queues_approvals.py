@@ -6,6 +6,7 @@ from django.utils.translation import gettext_lazy, pgettext_lazy
 
 from coupons.capabilities import Capability
 from refunds.models import RefundCoupon
+from refunds.recommendation import decision_recommendation
 from refunds.selectors import decision_payload
 from refunds.services import refund_approve, refund_reject
 from timeline.queue_forms import ApproveDecisionForm, RejectForm
@@ -27,7 +28,8 @@ def decision_item(request, decision, **submitted) -> dict:
     if waiting and request.user.has_perm(Capability.APPROVE_REFUNDS.perm):
         forms = {"approve": ApproveDecisionForm(record=decision),
                  "reject": RejectForm(record=decision), **submitted}
-    return {"decision": decision, "forms": forms}
+    return {"decision": decision, "forms": forms,
+            "recommendation": decision_recommendation(decision) if waiting else None}
 
 
 class ApprovalQueue(ConsolePage):

@@ -31,7 +31,7 @@ def case_item(request, case, **submitted) -> dict:
 
 class CaseQueue(ConsolePage):
     def get(self, request):
-        context = queue_page(request, filters=CASE_FILTERS, default="all", select=case_queue,
+        context = queue_page(request, filters=CASE_FILTERS, default="open", select=case_queue,
                              make_item=case_item)
         return render(request, "console/queues/cases.html",
                       {**context, "row_template": ROW_TEMPLATE})

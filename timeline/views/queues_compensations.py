@@ -6,6 +6,7 @@ from django.utils.translation import gettext_lazy, pgettext_lazy
 
 from coupons.api.permissions import actor_of, can_see_details
 from coupons.capabilities import Capability
+from coupons.errors import NotFound
 from refunds.models import Compensation
 from refunds.services.compensation_decide import compensation_approve, compensation_reject
 from refunds.services.compensation_payloads import compensation_payload
@@ -16,9 +17,10 @@ from timeline.queue_selectors import (
     compensation_get,
     compensation_queue,
     compensation_row,
+    proposal_row,
 )
 from timeline.views.access import ConsolePage
-from timeline.views.queue_actions import QueueAction
+from timeline.views.queue_actions import Outcome, QueueAction
 from timeline.views.queues_common import queue_page
 
 ROW_TEMPLATE = "console/queues/_compensation.html"
@@ -29,65 +31,83 @@ STATUS_WORDS = {Compensation.Status.APPROVED: pgettext_lazy("compensation", "app
 
 
 def compensation_item(request, compensation, **submitted) -> dict:
-    """`submitted` is the form just sent back (errors, fresh key); buttons only while open."""
+    """`submitted` is the form just sent back (errors, fresh key); buttons only while open,
+    and never to its proposer: four eyes, so the page says why instead of offering a button
+    the service would refuse (SAME_OPERATOR)."""
     forms = {}
     waiting = compensation.status == Compensation.Status.PROPOSED
-    if waiting and request.user.has_perm(Capability.APPROVE_COMPENSATION.perm):
+    own = compensation.created_by == actor_of(request.user)
+    if waiting and not own and request.user.has_perm(Capability.APPROVE_COMPENSATION.perm):
         forms = {"approve": ApproveCompensationForm(record=compensation),
                  "reject": RejectForm(record=compensation), **submitted}
     return {
         "compensation": compensation_row(compensation,
                                          can_see_details=can_see_details(request.user)),
         "forms": forms,
-        # The proposer sees the buttons too and is told SAME_OPERATOR by the service.
-        "proposed_by_viewer": compensation.created_by == actor_of(request.user),
+        "proposed_by_viewer": waiting and own,
     }
 
 
-def propose_item(request, proposal=None, **forms) -> dict:
-    """The proposal form, prefilled from `?coupon=&operation=` (the coupon page links here),
-    and the proposal it just made."""
-    if not request.user.has_perm(Capability.PROPOSE_COMPENSATION.perm):
-        return {"forms": {}}
-    initial = {"coupon_id": request.GET.get("coupon"), "operation_id": request.GET.get("operation")}
-    forms = {"propose": ProposeCompensationForm(initial=initial), **forms}
+def propose_item(request, proposal=None, *, row=None, **forms) -> dict:
+    """The proposal form for one ledger row (`row`, from the link's `?operation=`), prefilled
+    from it: a reversal when the row can be reversed, else its amount to pay."""
+    if row is not None and "propose" not in forms:
+        forms["propose"] = ProposeCompensationForm(record=row, initial={
+            "operation_id": row.operation.pk, "amount": row.amount,
+            "remedy": ProposeCompensationForm.REVERSE if row.reversible
+            else ProposeCompensationForm.PAY})
     made = proposal and compensation_item(request, proposal)
-    return {"forms": forms, "made": made}
+    return {"forms": forms, "row": row, "made": made}
 
 
 class CompensationQueue(ConsolePage):
     def get(self, request):
-        context = queue_page(request, filters=COMPENSATION_FILTERS, default="all",
+        context = queue_page(request, filters=COMPENSATION_FILTERS, default="proposed",
                              select=compensation_queue, make_item=compensation_item)
         return render(request, "console/queues/compensations.html", {
-            **context, "row_template": ROW_TEMPLATE, "propose_template": PROPOSE_TEMPLATE,
-            "propose": propose_item(request),
-        })
+            **context, "row_template": ROW_TEMPLATE})
 
 
 class CompensationPropose(QueueAction):
-    capabilities = {"POST": Capability.PROPOSE_COMPENSATION}
+    """GET `?operation=N`: the form for that ledger row (the coupon page's row button links
+    here). A link to no row answers NOT_FOUND alone, with no form to fill in."""
+
+    capabilities = {"GET": Capability.PROPOSE_COMPENSATION,
+                    "POST": Capability.PROPOSE_COMPENSATION}
     form_class = ProposeCompensationForm
     form_slot = "propose"
     row_template = PROPOSE_TEMPLATE
     list_url_name = "console:compensations"
     verb = gettext_lazy("Propose a compensation")
 
+    def get(self, request):
+        asked = request.GET.get("operation")
+        row = proposal_row(operation_id=asked)
+        if asked is None or row is not None:
+            return self.answer(request, propose_item(request, row=row))
+        missing = NotFound(_("No such ledger operation."), operation_id=asked)
+        outcome = Outcome(status=missing.http_status, body=missing.as_body())
+        return self.answer(request, propose_item(request), outcome, status=outcome.status)
+
     def load(self):
-        return None
+        return proposal_row(operation_id=self.request.POST.get("operation_id"))
 
     def after(self, outcome, **kwargs):
         if outcome.error:
-            return None
+            return self.load()
         return compensation_get(compensation_id=outcome.body["id"])
 
-    def execute(self, ctx, data, _):
+    def execute(self, ctx, data, row):
+        if row is None:
+            raise NotFound(_("No such ledger operation."), operation_id=data["operation_id"])
         return compensation_payload(compensation_propose(
-            coupon_id=data["coupon_id"], operation_id=data["operation_id"],
+            coupon_id=row.operation.coupon_id, operation_id=row.operation.pk,
             reason=data["reason"], amount=data["amount"], ctx=ctx))
 
-    def item(self, request, proposal, **forms):
-        return propose_item(request, proposal, **forms)
+    def item(self, request, record, **forms):
+        if isinstance(record, Compensation):  # made: the row it was made for, form spent
+            return propose_item(request, record, row=None)
+        return propose_item(request, row=record, **forms)
 
     def coupon_id_of(self, proposal):
         return proposal.coupon_id

@@ -33,3 +33,27 @@ document.addEventListener("htmx:beforeSwap", (event) => {
     event.detail.isError = false;
   }
 });
+// The policy editor shows only the conditions a rule uses. "Add condition" shows the chosen one
+// in place (without JavaScript the same button asks the server to show it), and the
+// compensation inputs show only while the rule's action is COMPENSATE.
+document.addEventListener("click", (event) => {
+  const button = event.target.closest("button[data-add-condition]");
+  if (!button) return;
+  event.preventDefault();
+  const rule = button.closest("fieldset");
+  const select = rule.querySelector("select[name$='-add_condition']");
+  const field = select.value && rule.querySelector(`[data-condition="${select.value}"]`);
+  if (!field) {
+    select.focus();
+    return;
+  }
+  field.hidden = false;
+  select.querySelector(`option[value="${select.value}"]`).remove();
+  select.value = "";
+  field.querySelector("input, select").focus();
+});
+document.addEventListener("change", (event) => {
+  if (!event.target.matches(".rule-form select[name$='-action']")) return;
+  const box = event.target.closest("fieldset").querySelector("[data-compensation]");
+  if (box) box.hidden = event.target.value !== "COMPENSATE";
+});

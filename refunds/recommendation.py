@@ -1,0 +1,37 @@
+"""What the return policy recommends for a refund decision waiting for an operator.
+
+A rule that decides an action and asks for approval first recommends that action. A
+MANUAL_REVIEW rule decides nothing, so its recommendation is what the same version's later
+rules decide from the facts stored with the decision (skipping rules whose action an operator
+cannot choose for a manual review): the operator sees what the policy would have done, and
+still chooses. Pure: reads only the decision, its stored facts and its version's rules.
+"""
+
+from dataclasses import dataclass
+
+from refunds.models import RefundCoupon
+from refunds.policy_engine import RefundFacts, rule_matches
+from refunds.services.refund_review import MANUAL_CHOICES
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    action: str | None  # None: nothing to recommend, the operator decides from the facts
+    rule_number: int | None  # 1-based, as a policy admin counts rules
+    rule_label: str
+    manual_review: bool  # the decision's own rule sent it to a person
+
+
+def decision_recommendation(decision: RefundCoupon) -> Recommendation:
+    if decision.action != RefundCoupon.Action.MANUAL_REVIEW:
+        number = None if decision.rule_index is None else decision.rule_index + 1
+        return Recommendation(decision.action, number, decision.rule_label, False)
+    version, fired = decision.policy_version, decision.rule_index
+    if version is None or fired is None or not decision.facts:
+        return Recommendation(None, None, "", True)
+    facts = RefundFacts.from_json(decision.facts)
+    for index in range(fired + 1, len(version.rules)):
+        rule = version.rules[index]
+        if rule.get("action") in MANUAL_CHOICES and rule_matches(rule, facts):
+            return Recommendation(rule["action"], index + 1, rule.get("label", ""), True)
+    return Recommendation(None, None, "", True)
