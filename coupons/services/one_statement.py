@@ -78,7 +78,8 @@ def _insert(row, source, payload=None, **columns) -> tuple[str, list]:
         if field.attname in columns:
             values.append(columns[field.attname])
         elif payload and field.name == "payload":
-            values.append(f"CAST(%s AS jsonb) || jsonb_build_object(%s, {columns[payload]})")
+            values.append("CAST(%s AS jsonb) || "
+                          f"jsonb_build_object(CAST(%s AS text), {columns[payload]})")
             params.extend([field.get_db_prep_save(field.pre_save(row, True), connection),
                            payload])
         else:
@@ -94,7 +95,7 @@ def _answer(record_id, status, body, ids, names) -> tuple[str, list]:
     field = IdempotencyRecord._meta.get_field("response_body")
     body_sql, params = "CAST(%s AS jsonb)", [field.get_db_prep_save(body, connection)]
     for key, row in ids.items():
-        body_sql += f" || jsonb_build_object(%s, (SELECT id FROM {names[id(row)]}))"
+        body_sql += f" || jsonb_build_object(CAST(%s AS text), (SELECT id FROM {names[id(row)]}))"
         params.append(key)
     table = connection.ops.quote_name(IdempotencyRecord._meta.db_table)
     sql = (f"UPDATE {table} SET status = %s, response_status = %s, "  # noqa: S608

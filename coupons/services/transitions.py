@@ -81,7 +81,8 @@ def apply_transition(
     built before, and `answer_ids` names its keys that take a new row's id.
 
     On PostgreSQL all of it is one statement (coupons.services.one_statement); on SQLite one
-    ORM statement each, in the command's savepoint. Either way a missed CAS writes nothing.
+    ORM statement each, the CAS first (SQLite checks foreign keys at commit), in the command's
+    savepoint. Either way a missed CAS writes nothing.
     """
     if not is_allowed(op_type, coupon.status, to_state):
         raise InvalidState(format_lazy(_("{op} cannot go {from_state}→{to_state}."), op=op_type,
@@ -115,13 +116,13 @@ def apply_transition(
             row.pk = row_id
         appended(coupon, operation)
     else:
+        if cas.update(**values) != 1:
+            coupon.refresh_from_db()
+            raise VersionConflict(coupon=coupon)
         for row in rows:
             row.save(force_insert=True)
         for queryset, update in updates:
             queryset.update(**update)
-        if cas.update(**values) != 1:
-            coupon.refresh_from_db()
-            raise VersionConflict(coupon=coupon)
         for field, value in values.items():
             setattr(coupon, field, value)
         operation = append_operation(
