@@ -148,6 +148,19 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and DB_POOL
         # each connection before handing it out, so one the server dropped is replaced.
         "max_idle": 300,
     }
+# --- Prepared statements (issue 18): README "Performance" -----------------------------------
+# Server-side binding, and psycopg prepares a statement a connection has run
+# DB_PREPARE_THRESHOLD times, so the commands' two statements are parsed and planned once per
+# pooled connection. Behind PgBouncer in transaction mode (before 1.21, or without
+# max_prepared_statements) a prepared statement may be missing on the next server connection:
+# DATABASE_PREPARED_STATEMENTS=0 turns both off (client-side binding, nothing prepared).
+DATABASE_PREPARED_STATEMENTS = env_flag("DATABASE_PREPARED_STATEMENTS", default=True)
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        server_side_binding=DATABASE_PREPARED_STATEMENTS,
+        prepare_threshold=env_int("DB_PREPARE_THRESHOLD", default=5)
+        if DATABASE_PREPARED_STATEMENTS else None,
+    )
 if os.environ.get("TEST_DATABASE_NAME"):
     # Lets two test runs share one PostgreSQL server without dropping each other's database.
     DATABASES["default"]["TEST"] = {"NAME": os.environ["TEST_DATABASE_NAME"]}

@@ -76,3 +76,15 @@ def timeline_sources() -> list:
     from refunds.history import SOURCES
 
     return SOURCES
+
+
+def awaiting_redemption_sql(coupon: str) -> tuple[str, list]:
+    """SQL true when refunds of the coupon's leasing order wait for its redemption; `coupon`
+    is the alias of the coupon row in the caller's statement (rows.lock_coupon_row reads the
+    flag with the row lock, so a redeem without such refunds spends no statement on them)."""
+    from refunds.models import RefundCoupon
+
+    table = RefundCoupon._meta.db_table
+    return (f"EXISTS (SELECT 1 FROM {table} r WHERE r.coupon_id = {coupon}.id"  # noqa: S608
+            f" AND r.order_id = {coupon}.locked_order_id AND r.status = %s)",
+            [RefundCoupon.Status.AWAITING_REDEMPTION])

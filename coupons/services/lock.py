@@ -2,13 +2,11 @@ import uuid
 from dataclasses import dataclass
 from decimal import Decimal
 
-from django.db import transaction
-
 from coupons import clock
 from coupons.errors import CouponExpired, CouponNotYetValid, NotCouponOwner, ThresholdNotMet
 from coupons.models import CouponLock, CouponStatus, OperationType, OrderCoupon
+from coupons.services.context import command_transaction
 from coupons.services.discounts import discount_for
-from coupons.services.idempotency import idempotency_complete
 from coupons.services.leases import lease_end
 from coupons.services.payloads import iso, money
 from coupons.services.refusals import refusals_recorded
@@ -52,10 +50,10 @@ def coupon_lock(
     """
     with (
         refusals_recorded(OperationType.LOCK, ctx, coupon_id=coupon_id, order_id=order_id),
-        transaction.atomic(),
+        command_transaction(ctx),
     ):
         now = clock.now()
-        coupon = lock_coupon_row(coupon_id)
+        coupon = lock_coupon_row(coupon_id, ctx=ctx)
         guard(OperationType.LOCK, coupon)
         if coupon.user_id != user_id:
             raise NotCouponOwner()
@@ -76,24 +74,28 @@ def coupon_lock(
         lock_id, key_id = uuid.uuid4(), current_lease_key_id()
         token_hash = hash_token(lease_token(lock_id, key_id))
         version = coupon.state_version
-        lock = CouponLock.objects.create(
+        lock = CouponLock(
             id=lock_id, coupon=coupon, order_id=order_id, token_hash=token_hash,
             token_key_id=key_id,
             locked_at=now, expires_at=expires_at, acquired_version=version + 1,
             client_id=ctx.client_id,
         )
-        OrderCoupon.objects.create(
+        order_link = OrderCoupon(
             lock=lock, coupon=coupon, order_id=order_id, quote_id=quote_id,
             order_amount=order_amount, discount_amount=discount,
             template_version=terms, created_at=now,
         )
+
+        def result() -> LockResult:
+            return LockResult(lock=lock, state_version=coupon.state_version,
+                              discount_amount=discount)
+
         apply_transition(
             coupon=coupon, op_type=OperationType.LOCK, to_state=CouponStatus.LOCKED,
             expected_version=version, ctx=ctx, now=now,
             changes={"current_lock": lock, "locked_order_id": order_id,
                      "lock_token_hash": token_hash, "lock_expires_at": expires_at},
+            rows=(lock, order_link), answer=lambda: result().payload(),
             order_id=order_id, lock=lock,
         )
-        result = LockResult(lock=lock, state_version=coupon.state_version, discount_amount=discount)
-        idempotency_complete(ctx, status=ctx.success_status, body=result.payload())
-        return result
+        return result()

@@ -31,13 +31,24 @@ def append_operation(*, coupon, op_type, from_state, from_version, ctx, now, **f
     appended meanwhile. A missing previous row (a ledger gap) does not stop the command: the
     per-coupon check reports the gap and the broken chain.
     """
-    operation = ledger_row(coupon=coupon, op_type=op_type, from_state=from_state,
-                           from_version=from_version, ctx=ctx, now=now, **fields)
-    seal(operation, _previous_hash(coupon, from_version) or GENESIS)
+    operation = chained_row(coupon=coupon, op_type=op_type, from_state=from_state,
+                            from_version=from_version, ctx=ctx, now=now, **fields)
     operation.save(force_insert=True)
-    coupon.ledger_head = (operation.to_version, operation.content_hash)
-    counters.commands_done([op_type])
+    appended(coupon, operation)
     return operation
+
+
+def chained_row(*, coupon, from_version, **fields) -> CouponOperation:
+    """The unsaved ledger row, sealed into the coupon's chain (the coupon already moved)."""
+    operation = ledger_row(coupon=coupon, from_version=from_version, **fields)
+    seal(operation, _previous_hash(coupon, from_version) or GENESIS)
+    return operation
+
+
+def appended(coupon, operation) -> None:
+    """Once the row is written: the next row links to it, and the command counts on commit."""
+    coupon.ledger_head = (operation.to_version, operation.content_hash)
+    counters.commands_done([operation.op_type])
 
 
 def _previous_hash(coupon, from_version) -> str | None:

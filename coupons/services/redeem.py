@@ -14,6 +14,7 @@ from coupons.models import (
     OperationType,
     Redemption,
 )
+from coupons.services.context import command_transaction
 from coupons.services.idempotency import idempotency_complete
 from coupons.services.leases import check_lease, check_lease_client
 from coupons.services.payloads import iso, money
@@ -55,9 +56,9 @@ def coupon_redeem(*, coupon_id, lease, payment_id: str, ctx) -> RedeemResult:
     """
     with refusals_recorded(OperationType.REDEEM, ctx, coupon_id=coupon_id,
                            order_id=lease.order_id):
-        with transaction.atomic():
+        with command_transaction(ctx):
             now = clock.now()
-            coupon = lock_coupon_row(coupon_id, "current_lock__order_coupon")
+            coupon = lock_coupon_row(coupon_id, "current_lock__order_coupon", ctx=ctx)
             if coupon.status == CouponStatus.USED:
                 existing = coupon.redemptions.select_related("lock").filter(
                     succeeded=True, order_id=lease.order_id
@@ -70,12 +71,17 @@ def coupon_redeem(*, coupon_id, lease, payment_id: str, ctx) -> RedeemResult:
             guard(OperationType.REDEEM, coupon)
             check_lease(coupon, lease, ctx)
             if not expired_for_redeem(coupon, now):
-                result = _redeem(coupon, lease, payment_id=payment_id, ctx=ctx, now=now)
-                # A refund that came before this redemption is decided now, in this transaction.
-                after_sale.decide_refunds_awaiting_redemption(
-                    coupon=coupon, redemption=result.redemption, ctx=ctx)
-                idempotency_complete(ctx, status=ctx.success_status, body=result.payload())
-                return result
+                if coupon.refunds_awaiting_redemption is False:
+                    return _redeem(coupon, lease, payment_id=payment_id, ctx=ctx, now=now,
+                                   answered=True)
+                # A refund that came before this redemption is decided now, in this
+                # transaction (and its own savepoint: a refused decision undoes the redeem).
+                with transaction.atomic():
+                    result = _redeem(coupon, lease, payment_id=payment_id, ctx=ctx, now=now)
+                    after_sale.decide_refunds_awaiting_redemption(
+                        coupon=coupon, redemption=result.redemption, ctx=ctx)
+                    idempotency_complete(ctx, status=ctx.success_status, body=result.payload())
+                    return result
             strategy = coupon.template_version.expiry_during_lock
             end_lease(coupon, lease, ctx=ctx, now=now,
                       reason=f"expired before redeem ({strategy})")
@@ -114,17 +120,22 @@ def expired_for_redeem(coupon, now) -> bool:
     return strategy != ExpiryDuringLock.LOCK_HONORS and is_past_validity(coupon, now)
 
 
-def _redeem(coupon, lease, *, payment_id, ctx, now) -> RedeemResult:
+def _redeem(coupon, lease, *, payment_id, ctx, now, answered=False) -> RedeemResult:
+    """`answered`: the answer is stored with the redemption (no refund decision follows)."""
     lock = coupon.current_lock
-    redemption = Redemption.objects.create(
+    redemption = Redemption(
         coupon=coupon, lock=lock, order_id=lease.order_id, payment_id=payment_id,
         discount_amount=lock.order_coupon.discount_amount, created_at=now,
     )
-    CouponLock.objects.filter(pk=lock.pk).update(status=LockStatus.CONSUMED, ended_at=now)
     apply_transition(
         coupon=coupon, op_type=OperationType.REDEEM, to_state=CouponStatus.USED,
         expected_version=lease.expected_version, ctx=ctx, now=now,
-        owner=(lease.order_id, lease.token_hash), changes=UNBOUND,
+        owner=(lease.order_id, lease.token_hash), changes=UNBOUND, rows=(redemption,),
+        updates=[(CouponLock.objects.filter(pk=lock.pk),
+                  {"status": LockStatus.CONSUMED, "ended_at": now})],
+        answer=((lambda: RedeemResult(redemption, coupon.state_version).payload())
+                if answered else None),
+        answer_ids={"redemption_id": redemption},
         order_id=lease.order_id, lock=lock, payment_id=payment_id,
     )
     return RedeemResult(redemption, coupon.state_version)

@@ -1,10 +1,8 @@
 from dataclasses import dataclass
 
-from django.db import transaction
-
 from coupons import clock
 from coupons.models import CouponLock, CouponStatus, LockStatus, OperationType
-from coupons.services.idempotency import idempotency_complete
+from coupons.services.context import command_transaction
 from coupons.services.leases import check_lease
 from coupons.services.refusals import refusals_recorded
 from coupons.services.rows import lock_coupon_row
@@ -17,6 +15,10 @@ class StateResult:
     state_version: int
     status: str
 
+    @classmethod
+    def of(cls, coupon) -> "StateResult":
+        return cls(coupon.pk, coupon.state_version, coupon.status)
+
     def payload(self) -> dict:
         return {"coupon_id": self.coupon_id, "state_version": self.state_version,
                 "status": self.status}
@@ -27,26 +29,27 @@ def coupon_release(*, coupon_id, lease, ctx, reason: str = "") -> StateResult:
     with (
         refusals_recorded(OperationType.RELEASE, ctx, coupon_id=coupon_id,
                           order_id=lease.order_id),
-        transaction.atomic(),
+        command_transaction(ctx),
     ):
         now = clock.now()
-        coupon = lock_coupon_row(coupon_id)
+        coupon = lock_coupon_row(coupon_id, ctx=ctx)
         guard(OperationType.RELEASE, coupon)
         check_lease(coupon, lease, ctx)
-        end_lease(coupon, lease, ctx=ctx, now=now, reason=reason)
-        result = StateResult(coupon.pk, coupon.state_version, coupon.status)
-        idempotency_complete(ctx, status=ctx.success_status, body=result.payload())
-        return result
+        end_lease(coupon, lease, ctx=ctx, now=now, reason=reason,
+                  answer=lambda: StateResult.of(coupon).payload())
+        return StateResult.of(coupon)
 
 
-def end_lease(coupon, lease, *, ctx, now, reason: str) -> None:
+def end_lease(coupon, lease, *, ctx, now, reason: str, answer=None) -> None:
     """The RELEASE transition itself, for a caller holding the row lock and a checked lease."""
     lock = coupon.current_lock
     to_state = CouponStatus.EXPIRED if is_past_validity(coupon, now) else CouponStatus.AVAILABLE
-    CouponLock.objects.filter(pk=lock.pk).update(status=LockStatus.RELEASED, ended_at=now)
     apply_transition(
         coupon=coupon, op_type=OperationType.RELEASE, to_state=to_state,
         expected_version=lease.expected_version, ctx=ctx, now=now,
         owner=(lease.order_id, lease.token_hash), changes=UNBOUND,
+        updates=[(CouponLock.objects.filter(pk=lock.pk),
+                  {"status": LockStatus.RELEASED, "ended_at": now})],
+        answer=answer,
         order_id=lease.order_id, lock=lock, reason=reason[:500],
     )

@@ -1,10 +1,8 @@
 from dataclasses import dataclass
 
-from django.db import transaction
-
 from coupons import clock
 from coupons.models import CouponLock, CouponStatus, OperationType
-from coupons.services.idempotency import idempotency_complete
+from coupons.services.context import command_transaction
 from coupons.services.leases import check_lease, lease_end
 from coupons.services.payloads import iso
 from coupons.services.refusals import refusals_recorded
@@ -31,10 +29,10 @@ def coupon_renew(*, coupon_id, lease, ctx, lease_seconds=None, lease_until=None)
     """Extend the current lease; only the lease holder can, and it costs a version."""
     with (
         refusals_recorded(OperationType.RENEW, ctx, coupon_id=coupon_id, order_id=lease.order_id),
-        transaction.atomic(),
+        command_transaction(ctx),
     ):
         now = clock.now()
-        coupon = lock_coupon_row(coupon_id)
+        coupon = lock_coupon_row(coupon_id, ctx=ctx)
         guard(OperationType.RENEW, coupon)
         check_lease(coupon, lease, ctx)
         expires_at = lease_end(now, lease_seconds=lease_seconds, lease_until=lease_until)
@@ -43,10 +41,9 @@ def coupon_renew(*, coupon_id, lease, ctx, lease_seconds=None, lease_until=None)
             coupon=coupon, op_type=OperationType.RENEW, to_state=CouponStatus.LOCKED,
             expected_version=lease.expected_version, ctx=ctx, now=now,
             owner=(lease.order_id, lease.token_hash), changes={"lock_expires_at": expires_at},
+            updates=[(CouponLock.objects.filter(pk=lock.pk), {"expires_at": expires_at})],
+            answer=lambda: RenewResult(coupon.pk, coupon.state_version, expires_at).payload(),
             order_id=lease.order_id, lock=lock,
             reason=f"lease {iso(lock.expires_at)} → {iso(expires_at)}",
         )
-        CouponLock.objects.filter(pk=lock.pk).update(expires_at=expires_at)
-        result = RenewResult(coupon.pk, coupon.state_version, expires_at)
-        idempotency_complete(ctx, status=ctx.success_status, body=result.payload())
-        return result
+        return RenewResult(coupon.pk, coupon.state_version, expires_at)

@@ -1,9 +1,7 @@
-from django.db import transaction
-
 from coupons import clock
 from coupons.errors import VersionConflict
 from coupons.models import CouponLock, CouponStatus, LockStatus, OperationType
-from coupons.services.idempotency import idempotency_complete
+from coupons.services.context import command_transaction
 from coupons.services.refusals import refusals_recorded
 from coupons.services.release import StateResult
 from coupons.services.rows import lock_coupon_row
@@ -20,22 +18,22 @@ def coupon_void(
     """
     with (
         refusals_recorded(OperationType.VOID, ctx, coupon_id=coupon_id),
-        transaction.atomic(),
+        command_transaction(ctx),
     ):
         now = clock.now()
-        coupon = lock_coupon_row(coupon_id)
+        coupon = lock_coupon_row(coupon_id, ctx=ctx)
         guard(OperationType.VOID, coupon)
         if coupon.state_version != expected_version:
             raise VersionConflict(coupon=coupon, expected_version=expected_version)
         lock = coupon.current_lock
-        if lock is not None:
-            CouponLock.objects.filter(pk=lock.pk).update(status=LockStatus.RELEASED, ended_at=now)
+        lease_ends = [] if lock is None else [
+            (CouponLock.objects.filter(pk=lock.pk),
+             {"status": LockStatus.RELEASED, "ended_at": now})]
         apply_transition(
             coupon=coupon, op_type=OperationType.VOID, to_state=CouponStatus.VOID,
             expected_version=expected_version, ctx=ctx, now=now, changes=UNBOUND,
+            updates=lease_ends, answer=lambda: StateResult.of(coupon).payload(),
             order_id=coupon.locked_order_id or "", lock=lock, reason=reason[:500],
             refund_id=refund_id,
         )
-        result = StateResult(coupon.pk, coupon.state_version, coupon.status)
-        idempotency_complete(ctx, status=ctx.success_status, body=result.payload())
-        return result
+        return StateResult.of(coupon)

@@ -6,13 +6,24 @@ whose row lock is taken away, and expect a VERSION_CONFLICT that changed nothing
 IntegrityError from the ledger (a 500).
 """
 
+from dataclasses import replace
+from datetime import timedelta
+
 import pytest
 from django.db import transaction
 
 from coupons import clock
 from coupons.errors import InvalidState, VersionConflict
-from coupons.models import CouponLock, CouponStatus, LockStatus, OperationType, UserCoupon
+from coupons.models import (
+    CouponLock,
+    CouponStatus,
+    IdempotencyRecord,
+    LockStatus,
+    OperationType,
+    UserCoupon,
+)
 from coupons.services import coupon_release, coupon_renew, coupon_void
+from coupons.services.idempotency import idempotency_claim
 from coupons.services.rows import lock_coupon_row
 from coupons.services.transitions import UNBOUND, apply_transition, guard, is_allowed
 from tests.command_checks import refused, world
@@ -146,8 +157,8 @@ def unlocked_reads(monkeypatch):
     without a row lock) instead of locking the row: the path the CAS exists for."""
     snapshots = {}
 
-    def stale_row(coupon_id):
-        return snapshots.pop(coupon_id, None) or lock_coupon_row(coupon_id)
+    def stale_row(coupon_id, *related, ctx=None):
+        return snapshots.pop(coupon_id, None) or lock_coupon_row(coupon_id, *related, ctx=ctx)
 
     for module in ("void", "renew"):
         monkeypatch.setattr(f"coupons.services.{module}.lock_coupon_row", stale_row)
@@ -197,3 +208,27 @@ def test_api_void_without_its_row_lock_is_a_409(api, coupon, ctx, unlocked_reads
         "LOCKED", 2)
     coupon.refresh_from_db()
     assert (coupon.status, coupon.state_version) == ("LOCKED", 2)
+
+
+def test_a_missed_compare_and_set_writes_none_of_the_commands_rows_nor_its_answer(coupon, ctx):
+    """A command's rows, updates and stored answer ride on its CAS (one statement on
+    PostgreSQL, inserts selecting from the UPDATE's RETURNING): a stale CAS writes none."""
+    stale = UserCoupon.objects.get(pk=coupon.pk)  # AVAILABLE v1
+    held, _ = lock(coupon, ctx)  # LOCKED v2
+    claim = idempotency_claim(scope="client:1", key="stale-lock", request_hash="h")
+    keyed = replace(ctx, idempotency_record_id=claim.record_id)
+    now = clock.now()
+    second_lease = CouponLock(coupon=coupon, order_id="order-X", token_hash="x" * 64,
+                              token_key_id="k1", locked_at=now,
+                              expires_at=now + timedelta(hours=1), acquired_version=2)
+    before = world()
+
+    with pytest.raises(VersionConflict):
+        stale_write(stale, OperationType.LOCK, CouponStatus.LOCKED, 1, keyed,
+                    rows=(second_lease,), answer=lambda: {"stale": True},
+                    updates=[(CouponLock.objects.filter(pk=held.lock.pk),
+                              {"status": LockStatus.RELEASED, "ended_at": now})])
+
+    assert world() == before  # no second lease, the held one still ACTIVE, no ledger row
+    record = IdempotencyRecord.objects.get(pk=claim.record_id)
+    assert (record.status, record.response_body) == (IdempotencyRecord.Status.IN_PROGRESS, None)
