@@ -6,14 +6,14 @@ secondary); rerun by hand with
     bin/ha-cluster up && .venv/bin/python scripts/ha_failover_drill.py; bin/ha-cluster down
 
 (tests/ha/test_failover.py runs it in CI). The script migrates the cluster's database through
-the multi-host DATABASE_URL (`bin/ha-cluster url`), makes a template, coupons and a service
-client, then starts what production runs: bin/serve (gunicorn, pooled connections), the outbox
-relay and the lease scanner in loop mode, all on that URL. --clients threads lock and redeem
-over HTTP, a fresh Idempotency-Key per command kept across its retries (a 503, a 5xx or a lost
-connection is retried after a short pause). After --before seconds `bin/ha-cluster crash` kills
-the primary's keeper and stops its PostgreSQL with `pg_ctl stop -m immediate`; pg_auto_failover
-promotes the secondary and the clients go on for --after seconds once all of them are served
-again. Printed as one JSON object (the last line):
+the multi-host DATABASE_URL (`bin/ha-cluster url`), makes a template, coupons and service
+clients, then starts what production runs: bin/serve (gunicorn, pooled connections), the
+outbox relay, the fact consumer and the lease scanner in loop mode, all on that URL. --clients
+threads lock and redeem over HTTP, a fresh Idempotency-Key per command kept across its retries
+(a 503, a 5xx or a lost connection is retried after a short pause). After --before seconds
+`bin/ha-cluster crash` kills the primary's keeper and stops its PostgreSQL with
+`pg_ctl stop -m immediate`; pg_auto_failover promotes the secondary, and the clients go on
+for --after seconds once all of them are served again. Printed as one JSON object (the last line):
 
   unavailable_s       from the crash to the first answered command, and to the moment every
                       client had one (`all_resumed_s`);
@@ -25,16 +25,19 @@ again. Printed as one JSON object (the last line):
   unpublished         outbox rows the relay had not published 30 s after the clients stopped;
   scanner_released    whether a lease made after the failover and let expire was released by
                       the scanner loop that was running through it.
+  facts_consumed      whether the consumer stored a fact sent before the crash and one after.
 """
 
 import argparse
 import http.client
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -45,6 +48,9 @@ from bench_setup import ROOT, scratch_exchange, setup_django
 
 HA_CLUSTER = str(ROOT / "bin" / "ha-cluster")
 RETRY_PAUSE_SECONDS = 0.1
+# Between two cycles of a client: a checkout's pace, so a fast machine does not use up the
+# coupons before the failover is over.
+CYCLE_PAUSE_SECONDS = 0.25
 COMMAND_DEADLINE_SECONDS = 60  # one command's retries give up after this (the drill fails)
 
 
@@ -54,7 +60,7 @@ def parse_args():
     parser.add_argument("--before", type=float, default=2.0, help="seconds of work before")
     parser.add_argument("--after", type=float, default=2.0,
                         help="seconds of work after every client is served again")
-    parser.add_argument("--coupons", type=int, default=60, help="coupons per client")
+    parser.add_argument("--coupons", type=int, default=40, help="coupons per client")
     return parser.parse_args()
 
 
@@ -109,12 +115,17 @@ class Client(threading.Thread):
                 self.post(coupon_id, "redeem", {
                     "order_id": order, "lock_token": locked["lock_token"],
                     "expected_version": locked["state_version"], "payment_id": f"pay-{coupon_id}"})
+                self.stop.wait(CYCLE_PAUSE_SECONDS)
             self.failure = "ran out of coupons (raise --coupons)"
         except RuntimeError as error:
             self.failure = str(error)
 
     def first_success_after(self, moment: float) -> float | None:
         return next((when for *_, when in self.acknowledged if when > moment), None)
+
+
+def progress(message: str) -> None:
+    print(f"{time.strftime('%H:%M:%S')} {message}", file=sys.stderr, flush=True)
 
 
 def free_port() -> int:
@@ -157,8 +168,9 @@ def stop_all(processes: list[subprocess.Popen]) -> None:
             process.wait()
 
 
-def prepare(clients: int, per_client: int) -> tuple[list[list[int]], str, int]:
-    """Template, coupons issued (one list per client, plus one for the scanner), an API key."""
+def prepare(clients: int, per_client: int) -> tuple[list[list[int]], str, int, str]:
+    """Template, coupons issued (one list per client, plus one for the scanner), an API key,
+    and the name of a client whose facts the consumer takes."""
     from coupons.capabilities import Capability
     from coupons.services import (
         CommandContext,
@@ -175,7 +187,10 @@ def prepare(clients: int, per_client: int) -> tuple[list[list[int]], str, int]:
            for _ in range(clients * per_client + 1)]
     _, key = service_client_create(name=f"drill-{uuid.uuid4().hex[:6]}",
                                    capabilities=list(Capability))
-    return [ids[i * per_client:(i + 1) * per_client] for i in range(clients)], key, ids[-1]
+    facts_client, _ = service_client_create(name=f"drill-facts-{uuid.uuid4().hex[:6]}",
+                                            fact_types=["OrderClosed"])
+    batches = [ids[i * per_client:(i + 1) * per_client] for i in range(clients)]
+    return batches, key, ids[-1], facts_client.name
 
 
 def verify(acknowledged: list[tuple[int, str, str, float]], coupon_ids: set[int]) -> dict:
@@ -210,12 +225,21 @@ def wait_until(predicate, seconds: float) -> bool:
     return False
 
 
-def drill(args, url: str, exchange: str) -> dict:
+def publish_fact(channel, exchange: str, message_id: str) -> None:
+    """An OrderClosed fact, as the order service would send it."""
+    body = {"message_id": message_id, "type": "OrderClosed",
+            "occurred_at": "2026-01-01T00:00:00+00:00", "payload": {"order_id": message_id}}
+    channel.basic_publish(exchange, "fact", json.dumps(body).encode())
+
+
+def drill(args, url: str, exchange: str, facts) -> dict:
     from django.db import connection
 
-    from coupons.models import OutboxEvent, UserCoupon
+    from coupons.models import InboxMessage, OutboxEvent, UserCoupon
 
-    batches, key, scanner_coupon = prepare(args.clients, args.coupons)
+    channel, facts_exchange = facts
+    batches, key, scanner_coupon, facts_client = prepare(args.clients, args.coupons)
+    progress("coupons issued; starting the server, the relay, the consumer and the scanner")
     connection.close()
     port = free_port()
     env = {**os.environ, "DATABASE_URL": url, "PYTHON": sys.executable,
@@ -226,23 +250,31 @@ def drill(args, url: str, exchange: str) -> dict:
            # The cluster's database is this drill's own: no app role to serve as.
            "ALLOW_DB_OWNER_LOGIN": "1", "WORKER_RETRY_MAX_MS": "2000"}
     manage = [sys.executable, "manage.py"]
-    server = start([str(ROOT / "bin" / "serve")], env, "ha-drill-serve.log")
+    # gunicorn's workers share their counters through files in a directory of this run's own.
+    metrics = tempfile.mkdtemp(prefix="ha-drill-metrics-")
+    server = start([str(ROOT / "bin" / "serve")], {**env, "PROMETHEUS_MULTIPROC_DIR": metrics},
+                   "ha-drill-serve.log")
     processes = [server,
                  start([*manage, "relay_outbox", "--exchange", exchange], env,
                        "ha-drill-relay.log"),
                  start([*manage, "scan_leases", "--loop", "--interval", "1", "--quiet"], env,
-                       "ha-drill-scanner.log")]
+                       "ha-drill-scanner.log"),
+                 start([*manage, "consume_facts", "--client", facts_client, "--exchange",
+                        facts_exchange, "--queue", facts_exchange], env, "ha-drill-consumer.log")]
     try:
         wait_ready(server, port)
+        progress("server ready; clients start")
         stop = threading.Event()
         clients = [Client(port, key, batch, stop) for batch in batches]
         for client in clients:
             client.start()
+        publish_fact(channel, facts_exchange, "drill-before")
         time.sleep(args.before)
         primary = subprocess.run([HA_CLUSTER, "primary"], check=True, capture_output=True,
                                  text=True).stdout.strip()
         crashed_at = time.monotonic()
         subprocess.run([HA_CLUSTER, "crash", primary], check=True)
+        progress(f"crashed {primary}")
         resumed = {}
         deadline = crashed_at + COMMAND_DEADLINE_SECONDS
         while len(resumed) < len(clients) and time.monotonic() < deadline:
@@ -253,11 +285,13 @@ def drill(args, url: str, exchange: str) -> dict:
             if any(c.failure for c in clients):
                 break
             time.sleep(0.05)
+        progress(f"{len(resumed)} clients served again")
         time.sleep(args.after)
         # A lease made after the failover, let expire: the scanner loop must release it.
         scanner = Client(port, key, [], stop)
         scanner.post(scanner_coupon, "lock", {"order_id": "drill-scan", "user_id": "drill",
                                               "order_amount": "300.00", "lease_seconds": 1})
+        publish_fact(channel, facts_exchange, "drill-after")
         stop.set()
         for client in clients:
             client.join(timeout=COMMAND_DEADLINE_SECONDS)
@@ -266,6 +300,9 @@ def drill(args, url: str, exchange: str) -> dict:
                               == "AVAILABLE", 30)
         published = wait_until(
             lambda: not OutboxEvent.objects.filter(published_at__isnull=True).exists(), 30)
+        progress("clients stopped; waiting for the relay, the scanner and the consumer")
+        consumed = wait_until(lambda: InboxMessage.objects.filter(
+            message_id__in=["drill-before", "drill-after"]).count() == 2, 30)
         answers = sum((c.answers for c in [*clients, scanner]), Counter())
         report = {
             "new_primary": subprocess.run([HA_CLUSTER, "primary"], capture_output=True,
@@ -278,16 +315,19 @@ def drill(args, url: str, exchange: str) -> dict:
             "errors": sum(n for status, n in answers.items() if status != "200"),
             "client_failures": [c.failure for c in clients if c.failure],
             "scanner_released": released,
-            "unpublished": OutboxEvent.objects.filter(published_at__isnull=True).count()
-            if published else OutboxEvent.objects.filter(published_at__isnull=True).count(),
+            "facts_consumed": consumed,
+            "unpublished": 0 if published
+            else OutboxEvent.objects.filter(published_at__isnull=True).count(),
         }
         touched = {entry[0] for entry in acknowledged}
         report.update(verify(acknowledged, touched | {scanner_coupon}))
         report["processes_alive"] = {name: process.poll() is None for name, process in
-                                     zip(("server", "relay", "scanner"), processes, strict=True)}
+                                     zip(("server", "relay", "scanner", "consumer"), processes,
+                                         strict=True)}
         return report
     finally:
         stop_all(processes)
+        shutil.rmtree(metrics, ignore_errors=True)
 
 
 def main() -> None:
@@ -295,9 +335,14 @@ def main() -> None:
     url = os.environ.get("HA_DATABASE_URL") or subprocess.run(
         [HA_CLUSTER, "url"], check=True, capture_output=True, text=True).stdout.strip()
     sys.path.insert(0, str(ROOT / "scripts"))
+    progress("migrating")
     setup_django(url)  # migrates, through the multi-host URL
-    with scratch_exchange("ha-drill") as (_, exchange):
-        report = drill(args, url, exchange)
+    progress("migrated")
+    # The relay's exchange, and the facts' one: its queue (the exchange's name) is the
+    # consumer's, bound here already so a fact published before the consumer binds is kept.
+    with scratch_exchange("ha-drill") as (_, exchange), \
+            scratch_exchange("ha-drill-facts", extra_queues=(".dead",)) as facts:
+        report = drill(args, url, exchange, facts)
     print(json.dumps(report))
 
 
