@@ -9,8 +9,6 @@ import shutil
 
 import pytest
 
-pytestmark = pytest.mark.ha
-
 
 def require(program: str, package: str) -> str:
     """The program's path, or a skip (a failure under HA_TESTS_REQUIRED=1) naming the package."""

@@ -5,8 +5,9 @@ synchronous secondary on ports 5460-5462), then scripts/ha_failover_drill.py: 8 
 lock and redeem through gunicorn on the multi-host DATABASE_URL, with Idempotency-Keys and
 retries, while the relay, the fact consumer and a lease scanner loop run; the primary's keeper
 is killed and its PostgreSQL stopped with `pg_ctl stop -m immediate`. What the clients saw
-succeed is then checked on the promoted node. About 2.5 minutes, most of it creating the
-cluster and migrating its database; the cluster is stopped and deleted whatever happens.
+succeed is then checked on the promoted node. 2.5 to 3 minutes on a 2-core machine at a load
+of 10, 4 at a load of 12-15, most of it creating the cluster, migrating its database and
+issuing the coupons; the cluster is stopped and deleted whatever happens.
 """
 
 import json
@@ -56,7 +57,10 @@ def drill(ha_cluster, tmp_path_factory):
         done = subprocess.run([sys.executable, "scripts/ha_failover_drill.py"], cwd=ROOT,
                               env=env, capture_output=True, text=True, timeout=DRILL_TIMEOUT)
     except subprocess.TimeoutExpired as timeout:
-        pytest.fail(f"the drill took over {DRILL_TIMEOUT}s; its progress:\n{timeout.stderr}")
+        progress = timeout.stderr or b""  # bytes, whatever text= said
+        if isinstance(progress, bytes):
+            progress = progress.decode(errors="replace")
+        pytest.fail(f"the drill took over {DRILL_TIMEOUT}s; its progress:\n{progress}")
     if done.returncode != 0:
         server_log = (logs / "ha-drill-serve.log")
         pytest.fail(f"the drill failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}\n"
@@ -66,34 +70,28 @@ def drill(ha_cluster, tmp_path_factory):
     return report
 
 
-def test_the_secondary_is_promoted_and_every_client_resumes(drill):
+def test_the_primary_dies_mid_run_and_nothing_acknowledged_is_lost(drill):
+    """One test, not one per figure: under pytest-xdist each test may go to another worker,
+    which would build a second cluster on the same ports."""
+    # The secondary is promoted and every client is served again, in bounded time:
+    # pg_auto_failover notices the dead primary in seconds (bin/ha-cluster's monitor settings)
+    # and the clients' next connections find the promoted node.
     assert drill["new_primary"] != drill["crashed"]
     assert drill["clients_resumed"] == 8
     assert drill["client_failures"] == []
-    # Bounded: pg_auto_failover notices the dead primary in seconds (bin/ha-cluster's monitor
-    # settings) and the clients' next connections find the promoted node.
     assert drill["all_resumed_s"] < 45
-
-
-def test_every_acknowledged_command_is_in_the_ledger_exactly_once(drill):
+    # Every command a client saw succeed is in the new primary's ledger exactly once.
     assert drill["acknowledged"] > 8
     assert drill["lost"] == 0
     assert drill["duplicated"] == 0
-
-
-def test_every_coupon_checks_ok_on_the_new_primary(drill):
+    # Every coupon a client touched checks ok there.
     assert drill["coupons_checked"] > 8
     assert drill["check_failures"] == []
-
-
-def test_no_request_ended_in_a_500(drill):
-    """Retried answers are 503s or lost connections; a 500 would be a bug."""
+    # What the clients retried were 503s or lost connections; a 500 would be a bug.
     assert "500" not in drill["answers"]
-
-
-def test_the_relay_the_consumer_and_the_scanner_carry_on_by_themselves(drill):
+    # The relay, the consumer and the scanner loop carried on without a restart.
     assert drill["processes_alive"] == {
         "server": True, "relay": True, "scanner": True, "consumer": True}
     assert drill["unpublished"] == 0  # every outbox row, those after the failover too
     assert drill["scanner_released"] is True  # a lease made and expired after the failover
-    assert drill["facts_consumed"] is True  # a fact sent before and one sent after
+    assert drill["facts_consumed"] is True  # a fact sent before the crash and one after
