@@ -6,7 +6,9 @@ fails at start-up with a sentence an operator can act on, never later with a 500
 
 import os
 import re
+from urllib.parse import urlsplit, urlunsplit
 
+import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 # The key id a single LEASE_TOKEN_SECRET gets, so a later rotation can keep it under that name:
@@ -129,3 +131,33 @@ def parse_key_list(name: str, value: str) -> dict[str, str]:
             raise ImproperlyConfigured(f"{name} names key id {key_id!r} twice.")
         secrets[key_id] = secret
     return secrets
+
+
+def database_config(url: str, **options) -> dict:
+    """dj_database_url's settings for `url`, also for libpq's multi-host form.
+
+    `postgres://u@10.0.0.1:5432,10.0.0.2:5432/db?target_session_attrs=read-write` lists every
+    node of a failover pair (README "Production"): libpq tries them in turn and keeps the one
+    that takes writes, so after a failover a new connection finds the new primary by itself.
+    Django hands HOST and PORT to libpq as they are, so they stay comma-separated lists.
+    """
+    parts = urlsplit(url)
+    userinfo, at, hostlist = parts.netloc.rpartition("@")
+    if "," not in hostlist:
+        return dj_database_url.parse(url, **options)
+    hosts, ports = [], []
+    for item in hostlist.split(","):
+        host, colon, port = item.rpartition(":") if not item.endswith("]") else (item, "", "")
+        if not colon:
+            host, port = item, ""
+        host = host.strip("[]")
+        if not host or (port and not port.isdigit()):
+            raise ImproperlyConfigured(
+                "DATABASE_URL lists its hosts as host:port,host:port (a port of digits), "
+                f"not {hostlist!r}.")
+        hosts.append(host)
+        ports.append(port or "5432")
+    single = urlunsplit(parts._replace(netloc=f"{userinfo}{at}{hosts[0]}:{ports[0]}"))
+    config = dj_database_url.parse(single, **options)
+    config["HOST"], config["PORT"] = ",".join(hosts), ",".join(ports)
+    return config

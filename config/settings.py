@@ -9,10 +9,10 @@ import os
 from datetime import timedelta
 from pathlib import Path
 
-import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from config.env import (
+    database_config,
     env_flag,
     env_int,
     env_list,
@@ -127,8 +127,8 @@ TEMPLATES = [
 WSGI_APPLICATION = "config.wsgi.application"
 
 DATABASES = {
-    "default": dj_database_url.config(
-        default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
+    "default": database_config(
+        os.environ.get("DATABASE_URL") or f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
         conn_max_age=0,
     )
 }
@@ -161,6 +161,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
         prepare_threshold=env_int("DB_PREPARE_THRESHOLD", default=5)
         if DATABASE_PREPARED_STATEMENTS else None,
     )
+# The relay's LISTEN for committed outbox rows holds one session open; through PgBouncer in
+# transaction pooling mode it would hear nothing, so it may connect straight to the primary
+# (a libpq URL; multi-host allowed). Empty: the same server as DATABASE_URL.
+RELAY_LISTEN_DATABASE_URL = os.environ.get("RELAY_LISTEN_DATABASE_URL", "").strip()
 if os.environ.get("TEST_DATABASE_NAME"):
     # Lets two test runs share one PostgreSQL server without dropping each other's database.
     DATABASES["default"]["TEST"] = {"NAME": os.environ["TEST_DATABASE_NAME"]}

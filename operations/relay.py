@@ -226,9 +226,12 @@ class Wakeup:
         """Opens the LISTEN connection unless open; raises psycopg.Error if it cannot."""
         if not self.listens or self.listener is not None:
             return
-        params = connection.get_connection_params()
-        params.pop("cursor_factory", None)  # Django's, for its own cursors
-        self.listener = psycopg.connect(**params, autocommit=True)
+        if settings.RELAY_LISTEN_DATABASE_URL:  # behind PgBouncer: straight to the primary
+            self.listener = psycopg.connect(settings.RELAY_LISTEN_DATABASE_URL, autocommit=True)
+        else:
+            params = connection.get_connection_params()
+            params.pop("cursor_factory", None)  # Django's, for its own cursors
+            self.listener = psycopg.connect(**params, autocommit=True)
         self.listener.execute(f"LISTEN {NOTIFY_CHANNEL}")
 
     def wait(self, stop: threading.Event) -> None:
