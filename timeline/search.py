@@ -122,28 +122,34 @@ def other_arms(text: str) -> list[Arm]:
     return arms
 
 
-def direct(text: str) -> Q:
-    """The kinds read off the coupon row itself: its user id, its template's code."""
-    return begins("user_id", text) | Q(template_id__in=template_ids(text))
+def direct(text: str, templates: list[int]) -> Q:
+    """The kinds read off the coupon row itself: its user id, its template (ids given, so the
+    planner may combine two index scans instead of filtering every row by a subquery)."""
+    condition = begins("user_id", text)
+    return condition | Q(template_id__in=templates) if templates else condition
 
 
-def template_ids(text: str) -> QuerySet:
-    return CouponTemplate.objects.filter(code__iexact=text).values("pk")
+def template_ids(text: str, templates=None) -> list[int]:
+    """The ids of the templates whose code is `text` in any case; from `templates` when the
+    caller has them loaded already (the search page lists them for its filter)."""
+    if templates is None:
+        return list(CouponTemplate.objects.filter(code__iexact=text).values_list("pk", flat=True))
+    return [t.pk for t in templates if t.code.upper() == text.upper()]
 
 
-def matching(text: str) -> Q:
-    """The coupons `text` names as any kind of key, as a WHERE clause of subqueries."""
+def matching(text: str, templates: list[int]) -> Q:
+    """The coupons `text` names as any kind of key, as a WHERE clause."""
     arms = other_arms(text)
     first, *rest = [arm.coupon_ids() for arm in arms]
     if not first.union(*rest, all=True).exists():
         # Only (or no) user id or template: the planner reads the coupons in page order and
         # stops at the page, where an OR with the other arms would make it fetch every match
         # first.
-        return direct(text)
-    condition = direct(text)
-    for arm in arms:
-        condition |= Q(pk__in=arm.coupon_ids())
-    return condition
+        return direct(text, templates)
+    # A few coupons: every arm's ids in one UNION, which PostgreSQL joins to the coupons by
+    # their primary key (an OR of `IN (subquery)` would test every coupon row instead).
+    own = UserCoupon.objects.filter(direct(text, templates)).order_by().values_list("id")
+    return Q(pk__in=own.union(first, *rest, all=True))
 
 
 def matched_by(text: str, coupons) -> dict[int, list[str]]:
@@ -165,12 +171,12 @@ def matched_by(text: str, coupons) -> dict[int, list[str]]:
     return matches
 
 
-def matched_kinds(text: str) -> list[str]:
-    """The kinds of key `text` matched anywhere (the list's summary), in three queries: the
-    user id and the template code by EXISTS, the others' kinds by one UNION (which keeps each
-    kind once)."""
+def matched_kinds(text: str, templates: list[int]) -> list[str]:
+    """The kinds of key `text` matched anywhere (the list's summary), in two queries: the user
+    id by EXISTS, the others' kinds by one UNION (which keeps each kind once); and a third if
+    `text` is a template's code, whether any coupon has that template."""
     kinds = [USER] if UserCoupon.objects.filter(begins("user_id", text)).exists() else []
-    if UserCoupon.objects.filter(template_id__in=template_ids(text)).exists():
+    if templates and UserCoupon.objects.filter(template_id__in=templates).exists():
         kinds.append(TEMPLATE)
     first, *rest = [arm.rows.order_by().values_list(Value(arm.kind)) for arm in other_arms(text)]
     kinds += [kind for (kind,) in first.union(*rest)]
@@ -213,15 +219,18 @@ def as_lock_prefix(text: str) -> str | None:
     return typed if connection.vendor == "postgresql" else typed.replace("-", "")
 
 
-def coupon_search(*, text: str | None, filters: SearchFilters) -> QuerySet[UserCoupon]:
-    """Coupons `text` names (None: all coupons), filtered and ordered for the list."""
+def coupon_search(*, text: str | None, filters: SearchFilters,
+                  templates: list[int] | None = None) -> QuerySet[UserCoupon]:
+    """Coupons `text` names (None: all coupons), filtered and ordered for the list;
+    `templates`: the ids of the templates whose code `text` is (template_ids), if known."""
     now = clock.now()
     coupons = UserCoupon.objects.select_related("template", "template_version").annotate(
         has_open_case=Exists(ConflictCase.objects.filter(
             coupon=OuterRef("pk"), status=CaseStatus.OPEN)),
     )
     if text is not None:
-        coupons = coupons.filter(matching(text))
+        coupons = coupons.filter(matching(
+            text, template_ids(text) if templates is None else templates))
     if filters.status:
         coupons = coupons.filter(status=filters.status)
     if filters.template_id:
