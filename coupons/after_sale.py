@@ -67,3 +67,15 @@ def timeline_sources() -> list:
     from refunds.history import SOURCES
 
     return SOURCES
+
+
+def waiting_on_people(coupon) -> tuple[list, list]:
+    """The coupon's refund decisions waiting for approval and compensations waiting for a
+    second operator, oldest first (coupons.diagnosis says what is pending now)."""
+    from refunds.models import Compensation, RefundCoupon
+
+    decisions = RefundCoupon.objects.filter(
+        coupon=coupon, status=RefundCoupon.Status.PENDING_APPROVAL).order_by("id")
+    compensations = Compensation.objects.filter(
+        coupon=coupon, status=Compensation.Status.PROPOSED).order_by("id")
+    return list(decisions), list(compensations)

@@ -8,6 +8,7 @@ from django.conf import settings
 from django.utils import formats, timezone
 from django.utils.html import format_html
 
+from timeline.answers import RECOMMENDATIONS, worded
 from timeline.time_zones import moment_text, offset_label, utc_text
 
 register = template.Library()
@@ -66,3 +67,9 @@ def evidence_value(value):
     if isinstance(value, list | tuple):
         return "; ".join(str(evidence_value(item)) for item in value)
     return value
+
+
+@register.filter
+def recommendation_words(code):
+    """A case's recommendation in plain words, its code in a badge (timeline.answers)."""
+    return worded(code, RECOMMENDATIONS)

@@ -27,6 +27,7 @@ from coupons.models import CouponOperation
 from coupons.redaction import visible
 from coupons.replay import coupon_check
 from coupons.selectors import coupon_get
+from timeline.answers import ConsoleWords
 from timeline.lanes import order_colour, with_lanes
 from timeline.state_diagram import state_diagram
 from timeline.views.access import ConsolePage
@@ -130,7 +131,7 @@ class CouponPage(ConsolePage):
             **timeline_context(request, coupon),
             **ledger_context(request, coupon),
             "check": coupon_check(coupon).as_dict(),
-            "diagnosis": coupon_diagnosis(coupon, now),
+            "diagnosis": coupon_diagnosis(coupon, now, ConsoleWords()),
             "coverage": checkpoint_coverage(coupon=coupon),
             "diagram": state_diagram(current=coupon.status,
                                      taken=coupon_steps_taken(coupon=coupon)),
