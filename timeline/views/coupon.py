@@ -35,6 +35,8 @@ from timeline.views.access import ConsolePage
 TIMELINE_PARAMS = ("before", "after", "from")
 # Who did it, by the name each kind of entry gives its actor.
 ACTOR_KEYS = ("actor", "reviewed_by", "decided_by", "proposed_by", "resolved_by")
+# The request's own evidence, shown apart from the entry's facts (issue 19, item 3).
+EVIDENCE_KEYS = ("idempotency_key",)
 LEDGER_PARAMS = ("ledger_page",)
 
 
@@ -73,8 +75,9 @@ def timeline_context(request, coupon) -> dict:
     for e in entries:
         e["deep_link"] = f"?{_query(request, TIMELINE_PARAMS, **{'from': e['key']})}"
         e["actor"] = next((e["details"][k] for k in ACTOR_KEYS if k in e["details"]), "")
+        e["idempotency_key"] = e["details"].get("idempotency_key", "")
         e["more"] = {k: v for k, v in e["details"].items()
-                     if k not in ACTOR_KEYS and k != "order_id"}
+                     if k not in ACTOR_KEYS and k not in EVIDENCE_KEYS and k != "order_id"}
     return {
         "entries": entries, "orders": orders, "lane_count": lane_count,
         "paged": any(cursor.values()),

@@ -8,9 +8,11 @@ const browserZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
 function rememberBrowserZone() {
   if (!browserZone) return;
   const current = document.cookie.split("; ").find((c) => c.startsWith(`${ZONE_COOKIE}=`));
-  if (current !== `${ZONE_COOKIE}=${encodeURIComponent(browserZone)}`) {
+  // IANA names are letters, digits, "/", "_", "+" and "-": safe in a cookie as they are (the
+  // server reads the cookie as text, undecoded).
+  if (current !== `${ZONE_COOKIE}=${browserZone}`) {
     const secure = location.protocol === "https:" ? "; Secure" : "";
-    document.cookie = `${ZONE_COOKIE}=${encodeURIComponent(browserZone)}; path=/; `
+    document.cookie = `${ZONE_COOKIE}=${browserZone}; path=/; `
       + `max-age=31536000; SameSite=Lax${secure}`;
   }
 }
