@@ -80,3 +80,29 @@ def test_a_pending_compensation_shows_in_the_answer_and_the_lock_id_finds_the_co
     waiting.get_by_role("link", name=f"#{compensation.pk}").click()
     page.wait_for_url(f"**/compensations/?status=proposed#compensation-{compensation.pk}")
     assert page.locator(f"#compensation-{compensation.pk}").is_visible()
+
+
+def test_the_zone_page_and_the_answer_in_chinese(shanghai, person, template, clock):
+    coupon = fresh_coupon(template)
+    compensation = proposal(coupon, proposer="user:alice")
+    person("support", "li")
+    sign_in(shanghai, "li", f"/coupons/{coupon.pk}/")
+    shanghai.wait_for_url(f"**/coupons/{coupon.pk}/")
+    shanghai.get_by_role("button", name="简体中文").click()
+    shanghai.wait_for_load_state()
+
+    waiting = shanghai.locator(".check .pending")
+    assert "正等待另一位运营批准" in waiting.inner_text()
+    assert waiting.get_by_role("link", name=f"#{compensation.pk}").is_visible()
+    assert axe_violations(shanghai) == []
+
+    shanghai.locator(".zone-link").click()
+    shanghai.wait_for_url("**/time-zone/**")
+    assert shanghai.locator("html").get_attribute("lang") == "zh-hans"
+    assert axe_violations(shanghai) == []
+    shanghai.get_by_label("时区").select_option("Europe/Paris")
+    shanghai.get_by_role("button", name="保存").click()
+    shanghai.wait_for_url(f"**/coupons/{coupon.pk}/")
+
+    shown = times_shown(shanghai)
+    assert shown and all(text.endswith(" UTC+2") for text in shown), shown  # June: CEST
