@@ -88,3 +88,14 @@ def awaiting_redemption_sql(coupon: str) -> tuple[str, list]:
     return (f"EXISTS (SELECT 1 FROM {table} r WHERE r.coupon_id = {coupon}.id"  # noqa: S608
             f" AND r.order_id = {coupon}.locked_order_id AND r.status = %s)",
             [RefundCoupon.Status.AWAITING_REDEMPTION])
+
+def waiting_on_people(coupon) -> tuple[list, list]:
+    """The coupon's refund decisions waiting for approval and compensations waiting for a
+    second operator, oldest first (coupons.diagnosis says what is pending now)."""
+    from refunds.models import Compensation, RefundCoupon
+
+    decisions = RefundCoupon.objects.filter(
+        coupon=coupon, status=RefundCoupon.Status.PENDING_APPROVAL).order_by("id")
+    compensations = Compensation.objects.filter(
+        coupon=coupon, status=Compensation.Status.PROPOSED).order_by("id")
+    return list(decisions), list(compensations)

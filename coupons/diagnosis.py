@@ -1,31 +1,94 @@
-"""A plain-language answer to "why can't I use my coupon?" and what support should do."""
+"""A plain-language answer to "why can't I use my coupon?" and what support should do.
+
+The sentences are built from the facts; how a fact is written is the reader's: `Words` writes
+for the API (ISO times, ids and codes as they are), the console passes its own (times in the
+reader's zone, every order, case, decision and compensation a link, codes in a badge beside a
+plain word: timeline/answers.py). `pending` says what waits for a person now (a refund
+decision for approval, a compensation for a second operator), whatever the coupon's state.
+"""
 
 from django.utils.translation import gettext as _
 
+from coupons import after_sale
 from coupons.models import CaseStatus, CouponOperation, CouponStatus, OperationType
 from coupons.services.payloads import iso
 from coupons.services.transitions import is_past_validity
 
 
-def coupon_diagnosis(coupon, now) -> dict:
-    verdict, action = _verdict(coupon, now)
+class Words:
+    """How the API writes the facts of a sentence: as the data has them."""
+
+    def say(self, sentence: str, **facts) -> str:
+        return sentence % facts
+
+    def join(self, sentences) -> str:
+        return " ".join(sentences)
+
+    def moment(self, moment) -> str:
+        return iso(moment) or ""
+
+    def order(self, order_id: str) -> str:
+        return order_id
+
+    def state(self, status: str) -> str:
+        return status
+
+    def case(self, case) -> str:
+        return f"#{case.pk}"
+
+    def recommendation(self, case) -> str:
+        return case.recommendation
+
+    def decision(self, decision) -> str:
+        return f"#{decision.pk}"
+
+    def action(self, action: str) -> str:
+        return action
+
+    def compensation(self, compensation) -> str:
+        return f"#{compensation.pk}"
+
+
+def coupon_diagnosis(coupon, now, words: Words | None = None) -> dict:
+    words = words or Words()
+    verdict, action = _verdict(coupon, now, words)
     cases = list(coupon.conflict_cases.filter(status=CaseStatus.OPEN).order_by("opened_at"))
     if cases:
         # Whole sentences joined by a space: each one is translated with its own placeholders.
-        verdict += " " + " ".join(
-            _("Conflict case #%(case)s is open for order %(order)s: %(summary)s")
-            % {"case": case.pk, "order": case.order_id, "summary": case.summary}
-            for case in cases
-        )
-        action = _("An operator must resolve conflict case #%(case)s (recommended: "
-                   "%(recommendation)s).") % {
-            "case": cases[0].pk, "recommendation": cases[0].recommendation} + " " + action
+        verdict = words.join([verdict, *(
+            words.say(_("Conflict case %(case)s is open for order %(order)s: %(summary)s"),
+                      case=words.case(case), order=words.order(case.order_id),
+                      summary=case.summary)
+            for case in cases)])
+        action = words.join([words.say(
+            _("An operator must resolve conflict case %(case)s (recommended: "
+              "%(recommendation)s)."),
+            case=words.case(cases[0]), recommendation=words.recommendation(cases[0])), action])
     return {
         "can_use_now": coupon.status == CouponStatus.AVAILABLE and _in_window(coupon, now),
         "verdict": verdict,
         "support_action": action,
+        "pending": _pending(coupon, words),
         "open_case_ids": [case.pk for case in cases],
     }
+
+
+def _pending(coupon, words: Words) -> list[str]:
+    """One sentence per refund decision or compensation of the coupon that waits for a
+    person, oldest first."""
+    decisions, compensations = after_sale.waiting_on_people(coupon)
+    return [
+        *(words.say(_("Refund decision %(decision)s for order %(order)s waits for an "
+                      "operator's approval (the policy says: %(action)s)."),
+                    decision=words.decision(d), order=words.order(d.order_id),
+                    action=words.action(d.action))
+          for d in decisions),
+        *(words.say(_("Compensation %(compensation)s for order %(order)s was proposed by "
+                      "%(person)s and waits for a second operator to approve it."),
+                    compensation=words.compensation(c), order=words.order(c.order_id or "—"),
+                    person=c.created_by)
+          for c in compensations),
+    ]
 
 
 def _in_window(coupon, now) -> bool:
@@ -37,60 +100,64 @@ def _last(coupon, op_type) -> CouponOperation | None:
     return coupon.operations.filter(op_type=op_type).order_by("-to_version").first()
 
 
-def _verdict(coupon, now) -> tuple[str, str]:
+def _verdict(coupon, now, words: Words) -> tuple[str, str]:
     status = coupon.status
+    say, moment, order = words.say, words.moment, words.order
     if status == CouponStatus.AVAILABLE:
         if coupon.valid_from is not None and now < coupon.valid_from:
-            return (_("Not usable yet: valid from %(start)s.") % {"start": iso(coupon.valid_from)},
+            return (say(_("Not usable yet: valid from %(start)s."),
+                        start=moment(coupon.valid_from)),
                     _("Tell the customer when it starts."))
         if is_past_validity(coupon, now):
-            return (_("Expired at %(end)s; the expiry scan has not marked it yet, and no order "
-                      "can lock it.") % {"end": iso(coupon.valid_until)},
-                    _("Nothing to repair: it will show EXPIRED after the next expiry scan."))
-        usable = (_("Usable now until %(end)s.") % {"end": iso(coupon.valid_until)}
+            return (say(_("Expired at %(end)s; the expiry scan has not marked it yet, and no "
+                          "order can lock it."), end=moment(coupon.valid_until)),
+                    say(_("Nothing to repair: it will show as %(state)s after the next expiry "
+                          "scan."), state=words.state(CouponStatus.EXPIRED)))
+        usable = (say(_("Usable now until %(end)s."), end=moment(coupon.valid_until))
                   if coupon.valid_until else _("Usable now."))
         return (usable,
-                _("If checkout refuses it, check the order amount against the minimum "
-                  "(%(minimum)s) and the customer id.")
-                % {"minimum": coupon.template_version.min_order_amount})
+                say(_("If checkout refuses it, check the order amount against the minimum "
+                      "(%(minimum)s) and the customer id."),
+                    minimum=coupon.template_version.min_order_amount))
     if status == CouponStatus.LOCKED:
-        lease_end = iso(coupon.lock_expires_at)
-        order = coupon.locked_order_id
+        lease_end = moment(coupon.lock_expires_at)
+        held_by = order(coupon.locked_order_id)
         if coupon.lock_expires_at and coupon.lock_expires_at <= now:
-            return (_("Held by order %(order)s, whose lease ended at %(end)s; the lease scan "
-                      "will release it unless that order was paid.")
-                    % {"order": order, "end": lease_end},
-                    _("Check order %(order)s: if it was abandoned, ask the order service to "
-                      "close it, which releases the coupon at once.") % {"order": order})
-        return (_("Locked by order %(order)s until %(end)s.") % {"order": order, "end": lease_end},
-                _("It frees itself if order %(order)s is closed or its payment fails; "
-                  "otherwise it is used when that order is paid.") % {"order": order})
+            return (say(_("Held by order %(order)s, whose lease ended at %(end)s; the lease "
+                          "scan will release it unless that order was paid."),
+                        order=held_by, end=lease_end),
+                    say(_("Check order %(order)s: if it was abandoned, ask the order service "
+                          "to close it, which releases the coupon at once."), order=held_by))
+        return (say(_("Locked by order %(order)s until %(end)s."), order=held_by, end=lease_end),
+                say(_("It frees itself if order %(order)s is closed or its payment fails; "
+                      "otherwise it is used when that order is paid."), order=held_by))
     if status == CouponStatus.USED:
         redemption = coupon.redemptions.filter(succeeded=True).first()
         if redemption is None:
-            return (_("USED without a redemption record."),
+            return (say(_("Marked %(state)s without a redemption record."),
+                        state=words.state(CouponStatus.USED)),
                     _("Escalate: ledger and redemptions disagree (possible ghost redemption)."))
-        return (_("Used by order %(order)s (payment %(payment)s) at %(at)s.")
-                % {"order": redemption.order_id, "payment": redemption.payment_id,
-                   "at": iso(redemption.created_at)},
+        return (say(_("Used by order %(order)s (payment %(payment)s) at %(at)s."),
+                    order=order(redemption.order_id), payment=redemption.payment_id,
+                    at=moment(redemption.created_at)),
                 _("If that order was refunded, the refund decision says whether it comes back."))
     if status == CouponStatus.EXPIRED:
         how = _last(coupon, OperationType.RELEASE)
-        end = iso(coupon.valid_until)
+        end = moment(coupon.valid_until)
         if how and how.to_state == CouponStatus.EXPIRED:
-            verdict = (_("Expired at %(end)s. It was released from order %(order)s after its "
-                         "validity ended.") % {"end": end, "order": how.order_id})
+            verdict = say(_("Expired at %(end)s. It was released from order %(order)s after "
+                            "its validity ended."), end=end, order=order(how.order_id))
         else:
-            verdict = _("Expired at %(end)s.") % {"end": end}
+            verdict = say(_("Expired at %(end)s."), end=end)
         return (verdict,
                 _("It cannot be used again; a goodwill coupon is an operator's decision."))
     voided = _last(coupon, OperationType.VOID)
     reason = voided.reason if voided else ""
-    when = iso(voided.created_at) if voided else ""
+    when = moment(voided.created_at) if voided else ""
     if when and reason:
-        verdict = _("Voided at %(at)s: %(reason)s.") % {"at": when, "reason": reason}
+        verdict = say(_("Voided at %(at)s: %(reason)s."), at=when, reason=reason)
     elif when:
-        verdict = _("Voided at %(at)s.") % {"at": when}
+        verdict = say(_("Voided at %(at)s."), at=when)
     else:
         verdict = _("Voided.")
     return (verdict, _("It cannot be used again."))

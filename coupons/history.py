@@ -67,6 +67,7 @@ def _operation(op, can_see_details):
                  f"{op.op_type} {op.from_state or '∅'}→{op.to_state} (v{op.to_version})",
                  actor=op.actor, order_id=op.order_id, payment_id=op.payment_id,
                  lock_id=str(op.lock_id) if op.lock_id else None,
+                 idempotency_key=op.idempotency_key,
                  **visible(CouponOperation, {"reason": op.reason},
                            can_see_details=can_see_details, op_type=op.op_type))
 
@@ -76,7 +77,8 @@ def _refusal(r, can_see_details):
     # are: an error's own sentence) reads in the reader's language.
     return entry(r.created_at, "refusal", r.pk,
                  _("%(op)s refused: %(code)s") % {"op": r.op_type, "code": r.error_code},
-                 actor=r.actor, order_id=r.order_id, message=_(r.message) if r.message else "")
+                 actor=r.actor, order_id=r.order_id, message=_(r.message) if r.message else "",
+                 idempotency_key=r.idempotency_key)
 
 
 def _refusal_version(r) -> str:

@@ -13,6 +13,7 @@ from timeline.views import (
     queues_compensations,
     reconciliation,
     search,
+    time_zone,
 )
 
 app_name = "console"
@@ -58,6 +59,7 @@ urlpatterns = [
     path("reconciliation/<int:finding_id>/resolve", reconciliation.FindingResolve.as_view(),
          name="reconciliation_resolve"),
     path("language/", language.LanguageSwitch.as_view(), name="language"),
+    path("time-zone/", time_zone.TimeZonePage.as_view(), name="time_zone"),
     path("login/", auth.SignIn.as_view(), name="login"),
     path("logout/", auth.SignOut.as_view(), name="logout"),
 ]

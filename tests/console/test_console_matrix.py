@@ -69,6 +69,9 @@ CONSOLE_MATRIX = [
      OPERATORS),
     # Anyone signed in sets their own language (the matrix's empty form names none: 400).
     ("language", "POST", lambda objects: {}, EVERYONE_FORMS),
+    # Anyone signed in picks their own time zone (the empty form: follow the browser).
+    ("time_zone", "GET", lambda objects: {}, EVERYONE),
+    ("time_zone", "POST", lambda objects: {}, EVERYONE),
 ]
 
 

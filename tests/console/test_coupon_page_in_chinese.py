@@ -17,8 +17,9 @@ def test_coupon_page_answers_why_and_what_to_do_in_chinese(signed_in, coupon, ct
     page = signed_in("support").get(reverse("console:coupon", args=[coupon.pk]),
                                     HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
 
-    assert "已被订单 order-A 锁定，租约到期时间为 " in page
-    assert "如果订单 order-A 关闭或支付失败，优惠券会自动释放" in page
+    order = '<a href="/search/?q=order-A">order-A</a>'
+    assert f"已被订单 {order} 锁定，租约到期时间为 <time" in page
+    assert f"如果订单 {order} 关闭或支付失败，优惠券会自动释放" in page
     assert "一张券最多只有一个有效锁定" in page
     assert "LOCK" in page  # codes and states stay English
 
@@ -28,5 +29,5 @@ def test_coupon_page_stays_english_by_default(signed_in, coupon, ctx):
 
     page = signed_in("support").get(reverse("console:coupon", args=[coupon.pk])).content.decode()
 
-    assert "Locked by order order-A until " in page
+    assert 'Locked by order <a href="/search/?q=order-A">order-A</a> until ' in page
     assert "a coupon has at most one active lock" in page

@@ -120,7 +120,7 @@ def test_support_sees_cases_without_evidence_notes_or_buttons(signed_in, case):
 
     assert f'id="case-{case.pk}"' in page
     assert "secret remedy" not in page and "refused_with" not in page
-    assert "hidden (needs view_case_details)" in page
+    assert "Only operators see this. Ask an operator if you need it" in page
     assert 'name="idempotency_key"' not in page
 
 

@@ -151,7 +151,7 @@ def test_support_sees_proposals_without_amounts_reasons_or_buttons(signed_in, co
 
     assert f'id="compensation-{compensation.pk}"' in page
     assert "12.50" not in page and "redeemed by mistake" not in page
-    assert "hidden (needs view_case_details)" in page
+    assert "Only operators see this. Ask an operator if you need it" in page
     assert 'name="idempotency_key"' not in page  # neither decide nor propose
 
 

@@ -237,7 +237,64 @@ def test_search_makes_a_fixed_number_of_queries(support, template, ctx,
 
     # Session, user, their permissions (2) and groups (the header); templates for the
     # filter; whether a key other than the user id matches; the capped count and the page;
-    # which kinds named the page's coupons; the kinds for the summary (2).
-    with django_assert_max_num_queries(12):
+    # which kinds named the page's coupons; the kinds for the summary (3: user id, template
+    # code, the others).
+    with django_assert_max_num_queries(13):
         answer = support.get(SEARCH, {"q": "bulk", "sort": "-updated"})
     assert len(coupon_ids_listed(answer)) == 25
+
+
+@pytest.fixture
+def demo_order(clock, template, ctx):
+    """The demo's incident: a coupon whose lease and redemption name ORDER_DEMO_A."""
+    coupon = coupon_issue(template_id=template.pk, user_id="User_Demo_7", ctx=ctx).coupon
+    locked, proof = lock(coupon, ctx, order_id="ORDER_DEMO_A")
+    coupon_redeem(coupon_id=coupon.pk, lease=proof, payment_id="PAY_DEMO_A", ctx=ctx)
+    return {"coupon": coupon, "lock_id": str(locked.lock.pk)}
+
+
+@pytest.mark.parametrize("typed", [
+    "ORDER_DEMO_A", "order_demo_a", "order_demo", "Order_Dem",  # any case, any beginning
+    "pay_demo", "user_demo",
+])
+def test_ids_are_found_in_any_case_and_by_their_beginning(support, demo_order, typed):
+    answer = support.get(SEARCH, {"q": typed})
+
+    assert answer["Location"] == reverse("console:coupon", args=[demo_order["coupon"].pk])
+
+
+@pytest.mark.parametrize("length", [8, 13, 36])
+def test_a_lock_id_is_found_from_its_first_eight_characters_in_any_case(
+        support, demo_order, length):
+    typed = demo_order["lock_id"][:length]
+
+    lower = support.get(SEARCH, {"q": typed})
+    upper = support.get(SEARCH, {"q": typed.upper()})
+
+    coupon_page = reverse("console:coupon", args=[demo_order["coupon"].pk])
+    assert lower["Location"] == coupon_page and upper["Location"] == coupon_page
+
+
+def test_seven_characters_of_a_lock_id_are_not_a_lock_id(support, demo_order):
+    answer = support.get(SEARCH, {"q": demo_order["lock_id"][:7]})
+
+    assert answer.status_code == 200 and coupon_ids_listed(answer) == []
+
+
+def test_a_template_code_lists_its_coupons_in_any_case(support, template, ctx):
+    ids = [coupon_issue(template_id=template.pk, user_id=f"t{n}", ctx=ctx).coupon.pk
+           for n in range(2)]
+
+    answer = support.get(SEARCH, {"q": template.code.upper()})
+
+    assert coupon_ids_listed(answer) == ids
+    page = answer.content.decode()
+    assert "2 coupons matched as template code" in page
+    assert page.count("<td>template code</td>") == 2
+
+
+def test_like_wildcards_in_the_typed_text_match_only_themselves(support, demo_order):
+    # "%" and "_" are LIKE's wildcards: typed, they must not match every id.
+    for typed in ("%", "ORDER%A", "_RDER_DEMO_A"):
+        answer = support.get(SEARCH, {"q": typed})
+        assert answer.status_code == 200 and coupon_ids_listed(answer) == [], typed

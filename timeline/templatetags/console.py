@@ -1,6 +1,6 @@
 """Template helpers the console pages share: times in the viewer's zone, money, badges."""
 
-from datetime import UTC
+from datetime import UTC, datetime
 from decimal import Decimal
 
 from django import template
@@ -8,19 +8,35 @@ from django.conf import settings
 from django.utils import formats, timezone
 from django.utils.html import format_html
 
+from timeline.answers import RECOMMENDATIONS, worded
+from timeline.time_zones import moment_text, offset_label, utc_text
+
 register = template.Library()
 
 
 @register.filter
 def when(moment):
-    """A <time> the browser rewrites into the viewer's zone (console.js); UTC on hover."""
-    if moment is None:
+    """A <time> in the reader's zone with its offset (`2026-12-05 05:49 UTC+8`,
+    timeline.time_zones); the zone's name and the UTC instant on hover."""
+    if moment is None or moment == "":
         return "—"
-    utc = timezone.localtime(moment, UTC)
-    return format_html(
-        '<time datetime="{}" title="{} UTC">{} UTC</time>',
-        utc.isoformat(), utc.strftime("%Y-%m-%d %H:%M:%S"), utc.strftime("%Y-%m-%d %H:%M"),
-    )
+    if isinstance(moment, str):
+        moment = datetime.fromisoformat(moment)
+    zone = timezone.get_current_timezone_name()
+    return format_html('<time datetime="{}" title="{} · {}">{}</time>',
+                       timezone.localtime(moment, UTC).isoformat(), zone, utc_text(moment),
+                       moment_text(moment))
+
+
+@register.simple_tag(takes_context=True)
+def reader_zone(context) -> dict:
+    """The zone this page is written in: its name, its offset now, and where it came from
+    (chosen, browser, default: console.js rewrites a page written before it knew)."""
+    zone = timezone.get_current_timezone()
+    request = context.get("request")
+    return {"name": timezone.get_current_timezone_name(),
+            "offset": offset_label(timezone.localtime(timezone.now(), zone)),
+            "source": getattr(request, "console_zone_source", "default")}
 
 
 @register.filter
@@ -51,3 +67,9 @@ def evidence_value(value):
     if isinstance(value, list | tuple):
         return "; ".join(str(evidence_value(item)) for item in value)
     return value
+
+
+@register.filter
+def recommendation_words(code):
+    """A case's recommendation in plain words, its code in a badge (timeline.answers)."""
+    return worded(code, RECOMMENDATIONS)

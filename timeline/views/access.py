@@ -7,11 +7,13 @@ lacks the capability gets the 403 page, and the attempt is kept in the refusal l
 
 from django.contrib.auth.views import redirect_to_login
 from django.shortcuts import render
+from django.utils import timezone
 from django.views import View
 from django_htmx.http import HttpResponseClientRedirect
 
 from coupons.capabilities import Capability
 from coupons.services.refusals import record_console_denial
+from timeline.time_zones import request_zone
 
 
 class ConsolePage(View):
@@ -24,6 +26,13 @@ class ConsolePage(View):
     capabilities: dict[str, Capability] = {}
 
     def dispatch(self, request, *args, **kwargs):
+        # Every moment on the page in the reader's zone (timeline.time_zones); the pages
+        # render before dispatch returns, so the override covers them.
+        zone, request.console_zone_source = request_zone(request)
+        with timezone.override(zone):
+            return self.checked_dispatch(request, *args, **kwargs)
+
+    def checked_dispatch(self, request, *args, **kwargs):
         if not request.user.is_authenticated:
             if request.htmx:
                 # A session that ran out mid-action: the whole page goes to sign-in (and back

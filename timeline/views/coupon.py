@@ -26,6 +26,7 @@ from coupons.models import CouponOperation
 from coupons.redaction import visible
 from coupons.replay import coupon_check
 from coupons.selectors import coupon_get
+from timeline.answers import ConsoleWords
 from timeline.lanes import order_colour, with_lanes
 from timeline.state_diagram import state_diagram
 from timeline.views.access import ConsolePage
@@ -33,6 +34,8 @@ from timeline.views.access import ConsolePage
 TIMELINE_PARAMS = ("before", "after", "from")
 # Who did it, by the name each kind of entry gives its actor.
 ACTOR_KEYS = ("actor", "reviewed_by", "decided_by", "proposed_by", "resolved_by")
+# The request's own evidence, shown apart from the entry's facts (issue 19, item 3).
+EVIDENCE_KEYS = ("idempotency_key",)
 LEDGER_PARAMS = ("ledger_page",)
 
 
@@ -71,8 +74,9 @@ def timeline_context(request, coupon) -> dict:
     for e in entries:
         e["deep_link"] = f"?{_query(request, TIMELINE_PARAMS, **{'from': e['key']})}"
         e["actor"] = next((e["details"][k] for k in ACTOR_KEYS if k in e["details"]), "")
+        e["idempotency_key"] = e["details"].get("idempotency_key", "")
         e["more"] = {k: v for k, v in e["details"].items()
-                     if k not in ACTOR_KEYS and k != "order_id"}
+                     if k not in ACTOR_KEYS and k not in EVIDENCE_KEYS and k != "order_id"}
     return {
         "entries": entries, "orders": orders, "lane_count": lane_count,
         "paged": any(cursor.values()),
@@ -131,7 +135,7 @@ class CouponPage(ConsolePage):
             **timeline_context(request, coupon),
             **ledger_context(request, coupon),
             "check": check.as_dict(),
-            "diagnosis": coupon_diagnosis(coupon, now),
+            "diagnosis": coupon_diagnosis(coupon, now, ConsoleWords()),
             "coverage": checkpoint_coverage(coupon=coupon),
             "diagram": state_diagram(current=coupon.status,
                                      taken=check.steps_taken),

@@ -18,6 +18,7 @@ from timeline.search import (
     coupon_search,
     matched_by,
     matched_kinds,
+    template_ids,
 )
 from timeline.views.access import ConsolePage
 
@@ -65,8 +66,9 @@ class Search(ConsolePage):
         text, filters = form.cleaned_data["q"], form.filters()
         if not text and not filters.narrowing:
             return render(request, "console/search.html", context)
-        paginator = CappedPaginator(coupon_search(text=text or None, filters=filters),
-                                    PAGE_SIZE)
+        named_templates = template_ids(text, templates) if text else []
+        paginator = CappedPaginator(coupon_search(text=text or None, filters=filters,
+                                                  templates=named_templates), PAGE_SIZE)
         untouched_list = not filters.narrowing and not form.cleaned_data["sort"]
         if text and untouched_list and paginator.count == 1:
             return redirect(reverse("console:coupon", args=[paginator.page(1)[0].pk]))
@@ -83,8 +85,8 @@ class Search(ConsolePage):
         matches = matched_by(text, page.object_list) if text else {}
         for coupon in page:
             coupon.matched_by = [KIND_LABELS[kind] for kind in matches.get(coupon.pk, [])]
-        kinds = [KIND_LABELS[kind] for kind in matched_kinds(text)] if text and paginator.count \
-            else []
+        kinds = ([KIND_LABELS[kind] for kind in matched_kinds(text, named_templates)]
+                 if text and paginator.count else [])
         context.update(page=page, filters=filters, matched_kinds=kinds,
                        sort_links=sort_links(request, filters))
         return render(request, "console/search.html", context)

@@ -1,18 +1,44 @@
-// Times in the viewer's own zone, written the way the page's language writes dates (<html
-// lang>, the language the console speaks; the UTC original stays in the title), and "/" to search.
-function localTimes(root) {
-  const language = document.documentElement.lang || undefined;
-  for (const el of root.querySelectorAll("time[datetime]")) {
-    const moment = new Date(el.getAttribute("datetime"));
-    if (!isNaN(moment)) {
-      el.textContent = moment.toLocaleString(language, {
-        year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit",
-      });
-    }
+// Times: the server writes every moment in the reader's zone with its offset
+// ("2026-12-05 05:49 UTC+8", timeline/time_zones.py). Their browser's zone travels in a cookie
+// (the default until they pick one); a page written before the server knew it (data-zone-source
+// "default") has its times rewritten here in the same format, so one page never mixes two.
+const ZONE_COOKIE = "console_browser_tz";
+const browserZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+
+function rememberBrowserZone() {
+  if (!browserZone) return;
+  const current = document.cookie.split("; ").find((c) => c.startsWith(`${ZONE_COOKIE}=`));
+  // IANA names are letters, digits, "/", "_", "+" and "-": safe in a cookie as they are (the
+  // server reads the cookie as text, undecoded).
+  if (current !== `${ZONE_COOKIE}=${browserZone}`) {
+    const secure = location.protocol === "https:" ? "; Secure" : "";
+    document.cookie = `${ZONE_COOKIE}=${browserZone}; path=/; `
+      + `max-age=31536000; SameSite=Lax${secure}`;
   }
 }
-document.addEventListener("DOMContentLoaded", () => localTimes(document));
-document.addEventListener("htmx:afterSettle", (event) => localTimes(event.target));
+
+function momentText(moment, zone) {
+  const parts = Object.fromEntries(new Intl.DateTimeFormat("en-US", {
+    timeZone: zone, year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit",
+    minute: "2-digit", hourCycle: "h23", timeZoneName: "shortOffset",
+  }).formatToParts(moment).map((part) => [part.type, part.value]));
+  const offset = parts.timeZoneName.replace(/^GMT/, "UTC");
+  return `${parts.year}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute} ${offset}`;
+}
+
+function browserTimes(root) {
+  const html = document.documentElement;
+  if (html.dataset.zoneSource !== "default" || !browserZone || html.dataset.zone === browserZone) {
+    return;
+  }
+  for (const el of root.querySelectorAll("time[datetime]")) {
+    const moment = new Date(el.getAttribute("datetime"));
+    if (!isNaN(moment)) el.textContent = momentText(moment, browserZone);
+  }
+}
+rememberBrowserZone();
+document.addEventListener("DOMContentLoaded", () => browserTimes(document));
+document.addEventListener("htmx:afterSettle", (event) => browserTimes(event.target));
 document.addEventListener("keydown", (event) => {
   const typing = /^(INPUT|TEXTAREA|SELECT)$/.test(document.activeElement.tagName);
   const search = document.getElementById("search-box");
