@@ -12,6 +12,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from coupons.capabilities import Capability
 from coupons.services.refusals import record_console_denial
+from timeline.audit import record_view
 
 
 class ConsolePage(View):
@@ -22,6 +23,9 @@ class ConsolePage(View):
     """
 
     capabilities: dict[str, Capability] = {}
+    # The view log's name for this page (timeline.audit): set on the pages that show coupons,
+    # cases and decisions; a successful GET of one is recorded.
+    audit_page = ""
 
     def dispatch(self, request, *args, **kwargs):
         if not request.user.is_authenticated:
@@ -34,7 +38,10 @@ class ConsolePage(View):
         needed = self.required_capability(request.method)
         if needed is None or not request.user.has_perm(needed.perm):
             return denied(request, needed)
-        return super().dispatch(request, *args, **kwargs)
+        response = super().dispatch(request, *args, **kwargs)
+        if self.audit_page and request.method == "GET" and response.status_code == 200:
+            record_view(request, page=self.audit_page, coupon_id=kwargs.get("coupon_id"))
+        return response
 
     def required_capability(self, method: str) -> Capability | None:
         if method == "HEAD":
