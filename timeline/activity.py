@@ -144,7 +144,10 @@ def activity_page(*, filters: ActivityFilters, cursor: str | None = None,
             continue
         rows = stream.rows()
         if filters.actor:
-            rows = rows.filter(**{stream.actor_field: filters.actor})
+            # A refused console page names the person by their bare sign-in name
+            # (record_console_denial); every other log as "user:<name>".
+            names = {filters.actor, filters.actor.removeprefix("user:")}
+            rows = rows.filter(**{f"{stream.actor_field}__in": sorted(names)})
         if filters.coupon_id is not None:
             rows = rows.filter(**{stream.coupon_field: filters.coupon_id})
         if stream.name in positions:

@@ -93,8 +93,11 @@ class BulkAction(ConsolePage):
         item_form = action.form_class({**self.item_data(verb, note), "idempotency_key": key},
                                       record=record)
         if not item_form.is_valid():
-            reasons = "; ".join(f"{error}" for errors in item_form.errors.values()
-                                for error in errors)
+            # Named by the field's label: "What happens to the coupon: This field is required."
+            reasons = "; ".join(
+                f"{item_form.fields[name].label}: {error}" if name in item_form.fields
+                else str(error)
+                for name, errors in item_form.errors.items() for error in errors)
             return ItemResult(item_id, False, reasons, "VALIDATION_ERROR")
         outcome = run_action(request, item_form,
                              lambda ctx: action.execute(ctx, item_form.cleaned_data, record))
