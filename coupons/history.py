@@ -34,8 +34,9 @@ from coupons.services.payloads import iso, money
 
 # A refund is received, decided and (when it waits for one) reviewed before the RETURN it
 # executes at the same instant.
+# A reader's own sources (the console's staff notes) come last at an instant.
 KIND_ORDER = ["fact", "refund", "review", "operation", "refusal", "case", "settlement",
-              "compensation"]
+              "compensation", "note"]
 
 
 def entry(at, kind, pk, title, **details) -> dict:
@@ -208,18 +209,20 @@ def _beyond(source: Source, cursor: TimelineKey, forward: bool, inclusive: bool)
 def coupon_timeline_page(*, coupon, can_see_details: bool, size: int = 50,
                          after: TimelineKey | None = None,
                          before: TimelineKey | None = None,
-                         start: TimelineKey | None = None) -> TimelinePage:
+                         start: TimelineKey | None = None,
+                         extra_sources: tuple[Source, ...] = ()) -> TimelinePage:
     """One page of the timeline, oldest entry first: the `size` entries just `after` a cursor,
     just `before` one, from `start` on (a deep link), or else the latest ones.
 
     Each source answers at most size + 1 rows past the cursor, so a page costs one query per
-    source whatever the coupon's history length. Entries carry `at` as a datetime, their
+    source whatever the coupon's history length. `extra_sources` are the reader's own (the
+    console adds staff notes; the core never imports it). Entries carry `at` as a datetime, their
     `key` (anchor and cursor) and `version_step` ("v7 → v8").
     """
     cursor = after or start or before
     forward = before is None and (after is not None or start is not None)
     keyed = []
-    for source in sources():
+    for source in [*sources(), *extra_sources]:
         rows = source.rows(coupon)
         if cursor is not None:
             rows = rows.filter(_beyond(source, cursor, forward, inclusive=start is not None))

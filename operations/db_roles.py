@@ -49,9 +49,12 @@ UPDATABLE_COLUMNS = {
     "coupons_inboxmessage": ["outcome", "seal"],
     "coupons_outboxevent": ["published_at"],
 }
+# The console's own rows a person changes or deletes (settings, saved filters).
+PERSONAL = ["timeline_consolepreference", "timeline_savedfilter"]
 # Everything else of ours (the ledger, rejections, order bindings, expiry warnings, order
-# facts, presale settlements, template versions, prune runs) is SELECT and INSERT only.
-OUR_PREFIXES = ("coupons_", "refunds_")
+# facts, presale settlements, template versions, prune runs, staff notes, the console's view
+# log) is SELECT and INSERT only.
+OUR_PREFIXES = ("coupons_", "refunds_", "timeline_")
 
 PRUNE_FUNCTIONS = ("coupons_prune_outbox", "coupons_prune_idempotency", "coupons_prune_inbox")
 PRUNED = ["coupons_outboxevent", "coupons_idempotencyrecord", "coupons_inboxmessage"]
@@ -172,7 +175,8 @@ def setup_db_roles() -> list[str]:
             ):
                 _run(cursor, sql.SQL(statement).format(db=database, app=app, pruner=pruner))
             framework = sorted(t for t in tables if not t.startswith(OUR_PREFIXES))
-            for table in framework:  # sessions, auth, axes, admin log, console preferences
+            personal = [t for t in PERSONAL if t in tables]
+            for table in [*framework, *personal]:  # sessions, auth, axes, admin log, settings
                 _run(cursor, sql.SQL("GRANT UPDATE, DELETE ON {} TO {}").format(
                     sql.Identifier(table), app))
             for table in UPDATABLE:
@@ -187,4 +191,4 @@ def setup_db_roles() -> list[str]:
             _run(cursor, sql.SQL("GRANT SELECT ON coupons_orderfact TO {}").format(pruner))
             for name, floor in retention_floors().items():
                 _run(cursor, _function_sql(name, floor))
-    return [*framework, *UPDATABLE, *UPDATABLE_COLUMNS]
+    return [*framework, *personal, *UPDATABLE, *UPDATABLE_COLUMNS]

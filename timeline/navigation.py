@@ -6,13 +6,14 @@ from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
 from coupons.capabilities import Capability
+from timeline.capabilities import ConsoleCapability
 
 
 @dataclass(frozen=True)
 class NavEntry:
     label: str  # translated when the bar is drawn (lazy)
     url_name: str
-    capability: Capability
+    capability: Capability | ConsoleCapability
 
 
 # Console pages add their entry here, in the order the bar shows them.
@@ -25,6 +26,7 @@ ENTRIES = [
     NavEntry(_("Compensations"), "console:compensations", Capability.APPROVE_COMPENSATION),
     NavEntry(_("Policies"), "console:policies", Capability.EDIT_POLICIES),
     NavEntry(_("Reconciliation"), "console:reconciliation", Capability.RESOLVE_CASES),
+    NavEntry(_("Activity"), "console:activity", ConsoleCapability.VIEW_ACTIVITY),
 ]
 
 

@@ -7,6 +7,7 @@ an action); anonymous visitors and service tokens always go to the sign-in page.
 """
 
 import pytest
+from django.contrib.auth.models import User
 from django.urls import URLPattern, get_resolver, reverse
 
 from coupons.models import CommandRejection
@@ -14,6 +15,8 @@ from refunds.models import ReturnPolicy
 from refunds.services.policies import policy_create
 from tests.console import queue_objects
 from tests.reconciliation.conftest import closed_order_still_locked
+from timeline.models import SavedFilter
+from timeline.notes import note_add
 
 pytestmark = pytest.mark.django_db
 
@@ -26,6 +29,11 @@ OPERATORS = {"support": DENIED, "operator": OK, "policy_admin": DENIED}
 POLICY_ADMINS = {"support": DENIED, "operator": DENIED, "policy_admin": OK}
 POLICY_ADMIN_FORMS = {**POLICY_ADMINS, "policy_admin": BAD_INPUT}
 EVERYONE_FORMS = dict.fromkeys(ROLES, BAD_INPUT)
+OPERATOR_FORMS = {**OPERATORS, "operator": BAD_INPUT}
+NOTE_WRITERS = {"support": BAD_INPUT, "operator": BAD_INPUT, "policy_admin": DENIED}
+AUDITORS = {"support": DENIED, "operator": OK, "policy_admin": OK}
+# Someone else's saved filter (or none) is not found, whoever asks.
+NOT_YOURS = dict.fromkeys(ROLES, 404)
 
 # Console URLs that are not pages behind a capability.
 PUBLIC = {"login", "logout"}
@@ -72,6 +80,21 @@ CONSOLE_MATRIX = [
     # Anyone signed in picks their own time zone (the empty form: follow the browser).
     ("time_zone", "GET", lambda objects: {}, EVERYONE),
     ("time_zone", "POST", lambda objects: {}, EVERYONE),
+
+    # A team's console (issue 19 items 5-7).
+    ("note_add", "POST", lambda objects: {"coupon_id": objects["coupon"].pk}, NOTE_WRITERS),
+    ("note", "GET", lambda objects: {"coupon_id": objects["coupon"].pk,
+                                     "note_id": objects["note"].pk}, EVERYONE),
+    ("activity", "GET", lambda objects: {}, AUDITORS),
+    ("search_export", "GET", lambda objects: {}, OPERATORS),
+    ("cases_export", "GET", lambda objects: {}, OPERATORS),
+    ("approvals_export", "GET", lambda objects: {}, OPERATORS),
+    ("compensations_export", "GET", lambda objects: {}, OPERATORS),
+    ("case_bulk", "POST", lambda objects: {}, OPERATOR_FORMS),
+    ("decision_bulk", "POST", lambda objects: {}, OPERATOR_FORMS),
+    ("filter_save", "POST", lambda objects: {}, EVERYONE),
+    ("filter_delete", "POST", lambda objects: {"filter_id": objects["saved_filter"].pk},
+     NOT_YOURS),
 ]
 
 
@@ -102,6 +125,11 @@ def objects(db, coupon, template, ctx):
         "published": {"policy_id": default.pk, "number": 1},
         "draft": {"policy_id": drafted.pk, "number": 1},
         "finding": closed_order_still_locked(template, ctx),
+        "note": note_add(coupon_id=coupon.pk, author="user:matrix", text="A note",
+                         form_key="matrix-note"),
+        "saved_filter": SavedFilter.objects.create(
+            user=User.objects.create_user("filter-owner"), page="cases", name="open",
+            query="status=open", created_at=coupon.issued_at),
     }
 
 

@@ -13,6 +13,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from coupons.capabilities import Capability
 from coupons.services.refusals import record_console_denial
+from timeline.audit import record_view
 from timeline.time_zones import request_zone
 
 
@@ -24,6 +25,9 @@ class ConsolePage(View):
     """
 
     capabilities: dict[str, Capability] = {}
+    # The view log's name for this page (timeline.audit): set on the pages that show coupons,
+    # cases and decisions; a successful GET of one is recorded.
+    audit_page = ""
 
     def dispatch(self, request, *args, **kwargs):
         # Every moment on the page in the reader's zone (timeline.time_zones); the pages
@@ -43,7 +47,10 @@ class ConsolePage(View):
         needed = self.required_capability(request.method)
         if needed is None or not request.user.has_perm(needed.perm):
             return denied(request, needed)
-        return super().dispatch(request, *args, **kwargs)
+        response = super().dispatch(request, *args, **kwargs)
+        if self.audit_page and request.method == "GET" and response.status_code == 200:
+            record_view(request, page=self.audit_page, coupon_id=kwargs.get("coupon_id"))
+        return response
 
     def required_capability(self, method: str) -> Capability | None:
         if method == "HEAD":

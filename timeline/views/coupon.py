@@ -27,7 +27,10 @@ from coupons.redaction import visible
 from coupons.replay import coupon_check
 from coupons.selectors import coupon_get
 from timeline.answers import ConsoleWords
+from timeline.capabilities import ConsoleCapability, can_read_notes
 from timeline.lanes import order_colour, with_lanes
+from timeline.note_forms import NoteForm
+from timeline.notes import note_source, with_note_lane
 from timeline.state_diagram import state_diagram
 from timeline.views.access import ConsolePage
 
@@ -69,8 +72,10 @@ def timeline_context(request, coupon) -> dict:
     cursor = {name: TimelineKey.parse(request.GET.get(name)) for name in TIMELINE_PARAMS}
     page = coupon_timeline_page(
         coupon=coupon, can_see_details=can_see_details(request.user),
-        before=cursor["before"], after=cursor["after"], start=cursor["from"])
+        before=cursor["before"], after=cursor["after"], start=cursor["from"],
+        extra_sources=(note_source(can_read=can_read_notes(request.user)),))
     orders, entries, lane_count = with_lanes(page.entries)
+    entries, lane_count = with_note_lane(entries, lane_count)
     for e in entries:
         e["deep_link"] = f"?{_query(request, TIMELINE_PARAMS, **{'from': e['key']})}"
         e["actor"] = next((e["details"][k] for k in ACTOR_KEYS if k in e["details"]), "")
@@ -123,6 +128,8 @@ def lease_context(coupon, now) -> dict:
 
 
 class CouponPage(ConsolePage):
+    audit_page = "coupon"
+
     def get(self, request, coupon_id: int):
         coupon = _coupon(coupon_id)
         now = clock.now()
@@ -139,6 +146,8 @@ class CouponPage(ConsolePage):
             "coverage": checkpoint_coverage(coupon=coupon),
             "diagram": state_diagram(current=coupon.status,
                                      taken=check.steps_taken),
+            "note_form": NoteForm() if request.user.has_perm(
+                ConsoleCapability.ADD_NOTES.perm) else None,
         })
 
 

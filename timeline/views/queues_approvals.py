@@ -33,6 +33,8 @@ def decision_item(request, decision, **submitted) -> dict:
 
 
 class ApprovalQueue(ConsolePage):
+    audit_page = "approvals"
+
     def get(self, request):
         context = queue_page(request, filters=APPROVAL_FILTERS, default="pending",
                              select=approval_queue, make_item=decision_item)

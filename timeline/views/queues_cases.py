@@ -30,6 +30,8 @@ def case_item(request, case, **submitted) -> dict:
 
 
 class CaseQueue(ConsolePage):
+    audit_page = "cases"
+
     def get(self, request):
         context = queue_page(request, filters=CASE_FILTERS, default="open", select=case_queue,
                              make_item=case_item)

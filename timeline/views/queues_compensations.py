@@ -61,6 +61,8 @@ def propose_item(request, proposal=None, *, row=None, **forms) -> dict:
 
 
 class CompensationQueue(ConsolePage):
+    audit_page = "compensations"
+
     def get(self, request):
         context = queue_page(request, filters=COMPENSATION_FILTERS, default="proposed",
                              select=compensation_queue, make_item=compensation_item)

@@ -9,6 +9,8 @@ from django.utils.translation import ngettext
 
 from coupons.models import CouponStatus
 from coupons.selectors import template_list
+from timeline.capabilities import can_read_notes
+from timeline.notes import notes_matching
 from timeline.search import (
     KIND_LABELS,
     SORTS,
@@ -55,6 +57,8 @@ class SearchForm(forms.Form):
 
 
 class Search(ConsolePage):
+    audit_page = "search"
+
     def get(self, request):
         templates = list(template_list())
         form = SearchForm(request.GET, templates=templates)
@@ -64,6 +68,7 @@ class Search(ConsolePage):
                                      for name, errors in form.errors.items()]
             return render(request, "console/search.html", context, status=400)
         text, filters = form.cleaned_data["q"], form.filters()
+        context["notes"] = notes_matching(text, can_read=can_read_notes(request.user))
         if not text and not filters.narrowing:
             return render(request, "console/search.html", context)
         named_templates = template_ids(text, templates) if text else []

@@ -1,0 +1,91 @@
+"""The view log and the Activity page: who opened which coupon and queue, what they did, what
+they were refused, per person and per coupon, in pages that never repeat or skip a row."""
+
+import pytest
+from django.urls import reverse
+
+from coupons.models import CommandRejection
+from tests.console.queue_objects import fresh_coupon
+from timeline.activity import ActivityFilters, activity_page
+from timeline.models import ViewRecord
+
+pytestmark = pytest.mark.django_db
+
+
+def test_opening_a_coupon_and_a_queue_records_one_view_each(signed_in, coupon):
+    client = signed_in("support", "sam")
+
+    client.get(reverse("console:coupon", args=[coupon.pk]))
+    client.get(reverse("console:cases"), {"status": "open"})
+
+    views = list(ViewRecord.objects.order_by("pk").values_list("actor", "page", "coupon_id",
+                                                               "path"))
+    assert views == [("user:sam", "coupon", coupon.pk, f"/coupons/{coupon.pk}/"),
+                     ("user:sam", "cases", None, "/cases/?status=open")]
+
+
+def test_a_missing_coupon_or_a_refused_page_records_no_view(signed_in):
+    client = signed_in("support")
+
+    assert client.get(reverse("console:coupon", args=[999999])).status_code == 404
+    assert client.get(reverse("console:activity")).status_code == 403
+
+    assert not ViewRecord.objects.exists()
+
+
+def test_activity_shows_views_actions_and_refused_attempts_per_person(signed_in, coupon,
+                                                                      client):
+    support = signed_in("support", "sam")
+    support.get(reverse("console:coupon", args=[coupon.pk]))
+    support.post(reverse("console:note_add", args=[coupon.pk]),
+                 {"text": "called", "form_key": "k-1"})
+    support.get(reverse("console:activity"))  # refused: support does not audit
+    client.logout()
+    auditor = signed_in("policy_admin", "pat")
+
+    page = auditor.get(reverse("console:activity"), {"person": "sam"}).content.decode()
+
+    assert "Opened coupon" in page
+    assert "Wrote staff note #" in page
+    assert "CONSOLE refused: PERMISSION_DENIED" in page
+    assert "GET /activity/ needs view_activity" in page
+    assert "user:pat" not in page.split("<tbody>")[1]  # only sam's rows
+
+
+def test_activity_per_coupon_lists_its_ledger_rows_and_its_views(signed_in, coupon, template):
+    other = fresh_coupon(template, "u2")
+    client = signed_in("operator", "olga")
+    client.get(reverse("console:coupon", args=[other.pk]))
+
+    page = activity_page(filters=ActivityFilters(coupon_id=coupon.pk))
+
+    assert [e["what"] for e in page.entries] == ["ISSUE ∅→AVAILABLE (v1)"]
+    assert all(e["coupon_id"] == coupon.pk for e in page.entries)
+
+
+def test_paging_the_activity_never_repeats_or_skips_a_row(signed_in, coupon):
+    client = signed_in("operator", "olga")
+    for _ in range(7):
+        client.get(reverse("console:coupon", args=[coupon.pk]))
+    CommandRejection.objects.create(op_type="LOCK", actor="user:olga", error_code="X",
+                                    message="m", created_at=coupon.issued_at)
+    everything = activity_page(filters=ActivityFilters(), size=100).entries
+
+    seen, cursor = [], None
+    while True:
+        page = activity_page(filters=ActivityFilters(), cursor=cursor, size=3)
+        seen += page.entries
+        if page.older is None:
+            break
+        cursor = page.older
+
+    assert len(everything) == 9  # 7 views, the ISSUE row, the refusal
+    assert [(e["kind"], e["what"], e["at"]) for e in seen] == \
+        [(e["kind"], e["what"], e["at"]) for e in everything]
+
+
+def test_a_bad_activity_filter_is_answered_in_the_page(signed_in):
+    answer = signed_in("operator").get(reverse("console:activity"), {"coupon": "abc"})
+
+    assert answer.status_code == 400
+    assert "These filters cannot be used" in answer.content.decode()

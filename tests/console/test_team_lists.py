@@ -1,0 +1,169 @@
+"""Lists for a team: CSV exports (same filters as the page, streamed, recorded, formula-safe),
+saved filters per person, and bulk decisions where each item answers for itself."""
+
+import csv
+import io
+import uuid
+
+import pytest
+from django.urls import reverse
+
+from coupons.models import CaseStatus, ConflictCase
+from refunds.models import RefundCoupon
+from tests.console.queue_objects import fresh_coupon, late_payment_case, pending_decision
+from timeline.exports import neutralised
+from timeline.models import SavedFilter, ViewRecord
+
+pytestmark = pytest.mark.django_db
+
+
+def rows_of(answer) -> list[list[str]]:
+    assert answer.streaming
+    body = b"".join(answer.streaming_content).decode()
+    return list(csv.reader(io.StringIO(body)))
+
+
+@pytest.mark.parametrize("text,cell", [
+    ("=HYPERLINK(\"http://x\")", "'=HYPERLINK(\"http://x\")"), ("+1", "'+1"), ("-2", "'-2"),
+    ("@SUM(A1)", "'@SUM(A1)"), ("order-1", "order-1"), ("", ""), (None, ""), (42, "42"),
+])
+def test_a_cell_that_a_spreadsheet_would_run_gets_a_leading_quote(text, cell):
+    assert neutralised(text) == cell
+
+
+def test_the_case_export_has_the_pages_filter_and_neutralises_formulas(signed_in, template):
+    late_payment_case(fresh_coupon(template), order_id="=cmd|' /C calc'!A0")
+    resolved = late_payment_case(fresh_coupon(template, "u2"), order_id="order-done")
+    ConflictCase.objects.filter(pk=resolved.pk).update(status=CaseStatus.DISMISSED)
+    client = signed_in("operator", "olga")
+
+    answer = client.get(reverse("console:cases_export"), {"status": "open"})
+
+    assert answer.status_code == 200
+    assert answer["Content-Type"].startswith("text/csv")
+    header, *rows = rows_of(answer)
+    assert header[:3] == ["case_id", "coupon_id", "status"]
+    assert [row[4] for row in rows] == ["'=cmd|' /C calc'!A0"]  # the open one only, quoted
+    export = ViewRecord.objects.get(kind=ViewRecord.Kind.EXPORT)
+    assert (export.actor, export.page, export.path) == (
+        "user:olga", "cases", "/cases/export.csv?status=open")
+
+
+def test_the_search_export_lists_every_match_of_the_same_search(signed_in, template):
+    for _ in range(3):
+        fresh_coupon(template, "bulk-user")
+    fresh_coupon(template, "someone-else")
+
+    answer = signed_in("operator").get(reverse("console:search_export"), {"q": "bulk-user"})
+
+    _, *rows = rows_of(answer)
+    assert {row[1] for row in rows} == {"bulk-user"} and len(rows) == 3
+
+
+def test_support_cannot_export(signed_in):
+    assert signed_in("support").get(reverse("console:cases_export")).status_code == 403
+    assert not ViewRecord.objects.filter(kind=ViewRecord.Kind.EXPORT).exists()
+
+
+def test_a_saved_filter_is_applied_by_its_link_and_deleted_by_its_owner(signed_in, template):
+    client = signed_in("operator", "olga")
+
+    saved = client.post(reverse("console:filter_save"),
+                        {"page": "cases", "name": "Open ones", "query": "status=open&page=3"})
+
+    kept = SavedFilter.objects.get()
+    assert (kept.name, kept.query) == ("Open ones", "status=open")  # paging is not a filter
+    assert saved["Location"] == "/cases/?status=open"
+    page = client.get("/cases/?status=open").content.decode()
+    assert 'href="/cases/?status=open" aria-current="true">Open ones</a>' in page
+    again = client.post(reverse("console:filter_save"),
+                        {"page": "cases", "name": "Open ones", "query": "status=all"})
+    assert again.status_code == 302 and SavedFilter.objects.count() == 1
+
+    client.post(reverse("console:filter_delete", args=[kept.pk]))
+
+    assert not SavedFilter.objects.exists()
+
+
+def test_nobody_deletes_or_sees_another_persons_filter(signed_in, client):
+    owner = signed_in("operator", "olga")
+    owner.post(reverse("console:filter_save"),
+               {"page": "cases", "name": "Mine", "query": "status=open"})
+    kept = SavedFilter.objects.get()
+    client.logout()
+    other = signed_in("operator", "oscar")
+
+    assert "Mine" not in other.get("/cases/").content.decode()
+    assert other.post(reverse("console:filter_delete", args=[kept.pk])).status_code == 404
+    assert SavedFilter.objects.filter(pk=kept.pk).exists()
+
+
+def bulk(client, name, ids, verb, note="", key=None):
+    return client.post(reverse(f"console:{name}"), {
+        "ids": [str(i) for i in ids], "verb": verb, "note": note,
+        "bulk_key": key or str(uuid.uuid4())})
+
+
+def test_bulk_reject_runs_each_decision_and_one_refused_item_blocks_none(signed_in,
+                                                                        template):
+    first = pending_decision(fresh_coupon(template), order_id="order-1")
+    second = pending_decision(fresh_coupon(template, "u2"), order_id="order-2")
+    client = signed_in("operator", "olga")
+    bulk(client, "decision_bulk", [first.pk], "reject", note="duplicate refund")
+
+    answer = bulk(client, "decision_bulk", [first.pk, 999999, second.pk], "reject",
+                  note="duplicate refund")
+
+    page = answer.content.decode()
+    assert answer.status_code == 200
+    assert "3 items: 1 done, 2 refused." in page
+    assert f"Refund decision #{second.pk} rejected" in page
+    assert "NOT_FOUND" in page  # 999999
+    assert RefundCoupon.objects.get(pk=second.pk).status == RefundCoupon.Status.REJECTED
+    assert RefundCoupon.objects.get(pk=second.pk).review_note == "duplicate refund"
+
+
+def test_the_same_bulk_form_sent_twice_replays_each_item(signed_in, template):
+    decision = pending_decision(fresh_coupon(template))
+    client = signed_in("operator")
+    key = str(uuid.uuid4())
+    bulk(client, "decision_bulk", [decision.pk], "reject", note="twice", key=key)
+
+    again = bulk(client, "decision_bulk", [decision.pk], "reject", note="twice", key=key)
+
+    assert "1 item: 1 done, 0 refused." in again.content.decode()
+    assert "Already done (this form was sent before)" in again.content.decode()
+
+
+def test_bulk_approve_of_a_decision_that_needs_a_chosen_action_is_refused_for_that_item(
+        signed_in, template):
+    decision = pending_decision(fresh_coupon(template))  # MANUAL_REVIEW: approve needs an action
+
+    answer = bulk(signed_in("operator"), "decision_bulk", [decision.pk], "approve")
+
+    assert "VALIDATION_ERROR" in answer.content.decode()
+    assert RefundCoupon.objects.get(pk=decision.pk).status == \
+        RefundCoupon.Status.PENDING_APPROVAL
+
+
+def test_bulk_resolve_with_one_reason_resolves_each_open_case(signed_in, template):
+    cases = [late_payment_case(fresh_coupon(template, f"u{i}"), order_id=f"order-{i}")
+             for i in range(2)]
+
+    answer = bulk(signed_in("operator", "olga"), "case_bulk", [c.pk for c in cases], "DISMISS",
+                  note="paid twice by the customer's bank, refunded there")
+
+    assert "2 items: 2 done, 0 refused." in answer.content.decode()
+    for case in cases:
+        case.refresh_from_db()
+        assert (case.status, case.resolved_by) == (CaseStatus.DISMISSED, "user:olga")
+
+
+def test_a_bulk_form_without_items_changes_nothing(signed_in, template):
+    decision = pending_decision(fresh_coupon(template))
+
+    answer = bulk(signed_in("operator"), "decision_bulk", [], "reject", note="x")
+
+    assert answer.status_code == 400
+    assert RefundCoupon.objects.get(pk=decision.pk).status == \
+        RefundCoupon.Status.PENDING_APPROVAL
