@@ -1,7 +1,7 @@
 """Read replicas against a real streaming replica (issue 21 item 2; README "Read replicas").
 
 `bin/replica-cluster up` makes a primary and a `pg_basebackup -R` copy of it streaming from it
-(ports REPLICA_TEST_PORTS, default 5450,5451); the app is migrated on the primary and served by
+(the first free pair of ports from 5450-5459); the app is migrated on the primary and served by
 gunicorn twice, as the app role on both nodes: a patient server (replicas may lag an hour) and a
 strict one (one second). Pausing the replica's WAL replay makes it fall behind on demand, so
 each test shows where its answer came from by what the answer holds: a state only the primary
@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -23,6 +24,8 @@ import urllib.error
 import urllib.request
 import uuid
 from contextlib import contextmanager
+from dataclasses import dataclass
+from fcntl import LOCK_EX, LOCK_UN, flock
 from pathlib import Path
 
 import psycopg
@@ -32,8 +35,11 @@ from tests.api.test_production_defaults import PRODUCTION_ENV
 from tests.test_serve import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
-PRIMARY_PORT, REPLICA_PORT = (
-    int(port) for port in os.environ.get("REPLICA_TEST_PORTS", "5450,5451").split(","))
+# Pairs of ports (primary, replica) this suite may use; each xdist worker that runs tests here
+# takes the first free pair under a file lock.
+PORT_PAIRS = [(port, port + 1) for port in range(
+    int(os.environ.get("REPLICA_TEST_FIRST_PORT", "5450")), 5460, 2)]
+PORT_LOCK = Path(tempfile.gettempdir()) / "coupon-replica-test-ports.lock"
 DATABASE = "coupons"
 WAIT_SECONDS = 60  # the longest any wait below may take before the test fails
 
@@ -50,7 +56,7 @@ template = template_create(code="off30", name="30 off 200", kind="AMOUNT_OFF",
                            face_value=Decimal("30.00"), min_order_amount=Decimal("200.00"),
                            valid_days=30)
 coupons = [coupon_issue(template_id=template.pk, user_id="u1", ctx=ctx).coupon.pk
-           for _ in range(3)]
+           for _ in range(6)]  # one per test: they may run in any order
 keys = [service_client_create(name=name, capabilities=CLIENT_GRANTS.values(),
                               fact_types=FactType.values)[1] for name in ("writer", "reader")]
 sessions = {}
@@ -115,6 +121,18 @@ def gunicorn(env: dict, log_path: Path):
         log.close()
 
 
+@dataclass(frozen=True)
+class Nodes:
+    directory: str
+    primary: int
+    replica: int
+
+
+def listening(port: int) -> bool:
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
 @pytest.fixture(scope="module")
 def cluster():
     reason = binaries_missing()
@@ -124,13 +142,23 @@ def cluster():
         pytest.skip(reason)
     directory = tempfile.mkdtemp(prefix="replica-test-")
     os.chmod(directory, 0o755)  # the postgres user writes its clusters inside
-    node_env = {**os.environ, "PRIMARY_PORT": str(PRIMARY_PORT),
-                "REPLICA_PORT": str(REPLICA_PORT)}
     script = [str(ROOT / "bin" / "replica-cluster")]
+    with PORT_LOCK.open("w") as lock_file:
+        flock(lock_file, LOCK_EX)  # two workers never pick the same free pair
+        try:
+            free = [pair for pair in PORT_PAIRS if not any(map(listening, pair))]
+            if not free:
+                pytest.fail(f"no free pair of ports among {PORT_PAIRS}")
+            nodes = Nodes(directory, *free[0])
+            node_env = {**os.environ, "PRIMARY_PORT": str(nodes.primary),
+                        "REPLICA_PORT": str(nodes.replica)}
+            up = subprocess.run([*script, "up", directory], env=node_env, timeout=120,
+                                capture_output=True, text=True)
+        finally:
+            flock(lock_file, LOCK_UN)
     try:
-        subprocess.run([*script, "up", directory], env=node_env, check=True, timeout=120,
-                       capture_output=True)
-        yield directory
+        assert up.returncode == 0, up.stderr + up.stdout
+        yield nodes
     finally:
         subprocess.run([*script, "down", directory], env=node_env, timeout=120,
                        capture_output=True)
@@ -140,40 +168,41 @@ def cluster():
 @pytest.fixture(scope="module")
 def app(cluster):
     """The schema and roles on the primary (replayed on the replica), seeded; two servers."""
-    sql_admin = psycopg.connect(host="127.0.0.1", port=PRIMARY_PORT, user="postgres",
+    primary, replica = cluster.primary, cluster.replica
+    sql_admin = psycopg.connect(host="127.0.0.1", port=primary, user="postgres",
                                 dbname="postgres", autocommit=True)
     with sql_admin:
         sql_admin.execute(f"CREATE DATABASE {DATABASE}")
     env = {"PATH": os.environ.get("PATH", ""), "DJANGO_SETTINGS_MODULE": "config.settings",
            **PRODUCTION_ENV, "DJANGO_ALLOWED_HOSTS": "127.0.0.1", "DJANGO_HTTPS": "0",
            "DJANGO_BEHIND_TLS_PROXY": "0", "COUPON_APP_DB_PASSWORD": "replica-test-only",
-           "DATABASE_URL": f"postgres://postgres@127.0.0.1:{PRIMARY_PORT}/{DATABASE}"}
+           "DATABASE_URL": f"postgres://postgres@127.0.0.1:{primary}/{DATABASE}"}
     manage("migrate", "--noinput", "-v0", env=env)
     manage("setup_db_roles", "-v0", env=env)
     seeded = json.loads(manage("shell", "-c", SEED, env=env).strip().splitlines()[-1])
     served = {**env, "DB_POOL_MAX_SIZE": "2",
-              "DATABASE_URL": f"postgres://coupon_app@127.0.0.1:{PRIMARY_PORT}/{DATABASE}",
-              "DATABASE_REPLICA_URLS": f"postgres://coupon_app@127.0.0.1:{REPLICA_PORT}/{DATABASE}"}
-    logs = Path(cluster)
+              "DATABASE_URL": f"postgres://coupon_app@127.0.0.1:{primary}/{DATABASE}",
+              "DATABASE_REPLICA_URLS": f"postgres://coupon_app@127.0.0.1:{replica}/{DATABASE}"}
+    logs = Path(cluster.directory)
     with (gunicorn({**served, "DATABASE_REPLICA_MAX_LAG_SECONDS": "3600"},
                    logs / "patient.log") as patient,
           gunicorn({**served, "DATABASE_REPLICA_MAX_LAG_SECONDS": "1"},
                    logs / "strict.log") as strict):
-        yield {**seeded, "patient": patient, "strict": strict}
+        yield {**seeded, "patient": patient, "strict": strict, "nodes": cluster}
 
 
 @pytest.fixture
 def paused_replica(app):
     """The replica receives the primary's WAL but replays none of it until the test ends."""
-    sql(REPLICA_PORT, "SELECT pg_wal_replay_pause()")
+    sql(app["nodes"].replica, "SELECT pg_wal_replay_pause()")
     yield
-    sql(REPLICA_PORT, "SELECT pg_wal_replay_resume()")
-    caught_up()
+    sql(app["nodes"].replica, "SELECT pg_wal_replay_resume()")
+    caught_up(app["nodes"])
 
 
-def caught_up() -> None:
-    target = sql(PRIMARY_PORT, "SELECT pg_current_wal_insert_lsn()")[0]
-    wait_for(lambda: sql(REPLICA_PORT, "SELECT pg_last_wal_replay_lsn() >= %s", target)[0],
+def caught_up(nodes: Nodes) -> None:
+    target = sql(nodes.primary, "SELECT pg_current_wal_insert_lsn()")[0]
+    wait_for(lambda: sql(nodes.replica, "SELECT pg_last_wal_replay_lsn() >= %s", target)[0],
              "the replica to replay the primary's WAL")
 
 
@@ -229,33 +258,31 @@ def test_api_gets_and_console_pages_read_from_the_replica_and_say_as_of_when(app
     assert "Data as of" in page and "read from a replica" in page
 
 
-def test_a_writer_reads_its_write_at_once_while_others_read_the_replica(app, paused_replica):
+def test_a_writer_reads_its_write_at_once_while_others_read_the_replica(app):
     coupon = app["coupons"][1]
-    lock(app["patient"], coupon, app["writer"])
-
-    # The replica has not replayed the lock: the writer is sent to the primary, the reader
-    # still gets the replica's older answer, marked with its age.
-    writer_reads = coupon_state(app["patient"], coupon, app["writer"])
-    reader_reads = coupon_state(app["patient"], coupon, app["reader"])
+    sql(app["nodes"].replica, "SELECT pg_wal_replay_pause()")
+    try:
+        lock(app["patient"], coupon, app["writer"])
+        # The replica has not replayed the lock: the writer is sent to the primary, the
+        # reader still gets the replica's older answer, marked with its age.
+        writer_reads = coupon_state(app["patient"], coupon, app["writer"])
+        reader_reads = coupon_state(app["patient"], coupon, app["reader"])
+    finally:
+        sql(app["nodes"].replica, "SELECT pg_wal_replay_resume()")
+    caught_up(app["nodes"])
+    # Once the replica has replayed the write, the writer reads from it again.
+    writer_later = coupon_state(app["patient"], coupon, app["writer"])
 
     assert writer_reads == ("LOCKED", None)
     assert reader_reads[0] == "AVAILABLE" and reader_reads[1] is not None
-
-
-def test_once_the_replica_replays_the_write_the_writer_reads_from_it_again(app):
-    coupon = app["coupons"][1]  # locked by the test above
-    caught_up()
-
-    status, as_of = coupon_state(app["patient"], coupon, app["writer"])
-
-    assert (status, as_of is not None) == ("LOCKED", True)
+    assert writer_later[0] == "LOCKED" and writer_later[1] is not None
 
 
 def test_a_replica_lagging_past_the_bound_is_passed_over_for_the_primary(app, paused_replica):
     coupon = app["coupons"][2]
     lock(app["patient"], coupon, app["writer"])
     # The strict server's bound is one second: wait until the paused replica is further behind.
-    wait_for(lambda: sql(REPLICA_PORT, "SELECT now() - pg_last_xact_replay_timestamp() "
+    wait_for(lambda: sql(app["nodes"].replica, "SELECT now() - pg_last_xact_replay_timestamp() "
                                        "> interval '1.5 seconds'")[0],
              "the paused replica to fall more than a second behind")
 
@@ -270,7 +297,7 @@ def test_a_replica_lagging_past_the_bound_is_passed_over_for_the_primary(app, pa
 
 
 def test_commands_and_console_forms_never_read_from_the_replica(app, paused_replica):
-    coupon = app["coupons"][0]
+    coupon = app["coupons"][3]
     lock(app["patient"], coupon, app["writer"])
 
     # The reader has written nothing lately, so its GETs may read the paused replica; its
@@ -287,12 +314,22 @@ def test_commands_and_console_forms_never_read_from_the_replica(app, paused_repl
     assert "X-Data-As-Of" not in editor_headers and "X-Data-As-Of" in list_headers
 
 
-def test_a_replica_that_is_down_leaves_reads_to_the_primary(app, cluster):
-    as_postgres = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
-    subprocess.run([*as_postgres, *sorted(Path("/usr/lib/postgresql").glob("*/bin/pg_ctl"))[-1:],
-                    "-D", f"{cluster}/replica", "-m", "immediate", "-w", "stop"],
-                   check=True, capture_output=True, timeout=60)
+def test_a_replica_that_is_down_leaves_reads_to_the_primary(app):
+    # The strict server: it leaves a failed replica alone for a while afterwards, and no other
+    # test expects it to read from the replica.
+    coupon = app["coupons"][4]
+    pg_ctl = [*(["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []),
+              str(sorted(Path("/usr/lib/postgresql").glob("*/bin/pg_ctl"))[-1]),
+              "-D", f"{app['nodes'].directory}/replica", "-w",
+              "-l", f"{app['nodes'].directory}/replica/server.log"]
+    caught_up(app["nodes"])
+    while_up = coupon_state(app["strict"], coupon, app["reader"])
+    subprocess.run([*pg_ctl, "-m", "immediate", "stop"], check=True, capture_output=True,
+                   timeout=60)
+    try:
+        while_down = coupon_state(app["strict"], coupon, app["reader"])
+    finally:
+        subprocess.run([*pg_ctl, "start"], check=True, capture_output=True, timeout=60)
 
-    status, as_of = coupon_state(app["patient"], app["coupons"][0], app["reader"])
-
-    assert (status, as_of) == ("LOCKED", None)
+    assert while_up[0] == "AVAILABLE" and while_up[1] is not None
+    assert while_down == ("AVAILABLE", None)
