@@ -1,13 +1,18 @@
-"""The replica router's rules, without a replica (the real one: tests/test_read_replicas.py)."""
+"""The replica router's rules and the page's "data as of", without a replica (the real one:
+tests/test_read_replicas.py)."""
+
+from datetime import UTC, datetime
 
 import pytest
-from django.contrib.auth.models import User
+from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
 from django.http import HttpResponse
+from django.template.loader import render_to_string
 from django.test import RequestFactory
 from django.urls import resolve
+from django.utils import translation
 
-from config.replica_reads import caller_key, may_read_from_replica
+from config.replica_reads import ReplicaRead, caller_key, may_read_from_replica
 from config.replica_router import ReplicaRouter, reading_from
 from coupons.models import CouponOperation, IdempotencyRecord, ServiceClient, UserCoupon
 
@@ -86,3 +91,19 @@ def test_read_your_writes_follows_an_api_key_and_keeps_it_hashed():
     assert caller_key(one) != caller_key(other)
     assert "secret-one" not in caller_key(one)
     assert caller_key(RequestFactory().get("/")) is None
+
+
+@pytest.mark.parametrize(("language", "sentence"), [
+    ("en", "Data as of"), ("zh-hans", "数据截至"),
+])
+def test_a_page_read_from_a_replica_says_as_of_when_in_the_readers_language(language, sentence):
+    moment = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+    request = RequestFactory().get("/")
+    request.user = AnonymousUser()
+    plain = render_to_string("console/base.html", request=request)
+    request.replica_read = ReplicaRead("replica_1", moment)
+    with translation.override(language):
+        marked = render_to_string("console/base.html", request=request)
+
+    assert sentence in marked and sentence not in plain
+    assert 'datetime="2026-12-01T12:00:00+00:00"' in marked
