@@ -28,6 +28,7 @@ from config.replica_router import reading_from
 logger = logging.getLogger(__name__)
 
 READ_METHODS = frozenset({"GET", "HEAD"})
+WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 # Console pages that prepare a write (editors, confirmations) or change the session: they read
 # what the next POST is checked against, so they read it where that POST will write.
 PRIMARY_PAGES = frozenset({
@@ -135,7 +136,7 @@ class ReplicaReadsMiddleware:
         read = getattr(request, "replica_read", None)
         if read is not None:
             response[DATA_AS_OF_HEADER] = read.as_of.isoformat()
-        elif request.method not in READ_METHODS:
+        elif request.method in WRITE_METHODS:
             remember_write(request, response)
         return response
 
