@@ -448,3 +448,37 @@ LOGGING = {
         "django.server": {"handlers": ["console"], "level": "INFO", "propagate": False},
     },
 }
+
+# --- Read replicas (issue 21): README "Read replicas" --------------------------------------------
+# DATABASE_REPLICA_URLS (comma-separated postgres:// URLs, the app role's login on each streaming
+# replica): console pages and API GETs read from one (config/replica_reads.py), everything else
+# from the primary. Unset, nothing changes: no router, no middleware, no extra query.
+DATABASE_REPLICA_URLS = env_list("DATABASE_REPLICA_URLS")
+# A replica further behind than this answers nothing: the primary does, as without replicas.
+DATABASE_REPLICA_MAX_LAG_SECONDS = env_int("DATABASE_REPLICA_MAX_LAG_SECONDS", default=5)
+# After a person's or client's write, for this long their reads wait for a replica that has
+# replayed it, reading from the primary meanwhile.
+DATABASE_REPLICA_READ_YOUR_WRITES_SECONDS = env_int(
+    "DATABASE_REPLICA_READ_YOUR_WRITES_SECONDS", default=60)
+DATABASE_REPLICA_ALIASES = []
+if DATABASE_REPLICA_URLS:
+    if DATABASES["default"]["ENGINE"] != "config.postgresql":
+        raise ImproperlyConfigured("DATABASE_REPLICA_URLS needs a PostgreSQL DATABASE_URL.")
+    for number, url in enumerate(DATABASE_REPLICA_URLS, start=1):
+        parsed = dj_database_url.parse(url)
+        replica = {**DATABASES["default"], **{key: parsed[key] for key in
+                                              ("NAME", "USER", "PASSWORD", "HOST", "PORT")}}
+        options = dict(replica.get("OPTIONS", {}))
+        # A replica that is down must cost a request two seconds at most, not the pool's wait.
+        options["connect_timeout"] = 2
+        if "pool" in options:
+            options["pool"] = {**options["pool"], "timeout": 2}
+        replica["OPTIONS"] = options
+        replica["TEST"] = {"MIRROR": "default"}  # a test run has one database
+        DATABASES[f"replica_{number}"] = replica
+        DATABASE_REPLICA_ALIASES.append(f"replica_{number}")
+    DATABASE_ROUTERS = ["config.replica_router.ReplicaRouter"]
+    # After authentication (the caller's key) and before the views it routes.
+    MIDDLEWARE.insert(MIDDLEWARE.index("django.contrib.auth.middleware.AuthenticationMiddleware")
+                      + 1, "config.replica_reads.ReplicaReadsMiddleware")
+TEMPLATES[0]["OPTIONS"]["context_processors"].append("config.replica_reads.data_as_of")

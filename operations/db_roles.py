@@ -12,7 +12,9 @@
   holds DELETE on exactly the tables `manage.py prune` empties, and the history triggers let a
   DELETE through only when the current user is this role. Each function refuses a cutoff
   inside its retention window on the database's own clock, so the application role, which may
-  call them, cannot use them to delete anything recent.
+  call them, cannot use them to delete anything recent. It also owns the outbox's day
+  partitions (operations/outbox_partitions.py), so the outbox function can drop a past day
+  whole; the application role owns none and can drop none.
 
 Idempotent: revokes and grants again on every run. Run it after every `migrate` (bin/serve
 does); tables a migration adds are readable and insertable at once through the default
@@ -28,6 +30,7 @@ from django.db import DatabaseError, connection, transaction
 from psycopg import sql
 
 from coupons.models.append_only import PRUNER_ROLE
+from operations.outbox_partitions import outbox_partitions_ahead
 
 APP_ROLE = "coupon_app"
 APP_PASSWORD_ENV = "COUPON_APP_DB_PASSWORD"
@@ -85,27 +88,67 @@ def retention_floors() -> dict[str, str]:
     }
 
 
+# The outbox is partitioned by day on PostgreSQL (operations/outbox_partitions.py): first drop
+# every day partition that ended before the cutoff and holds no unpublished row and no row
+# published inside the window (two index probes), then delete what is left row by row (the
+# DEFAULT partition, and a kept day's published rows). The function's owner, coupon_pruner,
+# owns the day partitions, which is what DROP TABLE needs; the parent stays the owner's.
+# Dropped rows are counted from the planner's statistics when it has them (constant time).
+DROP_PARTITIONS_SQL = {
+    "coupons_prune_outbox": """
+        FOR part IN
+            SELECT c.oid::regclass AS name, pg_get_expr(c.relpartbound, c.oid) AS bound,
+                   c.reltuples::bigint AS estimate
+            FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+            WHERE i.inhparent = 'coupons_outboxevent'::regclass
+        LOOP
+            CONTINUE WHEN part.bound = 'DEFAULT';
+            upper_bound := (regexp_match(part.bound, 'TO \\(''([^'']+)''\\)'))[1]::timestamptz;
+            CONTINUE WHEN upper_bound > cutoff;
+            EXECUTE format('SELECT EXISTS (SELECT 1 FROM %1$s WHERE published_at IS NULL)'
+                           ' OR EXISTS (SELECT 1 FROM %1$s WHERE published_at >= $1)',
+                           part.name) INTO kept USING cutoff;
+            CONTINUE WHEN kept;
+            IF part.estimate >= 0 THEN
+                dropped := dropped + part.estimate;
+            ELSE
+                EXECUTE format('SELECT count(*) FROM %s', part.name) INTO counted;
+                dropped := dropped + counted;
+            END IF;
+            EXECUTE format('DROP TABLE %s', part.name);
+        END LOOP;""",
+}
+
+
 def _function_sql(name: str, floor: str) -> sql.Composed:
     return sql.SQL("""
         CREATE OR REPLACE FUNCTION {name}(cutoff timestamptz) RETURNS bigint
         LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp
         AS $fn$
-        DECLARE removed bigint;
+        DECLARE
+            removed bigint;
+            dropped bigint := 0;
+            counted bigint;
+            part record;
+            upper_bound timestamptz;
+            kept boolean;
         BEGIN
             -- The database's clock, not the caller's: no cutoff inside the window passes.
             IF cutoff IS NULL OR cutoff > now() - interval {floor} THEN
                 RAISE EXCEPTION 'prune: cutoff % is inside the % retention window',
                     cutoff, {floor};
             END IF;
+            {drop_partitions}
             {delete};
             GET DIAGNOSTICS removed = ROW_COUNT;
-            RETURN removed;
+            RETURN removed + dropped;
         END $fn$;
         ALTER FUNCTION {name}(timestamptz) OWNER TO {pruner};
         REVOKE ALL ON FUNCTION {name}(timestamptz) FROM PUBLIC;
         GRANT EXECUTE ON FUNCTION {name}(timestamptz) TO {app};
     """).format(
         name=sql.Identifier(name), floor=sql.Literal(floor), delete=sql.SQL(PRUNE_SQL[name]),
+        drop_partitions=sql.SQL(DROP_PARTITIONS_SQL.get(name, "")),
         pruner=sql.Identifier(PRUNER_ROLE), app=sql.Identifier(APP_ROLE),
     )
 
@@ -191,4 +234,5 @@ def setup_db_roles() -> list[str]:
             _run(cursor, sql.SQL("GRANT SELECT ON coupons_orderfact TO {}").format(pruner))
             for name, floor in retention_floors().items():
                 _run(cursor, _function_sql(name, floor))
+    outbox_partitions_ahead()
     return [*framework, *personal, *UPDATABLE, *UPDATABLE_COLUMNS]
