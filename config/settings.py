@@ -465,7 +465,7 @@ if DATABASE_REPLICA_URLS:
     if DATABASES["default"]["ENGINE"] != "config.postgresql":
         raise ImproperlyConfigured("DATABASE_REPLICA_URLS needs a PostgreSQL DATABASE_URL.")
     for number, url in enumerate(DATABASE_REPLICA_URLS, start=1):
-        parsed = dj_database_url.parse(url)
+        parsed = database_config(url)
         replica = {**DATABASES["default"], **{key: parsed[key] for key in
                                               ("NAME", "USER", "PASSWORD", "HOST", "PORT")}}
         options = dict(replica.get("OPTIONS", {}))
