@@ -5,18 +5,24 @@ coupons.api.authentication.ServiceTokenAuthentication alone: DRF tries the sessi
 that authenticator returns nothing, and for the `Token` scheme it never does (a good key is a
 client, anything else a 401). So the session, its CSRF check, the signed-in user, messages,
 the remembered language, htmx and the sign-in lockout have nothing to do for it: each of those
-middlewares is wrapped here and passes such a request straight through, hooks included. Every
+middlewares is subclassed here to pass such a request straight through, hooks included. Every
 other request, the console's and a browser's session calls to the API alike, runs them all.
 
 The headers these middlewares add stay on every answer: `Vary: Cookie` (the language cookie
 still chooses the language of an API answer's messages) is added for a token request too.
 """
 
+from axes.middleware import AxesMiddleware
+from django.contrib.auth.middleware import AuthenticationMiddleware
+from django.contrib.messages.middleware import MessageMiddleware
+from django.contrib.sessions.middleware import SessionMiddleware
+from django.middleware.csrf import CsrfViewMiddleware
 from django.utils.cache import patch_vary_headers
-from django.utils.module_loading import import_string
+from django_htmx.middleware import HtmxMiddleware
+
+from timeline.language import RememberedLanguageMiddleware
 
 API_PREFIX = "/api/"
-HOOKS = ("process_view", "process_exception", "process_template_response")
 
 
 def is_token_request(request) -> bool:
@@ -29,33 +35,18 @@ def is_token_request(request) -> bool:
 
 
 class ConsoleOnly:
-    """Runs the middleware named `wrapped` for every request but a token client's."""
+    """Mixed in before a middleware class: a token request goes straight to the next one.
 
-    wrapped = ""
-
-    def __init__(self, get_response):
-        self.get_response = get_response
-        self.inner = import_string(self.wrapped)(get_response)
-        for hook in HOOKS:
-            if hasattr(self.inner, hook):
-                setattr(self, hook, self._hook(getattr(self.inner, hook)))
+    Subclasses, not wrappers, so the admin's system checks still find the middleware they
+    need (admin.E408-E410)."""
 
     def __call__(self, request):
         if is_token_request(request):
             return self.get_response(request)
-        return self.inner(request)
-
-    @staticmethod
-    def _hook(method):
-        def hook(request, *args):
-            return None if is_token_request(request) else method(request, *args)
-
-        return hook
+        return super().__call__(request)
 
 
-class Sessions(ConsoleOnly):
-    wrapped = "django.contrib.sessions.middleware.SessionMiddleware"
-
+class Sessions(SessionMiddleware):
     def __call__(self, request):
         if is_token_request(request):
             response = self.get_response(request)
@@ -63,28 +54,29 @@ class Sessions(ConsoleOnly):
             # may follow the language cookie.
             patch_vary_headers(response, ("Cookie",))
             return response
-        return self.inner(request)
+        return super().__call__(request)
 
 
-class Csrf(ConsoleOnly):
-    wrapped = "django.middleware.csrf.CsrfViewMiddleware"
+class Csrf(ConsoleOnly, CsrfViewMiddleware):
+    def process_view(self, request, *args):
+        return None if is_token_request(request) else super().process_view(request, *args)
 
 
-class Authentication(ConsoleOnly):
-    wrapped = "django.contrib.auth.middleware.AuthenticationMiddleware"
+class Authentication(ConsoleOnly, AuthenticationMiddleware):
+    pass
 
 
-class RememberedLanguage(ConsoleOnly):
-    wrapped = "timeline.language.RememberedLanguageMiddleware"
+class RememberedLanguage(ConsoleOnly, RememberedLanguageMiddleware):
+    pass
 
 
-class Messages(ConsoleOnly):
-    wrapped = "django.contrib.messages.middleware.MessageMiddleware"
+class Messages(ConsoleOnly, MessageMiddleware):
+    pass
 
 
-class Htmx(ConsoleOnly):
-    wrapped = "django_htmx.middleware.HtmxMiddleware"
+class Htmx(ConsoleOnly, HtmxMiddleware):
+    pass
 
 
-class Axes(ConsoleOnly):
-    wrapped = "axes.middleware.AxesMiddleware"
+class Axes(ConsoleOnly, AxesMiddleware):
+    pass

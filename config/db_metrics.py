@@ -40,6 +40,10 @@ class DatabaseMetricsMiddleware:
 
     def __init__(self, get_response):
         self.get_response = get_response
+        for alias in connections:
+            # Exported from the start, at 0: a rate over a series that appears later is lost.
+            execute_total.labels(alias, connections[alias].vendor)
+            connections_total.labels(alias, connections[alias].vendor)
 
     def __call__(self, request):
         tallies = {}
