@@ -36,6 +36,8 @@ def parse_args():
     parser.add_argument("--warm", type=int, default=30, help="cycles before profiling")
     parser.add_argument("--plain", type=int, default=400,
                         help="unprofiled cycles for the CPU figures (half HTTP, half services)")
+    parser.add_argument("--calls", type=int, default=40,
+                        help="cycles whose function calls are counted (half HTTP, half services)")
     parser.add_argument("--top", type=int, default=30, help="functions printed per command")
     parser.add_argument("--out", default="", help="path prefix of the SVG flame graphs")
     parser.add_argument("--tree", default="", help="path prefix of the text call trees")
@@ -168,6 +170,51 @@ def cpu_per_command(caller: Caller, coupon_ids) -> dict:
     return {way: [seconds / half * 1000 for seconds in pair] for way, pair in spent.items()}
 
 
+def calls_per_command(caller: Caller, coupon_ids) -> dict:
+    """Python function calls per LOCK and per REDEEM (cProfile's count), over the WSGI handler
+    and through the services in-process, alternately: unlike time, a count the machine's other
+    load does not move, so the HTTP layer's share can be compared between two versions."""
+    import cProfile
+    import pstats
+
+    from coupons.services import LeaseProof, coupon_lock, coupon_redeem
+    from coupons.services.idempotency import run_once
+
+    def keyed(command):
+        key = uuid.uuid4().hex
+        return run_once(scope="profile", key=key, request_hash=key, actor="profile",
+                        command=command).body
+
+    def http(coupon_id, order, profiles):
+        with profiles[0]:
+            locked = caller.post(f"{coupon_id}/lock", {"order_id": order, "user_id": "profile",
+                                                       "order_amount": ORDER_AMOUNT})
+        with profiles[1]:
+            caller.post(f"{coupon_id}/redeem", {"order_id": order,
+                                                "lock_token": locked["lock_token"],
+                                                "expected_version": locked["state_version"],
+                                                "payment_id": f"pay-{coupon_id}"})
+
+    def services(coupon_id, order, profiles):
+        with profiles[0]:
+            locked = keyed(lambda ctx: coupon_lock(coupon_id=coupon_id, order_id=order,
+                                                   user_id="profile", ctx=ctx,
+                                                   order_amount=Decimal(ORDER_AMOUNT)))
+        with profiles[1]:
+            lease = LeaseProof.from_token(order_id=order, lock_token=locked.lock_token,
+                                          expected_version=locked.state_version)
+            keyed(lambda ctx: coupon_redeem(coupon_id=coupon_id, lease=lease,
+                                            payment_id=f"pay-{coupon_id}", ctx=ctx))
+
+    profiles = {way: (cProfile.Profile(), cProfile.Profile()) for way in ("http", "services")}
+    for number, coupon_id in enumerate(coupon_ids):
+        way = ("http", "services")[number % 2]
+        (http if way == "http" else services)(coupon_id, f"calls-{coupon_id}", profiles[way])
+    per_way = len(coupon_ids) // 2
+    return {way: [pstats.Stats(profile).total_calls / per_way for profile in pair]
+            for way, pair in profiles.items()}
+
+
 def statements_of(caller: Caller, coupon_ids) -> dict:
     """Statements per command (BEGIN and COMMIT included, as tests/api/test_statement_counts)."""
     from django.db import connection
@@ -201,7 +248,7 @@ def profile(args) -> None:
         min_order_amount=Decimal("0.00"), valid_days=3650)
     ctx = CommandContext(actor="profile")
     coupons = [coupon_issue(template_id=template.pk, user_id="profile", ctx=ctx).coupon.pk
-               for _ in range(args.warm + args.cycles + args.plain + 5)]
+               for _ in range(args.warm + args.cycles + args.plain + args.calls + 5)]
     _, api_key = service_client_create(name="profile",
                                        capabilities=["lock_coupon", "redeem_coupon"])
     caller = Caller(api_key)
@@ -212,10 +259,11 @@ def profile(args) -> None:
         cycle(caller, coupon_id, profiles)
     statements = statements_of(caller, coupons[-5:])
     plain = cpu_per_command(caller, coupons[-5 - args.plain:-5]) if args.plain else None
+    calls = calls_per_command(caller, coupons[-5 - args.plain - args.calls:-5 - args.plain])
     from pyinstrument.renderers import ConsoleRenderer
 
     print(f"{args.cycles} cycles over the WSGI handler (pyinstrument's own cost included)")
-    for name, resumable in profiles.items():
+    for name, resumable in profiles.items() if args.cycles else ():
         session = resumable.profiler.last_session
         per_command = resumable.seconds / args.cycles * 1000
         cpu = resumable.cpu_seconds / args.cycles * 1000
@@ -234,6 +282,11 @@ def profile(args) -> None:
             Path(f"{args.tree}-{name}.txt").write_text(tree.render(session))
     if plain:
         print_plain(plain)
+    print("\nPython function calls per command | LOCK | REDEEM")
+    for way, label in (("http", "over the WSGI handler"), ("services", "services in-process")):
+        print(f"{label} | {calls[way][0]:,.0f} | {calls[way][1]:,.0f}")
+    print(f"the HTTP layer (difference) | {calls['http'][0] - calls['services'][0]:,.0f} | "
+          f"{calls['http'][1] - calls['services'][1]:,.0f}")
 
 
 # --- a flame graph as SVG -----------------------------------------------------------------
