@@ -78,6 +78,9 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     # Outermost pair: django-prometheus times every request, probes included.
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
+    # Statements and failed statements per request, counted in plain integers and added to
+    # the django_db_* counters once (config/db_metrics.py; issue 18).
+    "config.db_metrics.DatabaseMetricsMiddleware",
     # Logs carry the request id (X-Request-ID, accepted or made), the client and the coupon.
     "config.request_context.RequestContextMiddleware",
     # First: /healthz and /readyz answer a load balancer before host checks and the HTTPS
@@ -89,20 +92,22 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # Outside everything but the HTTPS redirect: a 404 or 500 under /api/ is JSON, never a page.
     "coupons.api.middleware.ApiErrorsMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    # config.console_only.*: the named Django middleware, passed by for a service client's
+    # `Authorization: Token` API request, which needs no session, CSRF, user or messages.
+    "config.console_only.Sessions",
     # Language from the cookie, else Accept-Language (console and API alike); after sessions,
     # before common, as Django asks.
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
-    "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "config.console_only.Csrf",
+    "config.console_only.Authentication",
     # A signed-in user's remembered language when the browser has no language cookie yet.
-    "timeline.language.RememberedLanguageMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    "config.console_only.RememberedLanguage",
+    "config.console_only.Messages",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "django_htmx.middleware.HtmxMiddleware",
+    "config.console_only.Htmx",
     # Last, as django-axes asks: it answers a locked-out sign-in.
-    "axes.middleware.AxesMiddleware",
+    "config.console_only.Axes",
     "django_prometheus.middleware.PrometheusAfterMiddleware",
 ]
 
@@ -178,10 +183,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # (xdist) only recognises the plain backend's default and would name a file instead.
     DATABASES["default"].setdefault("TEST", {}).setdefault("NAME", ":memory:")
 
-# django-prometheus's wrappers of the same backends count queries, errors and connections.
-DATABASES["default"]["ENGINE"] = DATABASES["default"]["ENGINE"].replace(
-    "django.db.backends.", "django_prometheus.db.backends."
-)
+# Django's own backends: statements are counted per request (config/db_metrics.py), not by
+# django-prometheus's backends, which wrap every execute in metric calls (issue 18).
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -391,10 +394,10 @@ IMPACT_REPLAY_SLOT_SECONDS = 300
 BROKER_URL = os.environ.get("BROKER_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
 
 # --- Resilience (issue 17): README "Operating it", "Resilience" ----------------------------------
-# PostgreSQL through config/postgresql: django-prometheus's backend whose pool checks each
-# borrowed connection and drains the idle ones at the first that the server dropped (not
+# PostgreSQL through config/postgresql: Django's backend whose pool checks each borrowed
+# connection and drains the idle ones at the first that the server dropped (not
 # CONN_HEALTH_CHECKS: the pool then backs off 1, 2, 4 s per dead connection of a request).
-if DATABASES["default"]["ENGINE"] == "django_prometheus.db.backends.postgresql":
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"]["ENGINE"] = "config.postgresql"
 # Every wait on the broker (connecting, a publisher confirm, a blocked connection) ends after
 # this many seconds: the relay holds its batch's transaction across the confirm wait.
@@ -479,6 +482,6 @@ if DATABASE_REPLICA_URLS:
         DATABASE_REPLICA_ALIASES.append(f"replica_{number}")
     DATABASE_ROUTERS = ["config.replica_router.ReplicaRouter"]
     # After authentication (the caller's key) and before the views it routes.
-    MIDDLEWARE.insert(MIDDLEWARE.index("django.contrib.auth.middleware.AuthenticationMiddleware")
+    MIDDLEWARE.insert(MIDDLEWARE.index("config.console_only.Authentication")
                       + 1, "config.replica_reads.ReplicaReadsMiddleware")
 TEMPLATES[0]["OPTIONS"]["context_processors"].append("config.replica_reads.data_as_of")

@@ -20,7 +20,10 @@ migrates it and drops it at the end. One run measures:
        HTTP API      POST /lock then /redeem through bin/serve (gunicorn, --workers x
                      --threads, WhiteNoise, pooled connections), one keep-alive connection
                      per client;
-     printing commands/s, the ratio to the hand-written cycle, and p50 / p99 per command;
+     in --rounds alternating rounds (the order of the ways rotates each round, so the machine's
+     other load falls on all three alike), printing commands/s, the ratio to the hand-written
+     cycle, p50 / p99 per command, statements per command (BEGIN and COMMIT included) and CPU
+     ms per command of the processes that run each way's code (for HTTP: gunicorn's workers);
   2. the lease scanner against the one-by-one loop (scripts/bench_scan_leases.py's runs);
   3. `GET /coupons?user_id=` and `?order_id=` (an order that no longer holds its coupon) with
      --coupons coupons bulk-loaded by generate_series, p50 / p95 over --lookups requests;
@@ -47,14 +50,17 @@ import bench_scan_leases as scan_bench  # its scanner runs
 from bench_setup import ROOT, load_average, throwaway_database
 
 CLIENT_COUNTS = (1, 4, 16)
+PARTS = ("scanner", "cycles", "history", "lookups")
 ORDER_AMOUNT = Decimal("300.00")
-SMOKE = {"seconds": 0.5, "pool": 30, "leases": 20, "coupons": 2000, "lookups": 5,
+SMOKE = {"seconds": 0.5, "rounds": 1, "pool": 30, "leases": 20, "coupons": 2000, "lookups": 5,
          "ledger_rows": 20, "workers": 1, "threads": 2}
 
 
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=5.0, help="per way and client count")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="alternating rounds, each --seconds / --rounds per way and count")
     parser.add_argument("--pool", type=int, default=3000,
                         help="coupons ready per client and run (a run stops early without)")
     parser.add_argument("--leases", type=int, default=2000, help="expired leases per scan")
@@ -65,6 +71,8 @@ def parse_args():
     parser.add_argument("--threads", type=int, default=4, help="gunicorn threads per worker")
     parser.add_argument("--db-name", default="coupon_bench_commands",
                         help="throwaway PostgreSQL database, created and dropped by this script")
+    parser.add_argument("--parts", type=lambda given: set(given.split(",")), default=PARTS,
+                        help="which parts to run, comma-separated: " + ",".join(PARTS))
     parser.add_argument("--smoke", action="store_true", help="tiny sizes: shows it works")
     args = parser.parse_args()
     if args.smoke:
@@ -231,28 +239,44 @@ def raw_redeem(conn, coupon_id, token, chain_key, Jsonb) -> None:
                                     "state_version": version + 2}), claim_id])
 
 
-def services_client(coupon_ids, deadline, *_):
-    """What coupons.api.commands.run_command does, without HTTP: claim, command, answer."""
-    from coupons.services import LeaseProof, coupon_lock, coupon_redeem
+def services_lock(coupon_id: int, order_id: str):
+    """A LOCK as coupons.api.commands.run_command runs it, without HTTP: claim, command,
+    answer in one transaction."""
+    from coupons.services import coupon_lock
+
+    return _run_keyed(lambda ctx: coupon_lock(coupon_id=coupon_id, order_id=order_id,
+                                              user_id="bench", order_amount=ORDER_AMOUNT,
+                                              ctx=ctx))
+
+
+def services_redeem(coupon_id: int, order_id: str, locked) -> None:
+    from coupons.services import LeaseProof, coupon_redeem
+
+    lease = LeaseProof.from_token(order_id=order_id, lock_token=locked.lock_token,
+                                  expected_version=locked.state_version)
+    _run_keyed(lambda ctx: coupon_redeem(coupon_id=coupon_id, lease=lease,
+                                         payment_id=f"pay-{coupon_id}", ctx=ctx))
+
+
+def _run_keyed(command):
     from coupons.services.idempotency import run_once
 
-    def keyed(run):
-        key = uuid.uuid4().hex
-        return run_once(scope="bench", key=key, request_hash=key, actor="bench", command=run).body
+    key = uuid.uuid4().hex
+    answer = run_once(scope="bench", key=key, request_hash=key, actor="bench", command=command)
+    if answer.refusal is not None:
+        raise answer.refusal
+    return answer.body
 
+
+def services_client(coupon_ids, deadline, *_):
     latencies = []
     for coupon_id in coupon_ids:
         if time.monotonic() >= deadline:
             break
         started = time.monotonic()
-        locked = keyed(lambda ctx, cid=coupon_id: coupon_lock(
-            coupon_id=cid, order_id=f"svc-{cid}", user_id="bench", order_amount=ORDER_AMOUNT,
-            ctx=ctx))
+        locked = services_lock(coupon_id, f"svc-{coupon_id}")
         middle = time.monotonic()
-        lease = LeaseProof.from_token(order_id=f"svc-{coupon_id}", lock_token=locked.lock_token,
-                                      expected_version=locked.state_version)
-        keyed(lambda ctx, cid=coupon_id, lease=lease: coupon_redeem(
-            coupon_id=cid, lease=lease, payment_id=f"pay-{cid}", ctx=ctx))
+        services_redeem(coupon_id, f"svc-{coupon_id}", locked)
         latencies += [middle - started, time.monotonic() - middle]
     return latencies
 
@@ -296,16 +320,18 @@ def _client_process(way, coupon_ids, seconds, extra, start_line, results):
 
     try:
         start_line.wait()
-        started = time.monotonic()
+        started, cpu = time.monotonic(), time.process_time()
         latencies = WAYS[way](coupon_ids, started + seconds, *extra)
-        results.put((latencies, started, time.monotonic(), None))
+        results.put((latencies, started, time.monotonic(), time.process_time() - cpu, None))
     except Exception as error:  # noqa: BLE001 - reported by the parent, which stops the run
-        results.put(([], 0.0, 0.0, repr(error)))
+        results.put(([], 0.0, 0.0, 0.0, repr(error)))
     finally:
         connections.close_all()
 
 
 def run_clients(way, clients, coupon_range, seconds, extra) -> dict:
+    """One cell of one round: `clients` processes for `seconds`; answers the commands, the
+    wall time, every latency and the client processes' CPU seconds."""
     from django.db import connections
 
     ids = range(coupon_range[0], coupon_range[1] + 1)
@@ -324,10 +350,27 @@ def run_clients(way, clients, coupon_range, seconds, extra) -> dict:
     errors = [error for *_, error in finished if error]
     if errors:
         sys.exit(f"{way} at {clients} clients failed: {errors[0]}")
-    latencies = sorted(lat for lats, *_ in finished for lat in lats)
-    wall = max(end for _, _, end, _ in finished) - min(start for _, start, _, _ in finished)
-    return {"rate": len(latencies) / wall, "p50": percentile(latencies, 50),
-            "p99": percentile(latencies, 99), "commands": len(latencies)}
+    latencies = [lat for lats, *_ in finished for lat in lats]
+    wall = max(end for _, _, end, _, _ in finished) - min(start for _, start, *_ in finished)
+    return {"commands": len(latencies), "wall": wall, "latencies": latencies,
+            "cpu": sum(cpu for *_, cpu, _ in finished)}
+
+
+def server_cpu_seconds(server_pid: int) -> float:
+    """CPU seconds the server's worker processes have used (Linux /proc): what the project's
+    code costs over HTTP, without the load generator's own HTTP work."""
+    tick, total = os.sysconf("SC_CLK_TCK"), 0.0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # a process that just ended
+        if int(fields[1]) == server_pid:  # its parent is the gunicorn master: a worker
+            total += (int(fields[11]) + int(fields[12])) / tick  # utime + stime
+    return total
 
 
 def percentile(sorted_values, p) -> float:
@@ -383,31 +426,152 @@ def bench_cycles(args, database_url, template_id) -> None:
     chain_key = next(iter(settings.LEDGER_CHAIN_KEYS.values()))
     extras = {"hand-written": (database_url, secret, chain_key), "services": (),
               "HTTP API": (port, api_key)}
-    results = {}
+    cells = {(way, clients): {"commands": 0, "wall": 0.0, "latencies": [], "cpu": 0.0}
+             for way in WAYS for clients in CLIENT_COUNTS}
     try:
-        for clients in CLIENT_COUNTS:
-            for way in WAYS:
-                coupons = bulk_coupons(template_id, clients * args.pool, "'bench'")
-                results[(way, clients)] = run_clients(way, clients, coupons, args.seconds,
-                                                      extras[way])
+        # Not measured: every worker thread's first requests (imports, URL patterns, a pooled
+        # connection, the cached client) would count as the first cell's CPU.
+        warm = args.workers * args.threads
+        run_clients("HTTP API", warm, bulk_coupons(template_id, warm * args.pool, "'bench'"),
+                    min(args.seconds, 2.0), extras["HTTP API"])
+        # Alternating rounds: each round runs every way once per client count, in a rotated
+        # order, so a change in the machine's other load falls on every way alike.
+        for round_number in range(args.rounds):
+            shift = round_number % len(WAYS)
+            order = [*list(WAYS)[shift:], *list(WAYS)[:shift]]
+            for clients in CLIENT_COUNTS:
+                for way in order:
+                    coupons = bulk_coupons(template_id, clients * args.pool, "'bench'")
+                    server_cpu = server_cpu_seconds(server.pid)
+                    run = run_clients(way, clients, coupons, args.seconds / args.rounds,
+                                      extras[way])
+                    if way == "HTTP API":
+                        run["cpu"] = server_cpu_seconds(server.pid) - server_cpu
+                    cell = cells[(way, clients)]
+                    for name in ("commands", "wall", "cpu"):
+                        cell[name] += run[name]
+                    cell["latencies"] += run["latencies"]
     finally:
         server.terminate()
         server.wait(timeout=30)
+    statements = statements_per_command(template_id, database_url, secret, chain_key, api_key)
+    print_cycles(args, cells, statements)
+
+
+def print_cycles(args, cells, statements) -> None:
+    for cell in cells.values():
+        cell["rate"] = cell["commands"] / cell["wall"] if cell["wall"] else 0.0
+        cell["latencies"].sort()
     print(f"\nLOCK + REDEEM, one command = one transaction with its Idempotency-Key; "
-          f"{args.seconds:g} s per cell; HTTP: bin/serve {args.workers} workers x "
-          f"{args.threads} threads")
+          f"{args.seconds:g} s per cell in {args.rounds} alternating rounds; HTTP: bin/serve "
+          f"{args.workers} workers x {args.threads} threads")
     print("| clients | hand-written | services in-process | HTTP API |")
     print("|---|---|---|---|")
     for clients in CLIENT_COUNTS:
-        raw = results[("hand-written", clients)]["rate"]
-        cells = [f"{raw:,.0f} commands/s"] + [
-            f"{results[(way, clients)]['rate']:,.0f} ({results[(way, clients)]['rate'] / raw:.2f}x)"
+        raw = cells[("hand-written", clients)]["rate"] or float("nan")
+        row = [f"{raw:,.0f} commands/s"] + [
+            f"{cells[(way, clients)]['rate']:,.0f} ({cells[(way, clients)]['rate'] / raw:.2f}x)"
             for way in ("services", "HTTP API")]
-        print(f"| {clients} | " + " | ".join(cells) + " |")
+        print(f"| {clients} | " + " | ".join(row) + " |")
+    print("\n| p50 / p99 ms per command | hand-written | services in-process | HTTP API |")
+    print("|---|---|---|---|")
     for clients in CLIENT_COUNTS:
-        print(f"| {clients}: p50 / p99 ms | " + " | ".join(
-            f"{results[(way, clients)]['p50']:.1f} / {results[(way, clients)]['p99']:.1f}"
+        print(f"| {clients} clients | " + " | ".join(
+            f"{percentile(cells[(way, clients)]['latencies'], 50):.1f} / "
+            f"{percentile(cells[(way, clients)]['latencies'], 99):.1f}" for way in WAYS) + " |")
+    print("\n| per command | hand-written | services in-process | HTTP API |")
+    print("|---|---|---|---|")
+    print("| statements, LOCK / REDEEM | " + " | ".join(
+        f"{statements[way][0]} / {statements[way][1]}" for way in WAYS) + " |")
+    for clients in CLIENT_COUNTS:
+        print(f"| CPU ms, {clients} clients | " + " | ".join(
+            f"{cells[(way, clients)]['cpu'] * 1000 / max(cells[(way, clients)]['commands'], 1):.2f}"
             for way in WAYS) + " |")
+    print("(statements: BEGIN and COMMIT included, as tests/api/test_statement_counts.py counts "
+          "them; CPU: the processes that run each way's code, the hand-written and services "
+          "clients, for HTTP the server's workers without the load generator)")
+
+
+def statements_per_command(template_id, database_url, secret, chain_key, api_key) -> dict:
+    """LOCK's and REDEEM's statements, one cycle each way. HTTP goes through the WSGI handler
+    gunicorn calls, in this process, so the server's statements are the ones counted."""
+    import psycopg
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from psycopg.types.json import Jsonb
+
+    class Counting(psycopg.Cursor):
+        executed = 0
+
+        def execute(self, *args, **kwargs):
+            Counting.executed += 1
+            return super().execute(*args, **kwargs)
+
+    from coupons.services import CommandContext, coupon_issue
+
+    first, _ = bulk_coupons(template_id, 1, "'bench'")
+    # Issued, not bulk-loaded: with an ISSUE row the ledger head comes with the row lock.
+    issued = [coupon_issue(template_id=template_id, user_id="bench",
+                           ctx=CommandContext(actor="bench")).coupon.pk for _ in range(4)]
+    counts = {}
+    # One connection throughout, as a pooled server keeps it: a new one per request would
+    # count its set-up statements as the command's.
+    connection.settings_dict["CONN_MAX_AGE"] = None
+    with psycopg.connect(database_url, cursor_factory=Counting) as conn:
+        token = raw_lock(conn, first, secret, chain_key, Jsonb)
+        lock = Counting.executed + 2  # its BEGIN and COMMIT
+        raw_redeem(conn, first, token, chain_key, Jsonb)
+        counts["hand-written"] = (lock, Counting.executed + 4 - lock)
+    post = wsgi_poster(api_key)
+
+    def http_lock(coupon_id, order_id):
+        return post(f"{coupon_id}/lock", {"order_id": order_id, "user_id": "bench",
+                                          "order_amount": str(ORDER_AMOUNT)})
+
+    def http_redeem(coupon_id, order_id, locked):
+        post(f"{coupon_id}/redeem", {"order_id": order_id, "lock_token": locked["lock_token"],
+                                     "expected_version": locked["state_version"],
+                                     "payment_id": f"pay-{coupon_id}"})
+
+    for way, coupon_ids, (lock_of, redeem_of) in (
+            ("services", issued[:2], (services_lock, services_redeem)),
+            ("HTTP API", issued[2:], (http_lock, http_redeem))):
+        # The second cycle is counted: the first one's process-wide warm-up (the service
+        # client read before it is cached, say) is not what each command costs.
+        for coupon_id in coupon_ids:
+            order_id = f"count-{coupon_id}"
+            with CaptureQueriesContext(connection) as lock:
+                locked = lock_of(coupon_id, order_id)
+            with CaptureQueriesContext(connection) as redeem:
+                redeem_of(coupon_id, order_id, locked)
+        counts[way] = (len(lock), len(redeem))
+    return counts
+
+
+def wsgi_poster(api_key):
+    """POSTs through Django's WSGI handler in this process, as gunicorn calls it."""
+    import io
+
+    from django.core.handlers.wsgi import WSGIHandler
+
+    handler = WSGIHandler()
+
+    def post(path, body):
+        data = json.dumps(body).encode()
+        environ = {"REQUEST_METHOD": "POST", "PATH_INFO": f"/api/v1/coupons/{path}",
+                   "SERVER_NAME": "127.0.0.1", "SERVER_PORT": "443", "HTTP_HOST": "127.0.0.1",
+                   "CONTENT_TYPE": "application/json", "CONTENT_LENGTH": str(len(data)),
+                   "HTTP_AUTHORIZATION": f"Token {api_key}", "REMOTE_ADDR": "127.0.0.1",
+                   "HTTP_IDEMPOTENCY_KEY": uuid.uuid4().hex,
+                   "wsgi.input": io.BytesIO(data), "wsgi.url_scheme": "https",
+                   "wsgi.errors": sys.stderr}
+        status = []
+        answer = b"".join(handler(environ, lambda given, headers: status.append(given)))
+        if not status[0].startswith("200"):
+            raise RuntimeError(f"{path}: {status[0]} {answer[:300]!r}")
+        return json.loads(answer)
+
+    return post
 
 
 def bench_scanner(args) -> None:
@@ -539,14 +703,18 @@ def bench(args, database_url) -> None:
 
     print(f"database: {connection.vendor} ({connection.settings_dict['NAME']}), created for "
           f"this run and dropped after it")
-    bench_scanner(args)  # first: its setup locks every AVAILABLE coupon in the database
+    if "scanner" in args.parts:
+        bench_scanner(args)  # first: its setup locks every AVAILABLE coupon in the database
     template = template_create(
         code="bench", name="bench 30 off", kind="AMOUNT_OFF", face_value=Decimal("30.00"),
         min_order_amount=Decimal("0.00"), valid_days=3650,
     )
-    bench_cycles(args, database_url, template.pk)
-    bench_history(args, template.pk)
-    bench_lookups(args, template.pk)
+    if "cycles" in args.parts:
+        bench_cycles(args, database_url, template.pk)
+    if "history" in args.parts:
+        bench_history(args, template.pk)
+    if "lookups" in args.parts:
+        bench_lookups(args, template.pk)
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""PostgreSQL with django-prometheus's metrics and a pool that survives a database blip.
+"""PostgreSQL with a pool that survives a database blip.
 
 Django's own pool check (CONN_HEALTH_CHECKS) hands the pool `check_connection`, and psycopg_pool
 sleeps 1, 2, 4, 8 s between two failed checks of one request, so after every backend was
@@ -12,7 +12,7 @@ still fails the new connection, and the API answers 503 as before.
 import logging
 
 import psycopg
-from django_prometheus.db.backends.postgresql import base
+from django.db.backends.postgresql import base
 
 logger = logging.getLogger(__name__)
 

@@ -11,7 +11,8 @@ def sign_in_first(view):
     # wraps() keeps the view's `cls`, so the permission matrix still sees drf-spectacular's view.
     @wraps(view)
     def docs_page(request, *args, **kwargs):
-        if not request.user.is_authenticated and "HTTP_AUTHORIZATION" not in request.META:
+        # The header first: a token request has no request.user (config/console_only.py).
+        if "HTTP_AUTHORIZATION" not in request.META and not request.user.is_authenticated:
             return redirect_to_login(request.get_full_path())
         return view(request, *args, **kwargs)
 
