@@ -75,6 +75,9 @@ INSTALLED_APPS = [
     "timeline",
 ]
 
+# axes looks for its own middleware class by name; config.console_only.Axes is that class,
+# passed by only for a service client's token request (the console's sign-in keeps it).
+SILENCED_SYSTEM_CHECKS = ["axes.W002"]
 MIDDLEWARE = [
     # Outermost pair: django-prometheus times every request, probes included.
     "django_prometheus.middleware.PrometheusBeforeMiddleware",

@@ -32,13 +32,13 @@ def partition_outbox(apps, schema_editor):
               AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid)
             """, TABLE)
         foreign_keys = fetch(cursor, """
-            SELECT format('ALTER TABLE %%I ADD CONSTRAINT %%I %%s', %s, conname,
+            SELECT format('ALTER TABLE %%I ADD CONSTRAINT %%I %%s', %s::text, conname,
                           pg_get_constraintdef(oid))
             FROM pg_constraint WHERE conrelid = %s::regclass AND contype = 'f'
             """, TABLE, TABLE)
         triggers = fetch(cursor, """
             SELECT pg_get_triggerdef(t.oid) || '; ' ||
-                   format('COMMENT ON TRIGGER %%I ON %%I IS %%L', t.tgname, %s,
+                   format('COMMENT ON TRIGGER %%I ON %%I IS %%L', t.tgname, %s::text,
                           obj_description(t.oid, 'pg_trigger'))
             FROM pg_trigger t WHERE t.tgrelid = %s::regclass AND NOT t.tgisinternal
             """, TABLE, TABLE)
