@@ -185,15 +185,16 @@ def test_a_bug_answers_500_internal_error_without_a_traceback(
 def test_an_error_outside_the_api_views_is_json_too_with_debug_on(
     quiet_api, settings, monkeypatch,
 ):
-    """A failure in middleware, before any view: Django's technical page without the fix."""
-    from django.contrib.sessions.middleware import SessionMiddleware
+    """A failure in middleware, before any view: Django's technical page without the fix.
+    (The locale middleware, because a token request passes the session one by.)"""
+    from django.middleware.locale import LocaleMiddleware
 
     settings.DEBUG = True
 
-    def session_store_down(self, request):
-        raise OperationalError("session table unreachable")
+    def middleware_down(self, request):
+        raise OperationalError("database unreachable")
 
-    monkeypatch.setattr(SessionMiddleware, "process_request", session_store_down)
+    monkeypatch.setattr(LocaleMiddleware, "process_request", middleware_down)
     response = quiet_api.get("/api/v1/coupons")
 
     assert_error_body(response, 500, "INTERNAL_ERROR")

@@ -89,7 +89,7 @@ def test_an_operator_still_sees_them(decided):
 @pytest.mark.parametrize("path", ["coupon", "compensations"])
 def test_the_console_hides_them_from_support(decided, path):
     url = (reverse("console:coupon", args=[decided.pk]) if path == "coupon"
-           else reverse("console:compensations") + "?status=")
+           else reverse("console:compensations") + "?status=all")
     support, operator = Client(), Client()
     support.force_login(person("sue", group="support"))
     operator.force_login(person("olaf", group="operator"))
