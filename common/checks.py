@@ -6,16 +6,22 @@
 - The database login: a server that logs in to PostgreSQL as a superuser or
   as the owner of the tables (or a member of it) can switch off every trigger and rewrite
   history, so the two roles of docs/evidence.md would protect nothing (config.E003).
+- The middleware Django's and axes' own checks look for by name (config.W004-W006): see
+  "Middleware found by class" below.
 
 gunicorn runs no system checks: config/wsgi.py calls both `refuse_to_start_*` functions.
 """
 
 import os
 
+from axes.middleware import AxesMiddleware
 from django.conf import settings
 from django.core import checks
+from django.core.checks.security import csrf
 from django.core.exceptions import ImproperlyConfigured
 from django.db import DatabaseError, connections
+from django.middleware.csrf import CsrfViewMiddleware
+from django.utils.module_loading import import_string
 
 from common.roles import APP_ROLE
 
@@ -179,3 +185,44 @@ def refuse_to_start_as_database_owner() -> None:
         connections["default"].close()  # the worker's main thread serves no request
     if errors:
         raise ImproperlyConfigured("\n".join(str(error) for error in errors))
+
+
+# --- Middleware found by class ----------------------------------------------------------------
+
+# common.console_only subclasses Django's CSRF middleware and axes' so that a service client's
+# token request passes them by. Django's deploy check and axes look for those classes by their
+# dotted name in MIDDLEWARE and miss the subclasses: their "missing" warnings (security.W003,
+# axes.W002) would always fire, so settings silence them, and Django's insecure CSRF cookie
+# warning (security.W016) applies only once it finds the middleware, so it never fired. These
+# checks find the middleware by class, and say what Django and axes say, under our own ids.
+STANDS_FOR = "(Django's own check, {django_id}, looks for the class by name and misses the " \
+             "subclass in common/console_only.py.)"
+
+
+def has_middleware(base: type) -> bool:
+    """Whether MIDDLEWARE holds `base` or a subclass of it."""
+    return any(issubclass(import_string(path), base) for path in settings.MIDDLEWARE)
+
+
+@checks.register(checks.Tags.security, deploy=True)
+def check_csrf_by_class(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
+    if not has_middleware(CsrfViewMiddleware):
+        return [checks.Warning(
+            "No middleware in MIDDLEWARE is django.middleware.csrf.CsrfViewMiddleware or a "
+            "subclass of it: no form or session call to the API is protected against "
+            "cross-site request forgery.",
+            hint=STANDS_FOR.format(django_id=csrf.W003.id), id="config.W004")]
+    if not (settings.CSRF_USE_SESSIONS or settings.CSRF_COOKIE_SECURE is True):
+        return [checks.Warning(csrf.W016.msg, hint=STANDS_FOR.format(django_id=csrf.W016.id),
+                               id="config.W005")]
+    return []
+
+
+@checks.register(checks.Tags.security)
+def check_axes_by_class(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
+    if has_middleware(AxesMiddleware):
+        return []
+    return [checks.Warning(
+        "No middleware in MIDDLEWARE is axes.middleware.AxesMiddleware or a subclass of it: a "
+        "locked-out sign-in is not answered as locked out.",
+        hint=STANDS_FOR.format(django_id="axes.W002"), id="config.W006")]

@@ -11,9 +11,13 @@ from api.docs import sign_in_first
 from coupons.api import urls as coupons_urls
 from operations.api import urls as operations_urls
 from refunds.api import urls as refunds_urls
+from refunds.history import SOURCES as AFTER_SALE_SOURCES
+from refunds.selectors import waiting_on_people
 
 urlpatterns = [
-    *coupons_urls.urlpatterns,
+    # The coupon core's HTTP layer imports no refunds module: after-sale's reads come in here.
+    *coupons_urls.coupon_urlpatterns(timeline_sources=AFTER_SALE_SOURCES,
+                                     waiting_on_people=waiting_on_people),
     *refunds_urls.urlpatterns,
     *operations_urls.urlpatterns,
     path("schema/", SpectacularAPIView.as_view(), name="schema"),

@@ -79,7 +79,9 @@ INSTALLED_APPS = [
 
 # axes and Django's deploy check look for their middleware by name; common.console_only.Axes
 # and .Csrf are those classes, passed by only for a service client's token request under /api/
-# (every console form keeps CSRF and lockout: tests/api/test_lean_path.py).
+# (every console form keeps CSRF and lockout: tests/api/test_lean_path.py). Their "missing"
+# warnings are checked by class instead (config.W004-W006, common/checks.py), which also gives
+# back Django's insecure CSRF cookie warning, blind to the subclass.
 SILENCED_SYSTEM_CHECKS = ["axes.W002", "security.W003"]
 MIDDLEWARE = [
     # Outermost pair: django-prometheus times every request, probes included.

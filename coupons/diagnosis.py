@@ -4,15 +4,27 @@ The sentences are built from the facts; how a fact is written is the reader's: `
 for the API (ISO times, ids and codes as they are), the console passes its own (times in the
 reader's zone, every order, case, decision and compensation a link, codes in a badge beside a
 plain word: console/answers.py). `pending` says what waits for a person now (a refund
-decision for approval, a compensation for a second operator), whatever the coupon's state.
+decision for approval, a compensation for a second operator), whatever the coupon's state:
+after-sale reads those rows (refunds.selectors.waiting_on_people) and the caller passes them in.
 """
+
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from django.utils.translation import gettext as _
 
-from coupons import after_sale
 from coupons.models import CaseStatus, CouponOperation, CouponStatus, OperationType
 from coupons.write.payloads import iso
 from coupons.write.transitions import is_past_validity
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """After-sale's rows of the coupon that wait for a person, oldest first: refund decisions
+    for an operator's approval, compensations for a second operator's."""
+
+    decisions: Sequence
+    compensations: Sequence
 
 
 class Words:
@@ -49,7 +61,7 @@ class Words:
         return f"#{compensation.pk}"
 
 
-def coupon_diagnosis(coupon, now, words: Words | None = None) -> dict:
+def coupon_diagnosis(coupon, now, words: Words | None = None, *, waiting: Waiting) -> dict:
     words = words or Words()
     verdict, action = _verdict(coupon, now, words)
     cases = list(coupon.conflict_cases.filter(status=CaseStatus.OPEN).order_by("opened_at"))
@@ -68,26 +80,24 @@ def coupon_diagnosis(coupon, now, words: Words | None = None) -> dict:
         "can_use_now": coupon.status == CouponStatus.AVAILABLE and _in_window(coupon, now),
         "verdict": verdict,
         "support_action": action,
-        "pending": _pending(coupon, words),
+        "pending": _pending(waiting, words),
         "open_case_ids": [case.pk for case in cases],
     }
 
 
-def _pending(coupon, words: Words) -> list[str]:
-    """One sentence per refund decision or compensation of the coupon that waits for a
-    person, oldest first."""
-    decisions, compensations = after_sale.waiting_on_people(coupon)
+def _pending(waiting: Waiting, words: Words) -> list[str]:
+    """One sentence per refund decision or compensation that waits for a person."""
     return [
         *(words.say(_("Refund decision %(decision)s for order %(order)s waits for an "
                       "operator's approval (the policy says: %(action)s)."),
                     decision=words.decision(d), order=words.order(d.order_id),
                     action=words.action(d.action))
-          for d in decisions),
+          for d in waiting.decisions),
         *(words.say(_("Compensation %(compensation)s for order %(order)s was proposed by "
                       "%(person)s and waits for a second operator to approve it."),
                     compensation=words.compensation(c), order=words.order(c.order_id or "—"),
                     person=c.created_by)
-          for c in compensations),
+          for c in waiting.compensations),
     ]
 
 

@@ -1,8 +1,10 @@
 """One coupon's history from every source, merged into one time-ordered list for support.
 
-Sources: the ledger, the rejection log, the order facts of every order that held the coupon,
-conflict cases, presale settlements, compensations and refund decisions (received, decided,
-approved or rejected; the RETURN they executed is a ledger entry). Ties at one instant keep a
+The core's sources: the ledger, the rejection log, the order facts of every order that held
+the coupon, conflict cases and presale settlements. The packages above it add their own, which
+their callers pass in (`extra_sources`): after-sale's compensations and refund decisions
+(received, decided, approved or rejected; the RETURN they executed is a ledger entry:
+refunds/history.py), the console's staff notes. Ties at one instant keep a
 fixed order (a fact before the commands it caused, a command before what it led to), then the
 row id, then the row's step (a case is opened before it is resolved).
 
@@ -11,7 +13,7 @@ one page of it with one bounded query per source, so a coupon with thousands of 
 renders as fast as a new one.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -19,7 +21,6 @@ from django.core.paginator import Paginator
 from django.db.models import Q, QuerySet
 from django.utils.translation import gettext as _
 
-from coupons import after_sale
 from coupons.models import (
     CaseStatus,
     CommandRejection,
@@ -32,9 +33,9 @@ from coupons.models import (
 from coupons.redaction import visible
 from coupons.write.payloads import iso, money
 
-# A refund is received, decided and (when it waits for one) reviewed before the RETURN it
-# executes at the same instant.
-# A reader's own sources (the console's staff notes) come last at an instant.
+# Every kind's place at one instant, the kinds of the sources passed in too: a refund is
+# received, decided and (when it waits for one) reviewed before the RETURN it executes at the
+# same instant; a reader's own sources (the console's staff notes) come last.
 KIND_ORDER = ["fact", "refund", "review", "operation", "refusal", "case", "settlement",
               "compensation", "note"]
 
@@ -142,15 +143,12 @@ CORE_SOURCES = [
 ]
 
 
-def sources() -> list[Source]:
-    """The core's sources, then after-sale's (refund decisions, compensations)."""
-    return CORE_SOURCES + after_sale.timeline_sources()
-
-
-def coupon_timeline(*, coupon, can_see_details: bool) -> list[dict]:
-    """`can_see_details`: whether the reader may see case notes and compensation amounts."""
+def coupon_timeline(*, coupon, can_see_details: bool,
+                    extra_sources: Sequence[Source] = ()) -> list[dict]:
+    """`can_see_details`: whether the reader may see case notes and compensation amounts;
+    `extra_sources`: the caller's sources beyond the core's (after-sale's, refunds/history.py)."""
     keyed = [(source.key(row), source.build(row, can_see_details))
-             for source in sources() for row in source.rows(coupon)]
+             for source in [*CORE_SOURCES, *extra_sources] for row in source.rows(coupon)]
     keyed.sort(key=lambda pair: pair[0])
     return [{**e, "at": iso(e["at"])} for _, e in keyed]
 
@@ -210,19 +208,20 @@ def coupon_timeline_page(*, coupon, can_see_details: bool, size: int = 50,
                          after: TimelineKey | None = None,
                          before: TimelineKey | None = None,
                          start: TimelineKey | None = None,
-                         extra_sources: tuple[Source, ...] = ()) -> TimelinePage:
+                         extra_sources: Sequence[Source] = ()) -> TimelinePage:
     """One page of the timeline, oldest entry first: the `size` entries just `after` a cursor,
     just `before` one, from `start` on (a deep link), or else the latest ones.
 
     Each source answers at most size + 1 rows past the cursor, so a page costs one query per
-    source whatever the coupon's history length. `extra_sources` are the reader's own (the
-    console adds staff notes; the core never imports it). Entries carry `at` as a datetime, their
+    source whatever the coupon's history length. `extra_sources` are the caller's, beyond the
+    core's (the console adds after-sale's and its staff notes; the core imports neither).
+    Entries carry `at` as a datetime, their
     `key` (anchor and cursor) and `version_step` ("v7 → v8").
     """
     cursor = after or start or before
     forward = before is None and (after is not None or start is not None)
     keyed = []
-    for source in [*sources(), *extra_sources]:
+    for source in [*CORE_SOURCES, *extra_sources]:
         rows = source.rows(coupon)
         if cursor is not None:
             rows = rows.filter(_beyond(source, cursor, forward, inclusive=start is not None))

@@ -20,5 +20,9 @@ class RefundsConfig(AppConfig):
     name = "refunds"
 
     def ready(self):
+        # The core's hooks need after-sale's models and services, loaded only now.
+        from refunds.core_hooks import install
+
+        install()
         post_migrate.connect(restore_default_policy, sender=self,
                              dispatch_uid="refunds.restore_default_policy")

@@ -3,6 +3,7 @@
 from django.db.models import QuerySet
 from django.utils.translation import gettext_lazy as _
 
+from coupons.diagnosis import Waiting
 from coupons.errors import NotFound
 from coupons.models import OrderCoupon
 from coupons.write.payloads import iso, money
@@ -77,3 +78,13 @@ def pending_approval_counts() -> tuple[int, int]:
     """Refund decisions waiting for an operator, and compensations waiting for a second one."""
     return (RefundCoupon.objects.filter(status=RefundCoupon.Status.PENDING_APPROVAL).count(),
             Compensation.objects.filter(status=Compensation.Status.PROPOSED).count())
+
+
+def waiting_on_people(coupon) -> Waiting:
+    """The coupon's refund decisions waiting for approval and compensations waiting for a
+    second operator, oldest first: what its diagnosis says is pending now."""
+    return Waiting(
+        decisions=list(RefundCoupon.objects.filter(
+            coupon=coupon, status=RefundCoupon.Status.PENDING_APPROVAL).order_by("id")),
+        compensations=list(Compensation.objects.filter(
+            coupon=coupon, status=Compensation.Status.PROPOSED).order_by("id")))

@@ -33,6 +33,8 @@ from coupons.identity import can_see_details
 from coupons.models import CouponOperation
 from coupons.redaction import visible
 from coupons.selectors import coupon_get
+from refunds.history import SOURCES as AFTER_SALE_SOURCES
+from refunds.selectors import waiting_on_people
 
 TIMELINE_PARAMS = ("before", "after", "from")
 # Who did it, by the name each kind of entry gives its actor.
@@ -73,7 +75,7 @@ def timeline_context(request, coupon) -> dict:
     page = coupon_timeline_page(
         coupon=coupon, can_see_details=can_see_details(request.user),
         before=cursor["before"], after=cursor["after"], start=cursor["from"],
-        extra_sources=(note_source(can_read=can_read_notes(request.user)),))
+        extra_sources=(*AFTER_SALE_SOURCES, note_source(can_read=can_read_notes(request.user))))
     orders, entries, lane_count = with_lanes(page.entries)
     entries, lane_count = with_note_lane(entries, lane_count)
     for e in entries:
@@ -143,7 +145,8 @@ class CouponPage(ConsolePage):
             **timeline_context(request, coupon),
             **ledger_context(request, coupon),
             "check": check.as_dict(),
-            "diagnosis": coupon_diagnosis(coupon, now, ConsoleWords()),
+            "diagnosis": coupon_diagnosis(coupon, now, ConsoleWords(),
+                                          waiting=waiting_on_people(coupon)),
             "coverage": checkpoint_coverage(coupon=coupon),
             "diagram": state_diagram(current=coupon.status,
                                      taken=check.steps_taken),

@@ -1,33 +1,52 @@
-"""The coupon core's API: templates, coupons and their commands, facts, conflict cases."""
+"""The coupon core's API: templates, coupons and their commands, facts, conflict cases.
+
+A coupon's check and timeline show after-sale's rows too. The core's HTTP layer imports no
+refunds module, so after-sale's reads are passed in where the API is put together
+(config/api_urls.py).
+"""
+
+from collections.abc import Callable, Sequence
 
 from django.urls import path
 
 from api import converters  # noqa: F401 - registers <dbid:...>
+from coupons.diagnosis import Waiting
+from coupons.history import Source
 
 from . import event_views, views
 
-urlpatterns = [
-    path("templates", views.TemplateListCreateApi.as_view(), name="templates"),
-    path("templates/<dbid:template_id>", views.TemplateDetailApi.as_view(), name="template"),
-    path("coupons", views.CouponListIssueApi.as_view(), name="coupons"),
-    path("coupons/<dbid:coupon_id>", views.CouponDetailApi.as_view(), name="coupon"),
-    path("coupons/<dbid:coupon_id>/lock", views.CouponLockApi.as_view(), name="coupon-lock"),
-    path("coupons/<dbid:coupon_id>/renew", views.CouponRenewApi.as_view(), name="coupon-renew"),
-    path("coupons/<dbid:coupon_id>/redeem", views.CouponRedeemApi.as_view(),
-         name="coupon-redeem"),
-    path("coupons/<dbid:coupon_id>/release", views.CouponReleaseApi.as_view(),
-         name="coupon-release"),
-    path("coupons/<dbid:coupon_id>/void", views.CouponVoidApi.as_view(), name="coupon-void"),
-    path("coupons/<dbid:coupon_id>/operations", views.CouponOperationsApi.as_view(),
-         name="coupon-operations"),
-    path("coupons/<dbid:coupon_id>/rejections", views.CouponRejectionsApi.as_view(),
-         name="coupon-rejections"),
-    path("coupons/<dbid:coupon_id>/check", views.CouponCheckApi.as_view(), name="coupon-check"),
-    path("coupons/<dbid:coupon_id>/proof", views.CouponProofApi.as_view(), name="coupon-proof"),
-    path("coupons/<dbid:coupon_id>/timeline", views.CouponTimelineApi.as_view(),
-         name="coupon-timeline"),
-    path("events", event_views.EventReceiveApi.as_view(), name="events"),
-    path("cases", event_views.CaseListApi.as_view(), name="cases"),
-    path("cases/<dbid:case_id>/resolve", event_views.CaseResolveApi.as_view(),
-         name="case_resolve"),
-]
+
+def coupon_urlpatterns(*, timeline_sources: Sequence[Source],
+                       waiting_on_people: Callable[[object], Waiting]) -> list:
+    """`timeline_sources`: after-sale's in a coupon's timeline; `waiting_on_people`: coupon →
+    after-sale's rows that wait for a person, for the check's diagnosis."""
+    return [
+        path("templates", views.TemplateListCreateApi.as_view(), name="templates"),
+        path("templates/<dbid:template_id>", views.TemplateDetailApi.as_view(), name="template"),
+        path("coupons", views.CouponListIssueApi.as_view(), name="coupons"),
+        path("coupons/<dbid:coupon_id>", views.CouponDetailApi.as_view(), name="coupon"),
+        path("coupons/<dbid:coupon_id>/lock", views.CouponLockApi.as_view(), name="coupon-lock"),
+        path("coupons/<dbid:coupon_id>/renew", views.CouponRenewApi.as_view(),
+             name="coupon-renew"),
+        path("coupons/<dbid:coupon_id>/redeem", views.CouponRedeemApi.as_view(),
+             name="coupon-redeem"),
+        path("coupons/<dbid:coupon_id>/release", views.CouponReleaseApi.as_view(),
+             name="coupon-release"),
+        path("coupons/<dbid:coupon_id>/void", views.CouponVoidApi.as_view(), name="coupon-void"),
+        path("coupons/<dbid:coupon_id>/operations", views.CouponOperationsApi.as_view(),
+             name="coupon-operations"),
+        path("coupons/<dbid:coupon_id>/rejections", views.CouponRejectionsApi.as_view(),
+             name="coupon-rejections"),
+        path("coupons/<dbid:coupon_id>/check",
+             views.CouponCheckApi.as_view(waiting_on_people=waiting_on_people),
+             name="coupon-check"),
+        path("coupons/<dbid:coupon_id>/proof", views.CouponProofApi.as_view(),
+             name="coupon-proof"),
+        path("coupons/<dbid:coupon_id>/timeline",
+             views.CouponTimelineApi.as_view(extra_sources=tuple(timeline_sources)),
+             name="coupon-timeline"),
+        path("events", event_views.EventReceiveApi.as_view(), name="events"),
+        path("cases", event_views.CaseListApi.as_view(), name="cases"),
+        path("cases/<dbid:case_id>/resolve", event_views.CaseResolveApi.as_view(),
+             name="case_resolve"),
+    ]

@@ -271,11 +271,15 @@ class CouponRejectionsApi(GenericAPIView):
 class CouponCheckApi(APIView):
     """Replays the coupon's ledger and tests the invariants (docs/design.md)."""
 
+    # coupon → after-sale's rows that wait for a person, given where the API is put together
+    # (coupons.api.urls.coupon_urlpatterns): the core's HTTP layer imports no refunds module.
+    waiting_on_people = None
+
     @extend_schema(responses=s.CheckOutput)
     def get(self, request, coupon_id):
         coupon = selectors.coupon_get(coupon_id=coupon_id)
-        return Response({**coupon_check(coupon).as_dict(),
-                         "diagnosis": coupon_diagnosis(coupon, clock.now())})
+        diagnosis = coupon_diagnosis(coupon, clock.now(), waiting=self.waiting_on_people(coupon))
+        return Response({**coupon_check(coupon).as_dict(), "diagnosis": diagnosis})
 
 
 class CouponProofApi(APIView):
@@ -294,11 +298,14 @@ class CouponTimelineApi(GenericAPIView):
 
     serializer_class = s.TimelineEntryOutput
     filter_backends = []
+    # After-sale's timeline sources, given like CouponCheckApi's reader.
+    extra_sources = ()
 
     @extend_schema(responses=s.TimelineEntryOutput(many=True))
     def get(self, request, coupon_id):
         coupon = selectors.coupon_get(coupon_id=coupon_id)
         # Paged like every list: a busy coupon's whole history was a megabyte in one answer.
-        timeline = coupon_timeline(coupon=coupon, can_see_details=can_see_details(request.user))
+        timeline = coupon_timeline(coupon=coupon, can_see_details=can_see_details(request.user),
+                                   extra_sources=self.extra_sources)
         page = self.paginate_queryset(timeline)
         return self.get_paginated_response(page)

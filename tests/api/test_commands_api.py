@@ -8,7 +8,7 @@ import pytest
 from django.contrib.auth.models import Group
 from rest_framework.test import APIClient
 
-from coupons.api import urls as api_urls
+from config import api_urls
 from coupons.models import (
     CommandRejection,
     CouponLock,

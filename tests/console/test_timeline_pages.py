@@ -7,6 +7,7 @@ from coupons.errors import TokenMismatch
 from coupons.history import TimelineKey, coupon_timeline, coupon_timeline_page
 from coupons.services import CommandContext, coupon_redeem
 from coupons.services.cases import case_resolve
+from refunds.history import SOURCES as AFTER_SALE_SOURCES
 from tests.conftest import lock
 
 pytestmark = pytest.mark.django_db
@@ -32,43 +33,47 @@ def shape(entries) -> list[tuple]:
 
 
 def whole(coupon) -> list[tuple]:
-    return shape(coupon_timeline(coupon=coupon, can_see_details=True))
+    return shape(coupon_timeline(coupon=coupon, can_see_details=True,
+                                 extra_sources=AFTER_SALE_SOURCES))
+
+
+def timeline_page(coupon, **cursor):
+    """A page with after-sale's entries too, as the console reads it."""
+    return coupon_timeline_page(coupon=coupon, can_see_details=True,
+                                extra_sources=AFTER_SALE_SOURCES, **cursor)
 
 
 @pytest.mark.parametrize("size", [1, 2, 3, 50])
 def test_walking_back_from_the_latest_page_gives_the_whole_timeline(crowded, size):
-    pages = [coupon_timeline_page(coupon=crowded, can_see_details=True, size=size)]
+    pages = [timeline_page(crowded, size=size)]
     while pages[-1].earlier:
-        pages.append(coupon_timeline_page(coupon=crowded, can_see_details=True, size=size,
-                                          before=pages[-1].earlier))
+        pages.append(timeline_page(crowded, size=size, before=pages[-1].earlier))
     assert pages[0].later is None
     walked = [entry for page in reversed(pages) for entry in shape(page.entries)]
     assert len(whole(crowded)) > 10
+    assert "compensation" in {kind for kind, _id, _title in whole(crowded)}
     assert walked == whole(crowded)
 
 
 @pytest.mark.parametrize("size", [1, 2, 3])
 def test_walking_forward_from_the_first_entry_gives_the_whole_timeline(crowded, size):
     beginning = TimelineKey.parse("0-0-0-0")
-    pages = [coupon_timeline_page(coupon=crowded, can_see_details=True, size=size,
-                                  start=beginning)]
+    pages = [timeline_page(crowded, size=size, start=beginning)]
     while pages[-1].later:
-        pages.append(coupon_timeline_page(coupon=crowded, can_see_details=True, size=size,
-                                          after=pages[-1].later))
+        pages.append(timeline_page(crowded, size=size, after=pages[-1].later))
     walked = [entry for page in pages for entry in shape(page.entries)]
     assert walked == whole(crowded)
 
 
 def test_a_page_from_an_entry_starts_with_that_entry(crowded):
-    everything = coupon_timeline_page(coupon=crowded, can_see_details=True, size=50).entries
+    everything = timeline_page(crowded, size=50).entries
     for position, entry in enumerate(everything):
-        page = coupon_timeline_page(coupon=crowded, can_see_details=True, size=3,
-                                    start=entry["key"])
+        page = timeline_page(crowded, size=3, start=entry["key"])
         assert shape(page.entries) == shape(everything[position:position + 3])
 
 
 def test_a_cursor_survives_its_text_form_and_nonsense_is_no_cursor(crowded):
-    key = coupon_timeline_page(coupon=crowded, can_see_details=True).entries[3]["key"]
+    key = timeline_page(crowded).entries[3]["key"]
     assert TimelineKey.parse(str(key)) == key
     for nonsense in ("", "x", "1-2-3", "1-2-3-x", "9" * 40 + "-1-1-1", None):
         assert TimelineKey.parse(nonsense) is None
