@@ -8,11 +8,11 @@ import uuid
 import pytest
 from django.urls import reverse
 
+from console.exports import neutralised
+from console.models import SavedFilter, ViewRecord
 from coupons.models import CaseStatus, ConflictCase
 from refunds.models import RefundCoupon
 from tests.console.queue_objects import fresh_coupon, late_payment_case, pending_decision
-from timeline.exports import neutralised
-from timeline.models import SavedFilter, ViewRecord
 
 pytestmark = pytest.mark.django_db
 
