@@ -35,9 +35,9 @@ from django.db.models.functions import Coalesce, Mod
 
 from coupons import clock
 from coupons.models import OutboxEvent
-from coupons.selectors import outbox_lag
 from operations import broker
 from operations.metrics import RELAY_PUBLISH_FAILURES
+from operations.selectors import outbox_lag
 from operations.worker import CONNECTION_LOSSES, DATABASE_ERRORS, Lost, run_until_stopped
 
 log = logging.getLogger(__name__)

@@ -1,9 +1,9 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from coupons.selectors import outbox_lag
 from operations.metrics import serve_process_metrics
 from operations.relay import Relay, run_forever
+from operations.selectors import outbox_lag
 from operations.worker import until_sigterm
 
 
