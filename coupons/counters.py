@@ -9,11 +9,6 @@ from prometheus_client import Counter
 
 COMMANDS = Counter("coupons_commands", "Coupon commands by type and outcome (ok or refused).",
                    ["command", "outcome"])
-# Counted at once, not on commit: the loss happened whatever the transaction does.
-CONNECTION_LOSSES = Counter(
-    "coupons_worker_connection_losses",
-    "Database, LISTEN or broker connections a long-running process lost; it reconnects.",
-    ["process", "connection"])
 REFUSALS = Counter("coupons_refusals", "Refused coupon commands by type and error code.",
                    ["command", "code"])
 

@@ -47,12 +47,11 @@ from rest_framework.exceptions import ValidationError
 from common.request_context import bound
 from coupons import clock
 from coupons.api.intake import fact_receive
-from coupons.counters import CONNECTION_LOSSES
 from coupons.errors import CouponError
 from coupons.models import ServiceClient
-from coupons.retry import DATABASE_ERRORS, Backoff
 from operations import broker
 from operations.metrics import FACTS_CONSUMED
+from operations.worker import CONNECTION_LOSSES, DATABASE_ERRORS, Lost, run_until_stopped
 
 log = logging.getLogger(__name__)
 
@@ -236,18 +235,18 @@ class FactConsumer:
 def run_forever(consumer: FactConsumer, *, stop: threading.Event, report=log.warning) -> None:
     """Consume until `stop` is set. A transient failure or a lost broker connection: report,
     count, back off (doubling, capped) and reconnect; never exit on them."""
-    backoff = Backoff()
-    while not stop.is_set():
+
+    def step() -> None:
         result = consumer.run(once=False, stop=stop)
-        if any(n for outcome, n in result.counts.items() if outcome != "RETRY"):
-            backoff.reset()  # it got somewhere since the last failure
+        # It got somewhere since the last failure: that failure no longer counts.
+        progressed = any(n for outcome, n in result.counts.items() if outcome != "RETRY")
         if result.error is not None:
-            CONNECTION_LOSSES.labels(process="consumer", connection="broker").inc()
-            reason = f"broker error: {result.error!r}"
+            kind, reason = "broker", f"broker error: {result.error!r}"
         elif result.counts["RETRY"]:
-            reason = "a message to retry (database unreachable?)"
+            kind, reason = None, "a message to retry (database unreachable?)"
         else:
-            continue  # stopped
-        delay = backoff.next()
-        report(f"fact consumer: {reason}; reconnecting in {delay:.1f}s")
-        stop.wait(delay)
+            return  # stopped
+        raise Lost(kind, result.error, progressed=progressed, describe=lambda delay: (
+            f"fact consumer: {reason}; reconnecting in {delay:.1f}s"))
+
+    run_until_stopped(step, process="consumer", stop=stop, report=report)

@@ -4,7 +4,7 @@ Two kinds:
 - Counters of what this process did (commands by type and outcome and refusals by code, which
   the core counts in coupons/counters.py; relay publish failures, facts consumed), incremented
   when the transaction commits, so a rolled-back command is never counted; and the connections
-  a long-running process lost and reopened (coupons/counters.py, counted when they happen).
+  a long-running process lost and reopened (operations/worker.py, counted when they happen).
   The web process shows its own at /metrics; the relay and the consumer show theirs with
   `--metrics-port` (bound to 127.0.0.1).
 - Gauges of the state, read from the database at scrape time (`StateCollector`), so they are
@@ -45,8 +45,9 @@ class StateCollector:
         # Imported here: the services import this module (to count commands) and these
         # modules import the services.
         from coupons import selectors
+        from operations import selectors as operations_selectors
 
-        lag = selectors.outbox_lag()
+        lag = operations_selectors.outbox_lag()
         yield GaugeMetricFamily("coupons_outbox_unpublished", "Outbox rows not yet published.",
                                 value=lag.unpublished)
         age = lag.oldest_age.total_seconds() if lag.oldest_age is not None else 0.0
@@ -62,7 +63,7 @@ class StateCollector:
         findings = GaugeMetricFamily("coupons_reconciliation_findings_open",
                                      "Open reconciliation findings by severity.",
                                      labels=["severity"])
-        for severity, count in selectors.finding_open_counts().items():
+        for severity, count in operations_selectors.finding_open_counts().items():
             findings.add_metric([severity], count)
         yield findings
         sent, still_open = selectors.expiry_warning_counts()

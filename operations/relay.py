@@ -34,12 +34,11 @@ from django.db.models import IntegerField
 from django.db.models.functions import Coalesce, Mod
 
 from coupons import clock
-from coupons.counters import CONNECTION_LOSSES
 from coupons.models import OutboxEvent
-from coupons.retry import DATABASE_ERRORS, Backoff
-from coupons.selectors import outbox_lag
 from operations import broker
 from operations.metrics import RELAY_PUBLISH_FAILURES
+from operations.selectors import outbox_lag
+from operations.worker import CONNECTION_LOSSES, DATABASE_ERRORS, Lost, run_until_stopped
 
 log = logging.getLogger(__name__)
 
@@ -264,37 +263,34 @@ def run_forever(relay: Relay, *, stop: threading.Event, report=log.warning) -> N
     """Publish until `stop` is set. The broker or the database lost (the batch's connection or
     the LISTEN one): the rows stay unpublished, the loss is reported and counted, and the relay
     backs off and reconnects; it never exits on such an error."""
-    wakeup, backoff = Wakeup(), Backoff()
+    wakeup = Wakeup()
 
-    def lost(kind: str, error: Exception) -> None:
-        CONNECTION_LOSSES.labels(process="relay", connection=kind).inc()
-        delay = backoff.next()
-        report(f"{kind} error: {error!r}; lag: {lag_text()}; retrying in {delay:.1f}s")
-        stop.wait(delay)
+    def lost(kind: str, error: Exception, *, progressed: bool = False) -> Lost:
+        return Lost(kind, error, progressed=progressed, describe=lambda delay: (
+            f"{kind} error: {error!r}; lag: {lag_text()}; retrying in {delay:.1f}s"))
+
+    def step() -> None:
+        try:
+            wakeup.listen()  # before the batch: a commit after it is then not missed
+            result = relay.run_batch()
+        except (*DATABASE_ERRORS, psycopg.Error) as error:
+            # Django opens a new connection (from the pool, checked) for the next batch.
+            with contextlib.suppress(*DATABASE_ERRORS):
+                connection.close()
+            # Nothing answers the broker's heartbeats during the back-off: reopen after it.
+            relay.close()
+            raise lost("database", error) from error
+        if result.error is not None:
+            raise lost("broker", result.error)
+        if result.held:
+            stop.wait(0.05)  # another relay is finishing a coupon's earlier event
+        elif result.published < relay.batch_size:
+            try:
+                wakeup.wait(stop)
+            except psycopg.Error as error:
+                raise lost("listen", error, progressed=True) from error
 
     try:
-        while not stop.is_set():
-            try:
-                wakeup.listen()  # before the batch: a commit after it is then not missed
-                result = relay.run_batch()
-            except (*DATABASE_ERRORS, psycopg.Error) as error:
-                # Django opens a new connection (from the pool, checked) for the next batch.
-                with contextlib.suppress(*DATABASE_ERRORS):
-                    connection.close()
-                # Nothing answers the broker's heartbeats during the back-off: reopen after it.
-                relay.close()
-                lost("database", error)
-                continue
-            if result.error is not None:
-                lost("broker", result.error)
-                continue
-            backoff.reset()
-            if result.held:
-                stop.wait(0.05)  # another relay is finishing a coupon's earlier event
-            elif result.published < relay.batch_size:
-                try:
-                    wakeup.wait(stop)
-                except psycopg.Error as error:
-                    lost("listen", error)
+        run_until_stopped(step, process="relay", stop=stop, report=report)
     finally:
         wakeup.close()

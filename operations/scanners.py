@@ -28,7 +28,6 @@ from django.db.models import Exists, F, OuterRef, Q
 from django.utils.dateparse import parse_datetime
 
 from coupons import clock
-from coupons.counters import CONNECTION_LOSSES
 from coupons.errors import CouponError, CouponExpired
 from coupons.events.facts import order_payment, orders_paid
 from coupons.models import (
@@ -39,7 +38,6 @@ from coupons.models import (
     OrderFact,
     UserCoupon,
 )
-from coupons.retry import DATABASE_ERRORS, Backoff
 from coupons.services import (
     CommandContext,
     LeaseProof,
@@ -50,6 +48,7 @@ from coupons.services import (
 from coupons.services.bulk_expire import coupons_expire
 from coupons.services.bulk_release import coupons_release_expired
 from coupons.services.expiry_warning import expiry_warning_send
+from operations.worker import DATABASE_ERRORS, Lost, run_until_stopped
 
 LEASE_SCANNER = CommandContext(actor="system:lease-scanner")
 EXPIRY_SCANNER = CommandContext(actor="system:expiry-scanner")
@@ -246,19 +245,18 @@ def scan_forever(scan_once: Callable[..., ScanReport], *, stop: threading.Event,
     connection ends that scan only (its committed batches stay; the rest is still due, so
     the next scan takes it): the loss is reported and counted, and the next scan follows a
     capped back-off instead of the interval."""
-    process, backoff = scan_once.__name__, Backoff()
-    while not stop.is_set():
+    process = scan_once.__name__
+
+    def step() -> None:
         try:
             result = scan_once(**options)
         except DATABASE_ERRORS as error:
             # Outside a request nothing closes a dead connection: the next scan opens one.
             with contextlib.suppress(*DATABASE_ERRORS):
                 connection.close()
-            CONNECTION_LOSSES.labels(process=process, connection="database").inc()
-            delay = backoff.next()
-            report(f"{process}: database error {error!r}; retrying in {delay:.1f}s")
-            stop.wait(delay)
-            continue
-        backoff.reset()
+            raise Lost("database", error, describe=lambda delay, error=error: (
+                f"{process}: database error {error!r}; retrying in {delay:.1f}s")) from error
         done(result)
         stop.wait(interval)
+
+    run_until_stopped(step, process=process, stop=stop, report=report)

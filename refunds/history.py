@@ -1,6 +1,6 @@
-"""After-sale's moments in a coupon's timeline (coupons.history merges them with the core's
-through coupons.after_sale.timeline_sources): refund decisions received, decided and reviewed,
-and compensations proposed and decided."""
+"""After-sale's moments in a coupon's timeline: refund decisions received, decided and
+reviewed, and compensations proposed and decided. The console's coupon page and the coupon API
+(config/api_urls.py) pass SOURCES to coupons.history, which merges them with the core's."""
 
 from django.db.models import QuerySet
 from django.utils.translation import gettext as _
@@ -60,7 +60,6 @@ def _refund_reviewed(d, can_see_details):
 
 def _refunds_of(coupon) -> QuerySet:
     return RefundCoupon.objects.filter(coupon=coupon)
-
 
 
 SOURCES = [

@@ -1,6 +1,7 @@
 import itertools
 from datetime import UTC, datetime
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 from django.db import connection
@@ -22,8 +23,18 @@ from coupons.write.tokens import lease_token
 from tests.app_role import app_role_session, owner_role  # noqa: F401 (autouse fixtures)
 
 START = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+# Suites that start processes beside the test process (database clusters, servers, a browser,
+# node tools): marked `system`, so `bin/test` runs the fast suite and `bin/test --all` adds them.
+SYSTEM_FOLDERS = {"deploy", "browser", "contract"}
 # `create_service_client NAME --allow all --facts all`: for tests not about permissions.
 ALL_GRANTS = {"capabilities": CLIENT_GRANTS.values(), "fact_types": FactType.values}
+
+
+def pytest_collection_modifyitems(items):
+    tests = Path(__file__).parent
+    for item in items:
+        if item.path.relative_to(tests).parts[0] in SYSTEM_FOLDERS:
+            item.add_marker(pytest.mark.system)
 
 
 @pytest.fixture

@@ -9,9 +9,9 @@ from console.views.access import ConsolePage
 from coupons.capabilities import Capability
 from coupons.errors import CouponError
 from coupons.models import FindingStatus
-from coupons.selectors import finding_list, finding_open_counts, reconciliation_last_run
 from coupons.services import CommandContext
 from operations.reconcile import finding_apply, finding_dismiss
+from operations.selectors import finding_list, finding_open_counts, reconciliation_last_run
 
 PER_PAGE = 50
 

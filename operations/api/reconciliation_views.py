@@ -14,8 +14,8 @@ from api.commands import IDEMPOTENCY_KEY_HEADER, run_command
 from api.filters import IdFilter
 from coupons.capabilities import Capability
 from coupons.models import Finding, FindingKind, FindingStatus, Severity
-from coupons.selectors import finding_list
 from operations.reconcile import finding_apply, finding_dismiss
+from operations.selectors import finding_list
 
 from . import reconciliation_serializers as s
 

@@ -13,8 +13,8 @@ import pytest
 from django.db import connection
 from django.db.models import Q
 
-from coupons.api.filters import CouponFilter
 from coupons import selectors
+from coupons.api.filters import CouponFilter
 from coupons.events.facts import PAYMENT_FACTS, order_payment, orders_paid
 from coupons.models import CouponLock, CouponOperation, OrderCoupon, OrderFact, Redemption
 from operations.scanners import coupons_due_to_expire, leases_due

@@ -1,11 +1,10 @@
 """Options and output shared by the scanner commands."""
 
-import signal
-import threading
 
 from django.core.management.base import BaseCommand, CommandError
 
 from operations.scanners import scan_forever
+from operations.worker import until_sigterm
 
 
 class ScannerCommand(BaseCommand):
@@ -38,13 +37,9 @@ class ScannerCommand(BaseCommand):
         options = dict(batch=batch, rate=rate, shard=shard, shards=shards, limit=limit,
                        progress=progress)
         if loop:
-            stop = threading.Event()
-            signal.signal(signal.SIGTERM, lambda *_: stop.set())
-            try:
+            with until_sigterm() as stop:
                 scan_forever(type(self).scan, stop=stop, interval=interval, done=self.summary,
                              report=self.stderr.write, **options)
-            except KeyboardInterrupt:
-                stop.set()
             return
         self.summary(type(self).scan(**options))
 

@@ -1,11 +1,10 @@
-import signal
-import threading
 
 from django.core.management.base import BaseCommand, CommandError
 
 from coupons.models import ServiceClient
 from operations.facts_consumer import EXCHANGE, QUEUE, FactConsumer, run_forever
 from operations.metrics import serve_process_metrics
+from operations.worker import until_sigterm
 
 
 class Command(BaseCommand):
@@ -52,9 +51,5 @@ class Command(BaseCommand):
         self.stdout.write(line)
 
     def _forever(self, consumer):
-        stop = threading.Event()
-        signal.signal(signal.SIGTERM, lambda *_: stop.set())
-        try:
+        with until_sigterm() as stop:
             run_forever(consumer, stop=stop, report=self.stderr.write)
-        except KeyboardInterrupt:
-            stop.set()

@@ -1,8 +1,8 @@
 from django.core.management.base import BaseCommand
 
 from coupons.models import Severity
-from coupons.selectors import finding_open_counts
 from operations.reconcile import reconcile_run
+from operations.selectors import finding_open_counts
 
 
 class Command(BaseCommand):

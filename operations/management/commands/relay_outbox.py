@@ -1,11 +1,10 @@
-import signal
-import threading
 
 from django.core.management.base import BaseCommand, CommandError
 
-from coupons.selectors import outbox_lag
 from operations.metrics import serve_process_metrics
 from operations.relay import Relay, run_forever
+from operations.selectors import outbox_lag
+from operations.worker import until_sigterm
 
 
 class Command(BaseCommand):
@@ -51,9 +50,5 @@ class Command(BaseCommand):
         self.stdout.write(f"published {total}; lag: {outbox_lag()}")
 
     def _run_forever(self, relay):
-        stop = threading.Event()
-        signal.signal(signal.SIGTERM, lambda *_: stop.set())
-        try:
+        with until_sigterm() as stop:
             run_forever(relay, stop=stop, report=self.stderr.write)
-        except KeyboardInterrupt:
-            stop.set()

@@ -18,9 +18,9 @@ from coupons.models import (
     OutboxEvent,
     UserCoupon,
 )
-from coupons.retry import retry_delay
 from coupons.services import coupon_issue, service_client_create
 from operations import facts_consumer
+from operations.worker import retry_delay
 from tests.conftest import START, lock
 from tests.coupons.events.test_presale import presale_template
 from tests.operations.facts.conftest import event_body
