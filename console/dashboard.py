@@ -23,8 +23,8 @@ from coupons.selectors import (
     expiry_warning_counts,
     open_case_count,
     open_cases_oldest,
-    outbox_lag,
 )
+from operations.selectors import outbox_lag
 from refunds.selectors import pending_approval_counts
 
 EXPIRING_WINDOW = timedelta(hours=1)
