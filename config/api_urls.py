@@ -7,8 +7,8 @@ from drf_spectacular.views import (
     SpectacularSwaggerSplitView,
 )
 
+from api.docs import sign_in_first
 from coupons.api import urls as coupons_urls
-from coupons.api.docs import sign_in_first
 from operations.api import urls as operations_urls
 from refunds.api import urls as refunds_urls
 
@@ -17,7 +17,7 @@ urlpatterns = [
     *refunds_urls.urlpatterns,
     *operations_urls.urlpatterns,
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
-    # Both without inline scripts, for the Content-Security-Policy (issue 16): Swagger UI's
+    # Both without inline scripts, for the Content-Security-Policy: Swagger UI's
     # start-up script is fetched from the same URL (?script), ReDoc starts from its element.
     path("docs/", sign_in_first(SpectacularSwaggerSplitView.as_view(url_name="api:schema")),
          name="docs"),

@@ -58,7 +58,8 @@ def required_secret(name: str) -> str:
     if not value:
         raise ImproperlyConfigured(
             f"{name} is not set. The server does not start without it; there is no default "
-            f"secret. Set {name} to a long random value (see README, 'Production settings')."
+            f"secret. Set {name} to a long random value "
+            f"(see docs/deploy.md, 'Production settings')."
         )
     return value
 
@@ -80,7 +81,8 @@ def lease_token_secrets(*, secret_key: str) -> dict[str, str]:
         raise ImproperlyConfigured(
             "LEASE_TOKEN_SECRET is not set. The server does not start without it; there is no "
             "default. Lease tokens are HMACs of the lock id under it, so it must be a long "
-            "random value of its own, not DJANGO_SECRET_KEY (see README, 'Production settings')."
+            "random value of its own, not DJANGO_SECRET_KEY "
+            "(see docs/deploy.md, 'Production settings')."
         )
     secrets = {SINGLE_LEASE_KEY_ID: one} if one else parse_key_list("LEASE_TOKEN_SECRETS", many)
     if secret_key in secrets.values():
@@ -92,7 +94,8 @@ def lease_token_secrets(*, secret_key: str) -> dict[str, str]:
 
 
 def ledger_chain_keys(*, other_secrets: list[str]) -> dict[str, str]:
-    """Ledger chain and seal keys by key id, the current one first (coupons/ledger_chain.py).
+    """Ledger chain and seal keys by key id, the current one first
+    (coupons/evidence/ledger_chain.py).
 
     `LEDGER_CHAIN_KEYS="k2:<new>,k1:<old>"`: new rows are keyed with k2; rows keyed with k1
     still verify until k1 is removed. The database never holds these keys, so whoever rewrites
@@ -103,7 +106,7 @@ def ledger_chain_keys(*, other_secrets: list[str]) -> dict[str, str]:
         raise ImproperlyConfigured(
             "LEDGER_CHAIN_KEYS is not set. The server does not start without it; there is no "
             "default. The ledger's hash chain and the evidence seals are HMACs under it, so set "
-            "it to k1:<a long random value of its own> (see README, 'Evidence')."
+            "it to k1:<a long random value of its own> (see docs/evidence.md)."
         )
     keys = parse_key_list("LEDGER_CHAIN_KEYS", value)
     if any(len(secret.encode()) < MIN_CHAIN_KEY_BYTES for secret in keys.values()):
@@ -137,7 +140,7 @@ def database_config(url: str, **options) -> dict:
     """dj_database_url's settings for `url`, also for libpq's multi-host form.
 
     `postgres://u@10.0.0.1:5432,10.0.0.2:5432/db?target_session_attrs=read-write` lists every
-    node of a failover pair (README "Production"): libpq tries them in turn and keeps the one
+    node of a failover pair (docs/deploy.md): libpq tries them in turn and keeps the one
     that takes writes, so after a failover a new connection finds the new primary by itself.
     Django hands HOST and PORT to libpq as they are, so they stay comma-separated lists.
     """

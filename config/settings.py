@@ -24,7 +24,7 @@ from config.env import (
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
-# --- Safe defaults (issue 6): DEBUG only when asked for, no secret in the repository ---------
+# --- Safe defaults: DEBUG only when asked for, no secret in the repository ---------
 # DEBUG pages show settings, the request and its body; they are never the default.
 DEBUG = env_flag("DJANGO_DEBUG", default=False)
 # The demo (bin/run-demo sets COUPONS_DEMO=1) runs no outbox relay: the console's dashboard says
@@ -40,7 +40,7 @@ LEDGER_CHAIN_KEYS = ledger_chain_keys(
     other_secrets=[SECRET_KEY, *LEASE_TOKEN_SECRETS.values()])
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", default="127.0.0.1,localhost,testserver")
 
-# --- HTTPS (issue 6): on unless DEBUG; README "Production settings" ---------------------------
+# --- HTTPS: on unless DEBUG; docs/deploy.md ---------------------------
 HTTPS = env_flag("DJANGO_HTTPS", default=not DEBUG)
 SECURE_SSL_REDIRECT = HTTPS
 SESSION_COOKIE_SECURE = HTTPS
@@ -66,16 +66,18 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_htmx",
-    "csp",  # Content-Security-Policy on every answer (issue 16; CONTENT_SECURITY_POLICY below)
+    "csp",  # Content-Security-Policy on every answer (CONTENT_SECURITY_POLICY below)
     "pgtrigger",  # database triggers that keep history rows append-only (PostgreSQL)
-    "django_prometheus",  # HTTP and database metrics at /metrics (config/metrics.py)
+    "django_prometheus",  # HTTP and database metrics at /metrics (operations/metrics_view.py)
+    "common",
+    "api",
     "coupons",
     "refunds",
     "operations",  # what runs in the background: relay, fact consumer, reconcile, prune
-    "timeline",
+    "console.apps.ConsoleConfig",
 ]
 
-# axes and Django's deploy check look for their middleware by name; config.console_only.Axes
+# axes and Django's deploy check look for their middleware by name; common.console_only.Axes
 # and .Csrf are those classes, passed by only for a service client's token request under /api/
 # (every console form keeps CSRF and lockout: tests/api/test_lean_path.py).
 SILENCED_SYSTEM_CHECKS = ["axes.W002", "security.W003"]
@@ -83,35 +85,35 @@ MIDDLEWARE = [
     # Outermost pair: django-prometheus times every request, probes included.
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
     # Statements and failed statements per request, counted in plain integers and added to
-    # the django_db_* counters once (config/db_metrics.py; issue 18).
-    "config.db_metrics.DatabaseMetricsMiddleware",
+    # the django_db_* counters once (common/db_metrics.py).
+    "common.db_metrics.DatabaseMetricsMiddleware",
     # Logs carry the request id (X-Request-ID, accepted or made), the client and the coupon.
-    "config.request_context.RequestContextMiddleware",
+    "common.request_context.RequestContextMiddleware",
     # First: /healthz and /readyz answer a load balancer before host checks and the HTTPS
-    # redirect (config/health.py; README "Production").
-    "config.health.HealthCheckMiddleware",
+    # redirect (common/health.py; docs/deploy.md).
+    "common.health.HealthCheckMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     # Static files from the process itself (collected by bin/serve), before sessions and auth.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # Outside everything but the HTTPS redirect: a 404 or 500 under /api/ is JSON, never a page.
-    "coupons.api.middleware.ApiErrorsMiddleware",
-    # config.console_only.*: the named Django middleware, passed by for a service client's
+    "api.middleware.ApiErrorsMiddleware",
+    # common.console_only.*: the named Django middleware, passed by for a service client's
     # `Authorization: Token` API request, which needs no session, CSRF, user or messages.
-    "config.console_only.Sessions",
+    "common.console_only.Sessions",
     # Language from the cookie, else Accept-Language (console and API alike); after sessions,
     # before common, as Django asks.
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
-    "config.console_only.Csrf",
-    "config.console_only.Authentication",
+    "common.console_only.Csrf",
+    "common.console_only.Authentication",
     # A signed-in user's remembered language when the browser has no language cookie yet.
-    "config.console_only.RememberedLanguage",
-    "config.console_only.Messages",
+    "console.language.RememberedLanguage",
+    "common.console_only.Messages",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "config.console_only.Htmx",
+    "common.console_only.Htmx",
     # Last, as django-axes asks: it answers a locked-out sign-in.
-    "config.console_only.Axes",
+    "common.console_only.Axes",
     "django_prometheus.middleware.PrometheusAfterMiddleware",
 ]
 
@@ -127,7 +129,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "timeline.navigation.console_nav",
+                "console.navigation.console_nav",
             ],
         },
     },
@@ -141,7 +143,7 @@ DATABASES = {
         conn_max_age=0,
     )
 }
-# --- Pooled connections (issue 9): README "Production" ---------------------------------------
+# --- Pooled connections: docs/deploy.md ---------------------------------------
 # On PostgreSQL each process keeps a psycopg pool, so a request borrows an open connection
 # instead of paying a connect and authentication. DB_POOL_MAX_SIZE must cover the threads of
 # one process (GUNICORN_THREADS); 0 turns the pool off (behind PgBouncer, say), and a
@@ -157,7 +159,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and DB_POOL
         # each connection before handing it out, so one the server dropped is replaced.
         "max_idle": 300,
     }
-# --- Prepared statements (issue 18): README "Performance" -----------------------------------
+# --- Prepared statements: docs/performance.md -----------------------------------
 # Server-side binding, and psycopg prepares a statement a connection has run
 # DB_PREPARE_THRESHOLD times, so the commands' two statements are parsed and planned once per
 # pooled connection. Behind PgBouncer in transaction mode (before 1.21, or without
@@ -187,12 +189,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # (xdist) only recognises the plain backend's default and would name a file instead.
     DATABASES["default"].setdefault("TEST", {}).setdefault("NAME", ":memory:")
 
-# Django's own backends: statements are counted per request (config/db_metrics.py), not by
-# django-prometheus's backends, which wrap every execute in metric calls (issue 18).
+# Django's own backends: statements are counted per request (common/db_metrics.py), not by
+# django-prometheus's backends, which wrap every execute in metric calls.
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# --- Content-Security-Policy (issue 16): README "Production settings" -------------------------
+# --- Content-Security-Policy: docs/deploy.md -------------------------
 # Scripts only from this origin, never inline: the console's behaviour is in console.js, htmx
 # runs without eval (hx-on is not used), the API docs start from their own script files.
 # Styles allow inline: the console colours order lanes with style="--c: ..." and ReDoc styles
@@ -213,13 +215,13 @@ CONTENT_SECURITY_POLICY = {
     },
 }
 
-# --- Sign-in attempt limits (issue 6): django-axes; README "Production settings" -------------
+# --- Sign-in attempt limits: django-axes; docs/deploy.md -------------
 # AxesStandaloneBackend first: it refuses a locked-out username + address before any password
 # is checked. It needs the request, so tests sign in with force_login or login(request=...).
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
-    # ModelBackend with its permissions in one query (config/auth_backend.py).
-    "config.auth_backend.OneQueryModelBackend",
+    # ModelBackend with its permissions in one query (common/auth_backend.py).
+    "common.auth_backend.OneQueryModelBackend",
 ]
 AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", default=5)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("AXES_COOLOFF_MINUTES", default=15))
@@ -231,14 +233,14 @@ AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 # so every admin page stays under the capability rules (tests/api/test_permission_matrix.py).
 AXES_ENABLE_ADMIN = False
 
-# --- Client address behind proxies (issue 16): README "Production settings" ------------------
+# --- Client address behind proxies: docs/deploy.md ------------------
 # How many proxies in front of the server append to X-Forwarded-For (nginx, a load balancer);
 # sign-in limits and the anonymous API throttle key on the address the outermost one saw.
 # 0: REMOTE_ADDR. Behind the recommended TLS proxy, one.
 TRUSTED_PROXY_COUNT = env_int(
     "TRUSTED_PROXY_COUNT", default=1 if env_flag("DJANGO_BEHIND_TLS_PROXY", default=False) else 0
 )
-AXES_CLIENT_IP_CALLABLE = "config.client_address.client_address"
+AXES_CLIENT_IP_CALLABLE = "common.client_address.client_address"
 # Attempts are database rows (AxesDatabaseHandler), so each test starts clean and
 # `manage.py axes_reset` (or axes_reset_username NAME) unlocks.
 
@@ -246,7 +248,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
 
-# --- Languages (issue 20): README "Languages" ---------------------------------------------
+# --- Languages: docs/console.md ---------------------------------------------
 # English by default; a browser asking for Chinese (Accept-Language) gets it, and a signed-in
 # console user's own choice (timeline.ConsolePreference) wins over the browser.
 LANGUAGE_CODE = "en"
@@ -275,39 +277,39 @@ CONSOLE_CURRENCY_SYMBOL = os.environ.get("CONSOLE_CURRENCY_SYMBOL", "¥")
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "coupons.api.authentication.ServiceTokenAuthentication",
+        "api.authentication.ServiceTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": [
         "rest_framework.permissions.IsAuthenticated",
-        "coupons.api.permissions.HasCapability",
+        "api.permissions.HasCapability",
     ],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
-    # Issue 16: JSON only. The browsable API renders forms by running every method's
+    # JSON only. The browsable API renders forms by running every method's
     # permission check, so in production ?format=api or Accept: text/html only adds surface;
     # a developer gets it back with DJANGO_DEBUG=1.
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"]
     + (["rest_framework.renderers.BrowsableAPIRenderer"] if DEBUG else []),
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
-    "DEFAULT_PAGINATION_CLASS": "coupons.api.pagination.StandardPagination",
-    "DEFAULT_SCHEMA_CLASS": "coupons.api.schema.CapabilitySchema",
-    "EXCEPTION_HANDLER": "coupons.api.exceptions.api_exception_handler",
+    "DEFAULT_PAGINATION_CLASS": "api.pagination.StandardPagination",
+    "DEFAULT_SCHEMA_CLASS": "api.schema.CapabilitySchema",
+    "EXCEPTION_HANDLER": "api.exceptions.api_exception_handler",
     "COERCE_DECIMAL_TO_STRING": True,
     "UNAUTHENTICATED_USER": None,
-    # Throttles (issue 6): per service client and per signed-in user, counted in CACHES.
+    # Throttles: per service client and per signed-in user, counted in CACHES.
     "DEFAULT_THROTTLE_CLASSES": [
-        "coupons.api.throttling.ServiceClientRateThrottle",
-        "coupons.api.throttling.UserRateThrottle",
+        "api.throttling.ServiceClientRateThrottle",
+        "api.throttling.UserRateThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
         "service_client": env_rate("API_THROTTLE_SERVICE_CLIENT", default="1200/min"),
         "user": env_rate("API_THROTTLE_USER", default="300/min"),
-        # Issue 16: requests answered 401 (no key, a wrong one) per client address.
+        # Requests answered 401 (no key, a wrong one) per client address.
         "anonymous": env_rate("API_THROTTLE_ANONYMOUS", default="60/min"),
     },
 }
 
-# --- Cache (issue 6: throttle counters) ---------------------------------------------------------
+# --- Cache (throttle counters) ---------------------------------------------------------
 # Per process by default. With several server processes the counters must be shared: set
 # REDIS_URL (redis://127.0.0.1:6379/0) and install the `redis` extra.
 if os.environ.get("REDIS_URL"):
@@ -315,10 +317,10 @@ if os.environ.get("REDIS_URL"):
         raise ImproperlyConfigured(
             "REDIS_URL is set but the redis package is not installed: pip install -e '.[redis]'."
         )
-    # Values are JSON, never pickles (issue 16): a write to Redis must not run code here.
+    # Values are JSON, never pickles: a write to Redis must not run code here.
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
                           "LOCATION": os.environ["REDIS_URL"],
-                          "OPTIONS": {"serializer": "config.cache_serializer.JsonSerializer"}}}
+                          "OPTIONS": {"serializer": "common.cache_serializer.JsonSerializer"}}}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
@@ -340,9 +342,9 @@ SPECTACULAR_SETTINGS = {
     "SERVERS": [{"url": "/", "description": "The instance serving this schema"}],
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "coupons.api.schema.tidy_schema",
+        "api.schema.tidy_schema",
     ],
-    # coupons.api.converters.DatabaseIdConverter: up to 18 digits, so a huge id is a 404.
+    # api.converters.DatabaseIdConverter: up to 18 digits, so a huge id is a 404.
     "PATH_CONVERTER_OVERRIDES": {
         "dbid": {"type": "integer", "minimum": 0, "maximum": 10**18 - 1},
     },
@@ -373,7 +375,7 @@ COUPONS = {
     "SERVICE_CLIENT_CACHE_SECONDS": 10,
     # A fact's times (occurred_at, a presale deadline) must lie this close to now, either way.
     "FACT_TIME_WINDOW_DAYS": 5 * 366,
-    # Retention (`manage.py prune`, README "Events"). Published outbox rows: long enough to
+    # Retention (`manage.py prune`, docs/events.md). Published outbox rows: long enough to
     # replay a consumer's last week from the table.
     "OUTBOX_RETENTION_DAYS": 7,
     # Completed Idempotency-Key records: a retry after this is a new request (Stripe: 24 hours).
@@ -388,21 +390,21 @@ COUPONS = {
     "RECONCILE_BATCH_SIZE": 1000,
 }
 
-# --- Impact replay bounds (issue 16): README "Return policies" -----------------------------------
+# --- Impact replay bounds: docs/after-sale.md -----------------------------------
 # A preview replays at most the newest this many stored decisions (the page and the API answer
 # say so); one replay per person at a time, its slot freed after this many seconds at the latest.
 IMPACT_REPLAY_SAMPLE = env_int("IMPACT_REPLAY_SAMPLE", default=10_000)
 IMPACT_REPLAY_SLOT_SECONDS = 300
 
-# --- Events (issue 10): the outbox relay's broker; see README "Events" ---------------------------
+# --- Events: the outbox relay's broker; see docs/events.md ---------------------------
 BROKER_URL = os.environ.get("BROKER_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
 
-# --- Resilience (issue 17): README "Operating it", "Resilience" ----------------------------------
+# --- Resilience: docs/operating.md, "Resilience" ----------------------------------
 # PostgreSQL through config/postgresql: Django's backend whose pool checks each borrowed
 # connection and drains the idle ones at the first that the server dropped (not
 # CONN_HEALTH_CHECKS: the pool then backs off 1, 2, 4 s per dead connection of a request).
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    DATABASES["default"]["ENGINE"] = "config.postgresql"
+    DATABASES["default"]["ENGINE"] = "common.postgresql"
 # Every wait on the broker (connecting, a publisher confirm, a blocked connection) ends after
 # this many seconds: the relay holds its batch's transaction across the confirm wait.
 BROKER_CONFIRM_TIMEOUT_SECONDS = env_int("BROKER_CONFIRM_TIMEOUT_SECONDS", default=5)
@@ -414,16 +416,17 @@ BROKER_HEARTBEAT_SECONDS = env_int("BROKER_HEARTBEAT_SECONDS", default=10)
 WORKER_RETRY_MIN_SECONDS = env_int("WORKER_RETRY_MIN_MS", default=500) / 1000
 WORKER_RETRY_MAX_SECONDS = env_int("WORKER_RETRY_MAX_MS", default=30_000) / 1000
 
-# --- Signals (issue 10): README "Operating it" ---------------------------------------------------
+# --- Signals: docs/operating.md ---------------------------------------------------
 # /metrics answers only `Authorization: Bearer <METRICS_TOKEN>`; unset, /metrics is a 404. It
 # shows volumes, error codes and backlogs: for the monitoring system, not for the public.
 METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
 if METRICS_TOKEN and len(METRICS_TOKEN) < 32:
     raise ImproperlyConfigured("METRICS_TOKEN must be at least 32 characters.")
 
-# --- Signed ledger checkpoints (issue 15): README "Evidence" ----------------------------------
+# --- Signed ledger checkpoints: docs/evidence.md ----------------------------------
 # The Ed25519 private key (base64 of 32 bytes, or PEM) that signs checkpoints. Only the commands
-# that sign read it (coupons/checkpoint_keys.py); the server never signs, so it starts without.
+# that sign read it (coupons/evidence/checkpoint_keys.py); the server never signs, so it starts
+# without.
 LEDGER_SIGNING_KEY = os.environ.get("LEDGER_SIGNING_KEY", "")
 # Where `ledger_checkpoint` writes each signed checkpoint as a new file (never overwritten):
 # a directory another system copies away, or a mount of append-only storage.
@@ -432,12 +435,12 @@ LEDGER_CHECKPOINT_DIR = os.environ.get("LEDGER_CHECKPOINT_DIR", "")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    # Issue 6: no API key, lease token or Authorization header in any log line.
-    "filters": {"redact_secrets": {"()": "config.log_redaction.RedactSecrets"}},
-    # One JSON object a line, with the request id, client and coupon (config/log_json.py);
+    # No API key, lease token or Authorization header in any log line.
+    "filters": {"redact_secrets": {"()": "common.log_redaction.RedactSecrets"}},
+    # One JSON object a line, with the request id, client and coupon (common/log_json.py);
     # LOG_FORMAT=text for people reading a terminal.
     "formatters": {
-        "json": {"()": "config.log_json.JsonFormatter"},
+        "json": {"()": "common.log_json.JsonFormatter"},
         "text": {"format": "%(levelname)s %(name)s %(message)s"},
     },
     "handlers": {
@@ -456,9 +459,9 @@ LOGGING = {
     },
 }
 
-# --- Read replicas (issue 21): README "Read replicas" --------------------------------------------
+# --- Read replicas: docs/deploy.md --------------------------------------------
 # DATABASE_REPLICA_URLS (comma-separated postgres:// URLs, the app role's login on each streaming
-# replica): console pages and API GETs read from one (config/replica_reads.py), everything else
+# replica): console pages and API GETs read from one (common/replica_reads.py), everything else
 # from the primary. Unset, nothing changes: no router, no middleware, no extra query.
 DATABASE_REPLICA_URLS = env_list("DATABASE_REPLICA_URLS")
 # A replica further behind than this answers nothing: the primary does, as without replicas.
@@ -469,7 +472,7 @@ DATABASE_REPLICA_READ_YOUR_WRITES_SECONDS = env_int(
     "DATABASE_REPLICA_READ_YOUR_WRITES_SECONDS", default=60)
 DATABASE_REPLICA_ALIASES = []
 if DATABASE_REPLICA_URLS:
-    if DATABASES["default"]["ENGINE"] != "config.postgresql":
+    if DATABASES["default"]["ENGINE"] != "common.postgresql":
         raise ImproperlyConfigured("DATABASE_REPLICA_URLS needs a PostgreSQL DATABASE_URL.")
     for number, url in enumerate(DATABASE_REPLICA_URLS, start=1):
         parsed = database_config(url)
@@ -484,8 +487,8 @@ if DATABASE_REPLICA_URLS:
         replica["TEST"] = {"MIRROR": "default"}  # a test run has one database
         DATABASES[f"replica_{number}"] = replica
         DATABASE_REPLICA_ALIASES.append(f"replica_{number}")
-    DATABASE_ROUTERS = ["config.replica_router.ReplicaRouter"]
+    DATABASE_ROUTERS = ["common.replica_router.ReplicaRouter"]
     # After authentication (the caller's key) and before the views it routes.
-    MIDDLEWARE.insert(MIDDLEWARE.index("config.console_only.Authentication")
-                      + 1, "config.replica_reads.ReplicaReadsMiddleware")
-TEMPLATES[0]["OPTIONS"]["context_processors"].append("config.replica_reads.data_as_of")
+    MIDDLEWARE.insert(MIDDLEWARE.index("common.console_only.Authentication")
+                      + 1, "common.replica_reads.ReplicaReadsMiddleware")
+TEMPLATES[0]["OPTIONS"]["context_processors"].append("common.replica_reads.data_as_of")

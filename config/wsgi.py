@@ -5,9 +5,9 @@ from django.core.wsgi import get_wsgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 application = get_wsgi_application()
 
-# gunicorn runs no system checks: a demo or short secret (issue 16), or a PostgreSQL login
-# that owns the tables or is a superuser (issue 15), stops the worker here.
-from config.checks import (  # noqa: E402
+# gunicorn runs no system checks: a demo or short secret, or a PostgreSQL login
+# that owns the tables or is a superuser, stops the worker here.
+from common.checks import (  # noqa: E402
     refuse_to_start_as_database_owner,
     refuse_to_start_on_weak_secrets,
 )

@@ -1,9 +1,10 @@
 """The narrow hook through which the coupon core reaches after-sale (refunds/).
 
 After-sale sits on top of the core: it reads coupons and changes them only through the core's
-transition function. The core never imports refunds/, except here (tests/layout/test_imports.py
-keeps it so). A few moments of a coupon's own life need after-sale's answer; each is one
-function below, importing refunds when it is called, so the core loads and is read without it.
+transition function. The core never imports refunds/, except here
+(tests/architecture/test_layout.py keeps it so). A few moments of a coupon's own life need
+after-sale's answer; each is one function below, importing refunds when it is called, so the core
+loads and is read without it.
 """
 
 
@@ -49,7 +50,8 @@ def return_policy_named(value):
 
 
 def check_returns(report, coupon, operations) -> None:
-    """Invariant 6 beyond the ledger: each RETURN names its refund decision (coupons.replay)."""
+    """Invariant 6 beyond the ledger: each RETURN names its refund decision
+    (coupons.evidence.replay)."""
     from refunds.replay_checks import check_returns
 
     check_returns(report, coupon, operations)
@@ -57,7 +59,7 @@ def check_returns(report, coupon, operations) -> None:
 
 def broken_seals(coupon, *, after: dict, newest: dict | None) -> tuple[list[str], dict]:
     """The coupon's refund decisions and compensations (those after the ids in `after`) whose
-    seals fail, and how far they were read (coupons.replay)."""
+    seals fail, and how far they were read (coupons.evidence.replay)."""
     from refunds.replay_checks import broken_seals
 
     return broken_seals(coupon, after, newest)

@@ -31,8 +31,3 @@ class CouponsConfig(AppConfig):
     def ready(self):
         # Connected for this app only, so it runs after auth made this app's permissions.
         post_migrate.connect(restore_roles, sender=self, dispatch_uid="coupons.restore_roles")
-        # Registers the secret checks (config.E001, E002) for `manage.py check` and start-up.
-        import config.checks  # noqa: F401
-
-        # The API caches service clients; every process that can save one must drop the entry.
-        from coupons.api import authentication  # noqa: F401 - connects forget_cached_client

@@ -33,8 +33,8 @@ class Capability(models.TextChoices):
 
 C = Capability
 
-# The console's roles (SPEC §6a). Support reads; operators decide after-sale questions and void
-# with a reason; policy admins keep templates and return policies.
+# The console's roles (docs/api.md). Support reads; operators decide after-sale
+# questions and void with a reason; policy admins keep templates and return policies.
 GROUPS = {
     "support": [C.READ],
     "operator": [

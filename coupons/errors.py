@@ -1,11 +1,13 @@
-"""Domain errors with stable codes (SPEC §6). coupons.api.exceptions turns them into answers.
+"""Domain errors with stable codes (docs/api.md). api.exceptions turns them into answers.
 
 Codes stay English and never translated: callers, logs and tickets quote them. Messages are
 lazy, so each answer is worded in the language of the request that reads it, while the
-rejection log stores the English one (coupons.services.refusals).
+rejection log stores the English one (coupons.write.refusals).
 """
 
 from django.utils.translation import gettext_lazy as _
+
+from common.errors import error_body
 
 
 def storable(value):
@@ -22,11 +24,6 @@ def storable(value):
     if isinstance(value, list | tuple):
         return [storable(item) for item in value]
     return value
-
-
-def error_body(code: str, message, details: dict | None = None) -> dict:
-    # str(): a lazy message is worded now, in the language of the request being answered.
-    return {"error": {"code": code, "message": str(message), "details": details or {}}}
 
 
 class CouponError(Exception):
@@ -54,7 +51,7 @@ class IdempotencyKeyMissing(CouponError):
 
 
 class CapabilityMissing(CouponError):
-    """A 403 that names what the caller lacks in `details.capability` (SPEC §6)."""
+    """A 403 that names what the caller lacks in `details.capability` (docs/api.md)."""
 
     code = "PERMISSION_DENIED"
     http_status = 403
@@ -62,7 +59,7 @@ class CapabilityMissing(CouponError):
 
 
 class LeaseOfAnotherClient(CouponError):
-    """A 403: the coupon's lease answers only to the service client that took it (SPEC §6a).
+    """A 403: the coupon's lease answers only to the service client that took it (docs/api.md).
 
     Checked before the token, so a client learns nothing about another client's lease; a
     lease taken by no client (a console user, the coordinator) answers to no client either.
@@ -132,7 +129,7 @@ class IdempotencyRequestInProgress(CouponError):
 
 
 class ReplayInProgress(CouponError):
-    """A 429: this person's impact replay is still running; one at a time (issue 16)."""
+    """A 429: this person's impact replay is still running; one at a time."""
 
     code = "REPLAY_IN_PROGRESS"
     http_status = 429

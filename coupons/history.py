@@ -30,7 +30,7 @@ from coupons.models import (
     PresaleSettlement,
 )
 from coupons.redaction import visible
-from coupons.services.payloads import iso, money
+from coupons.write.payloads import iso, money
 
 # A refund is received, decided and (when it waits for one) reviewed before the RETURN it
 # executes at the same instant.

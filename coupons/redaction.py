@@ -1,15 +1,15 @@
-"""What only holders of VIEW_CASE_DETAILS see (issue 6, least-privilege reads).
+"""What only holders of VIEW_CASE_DETAILS see (least-privilege reads).
 
 Support and service clients see that a conflict case or a compensation exists, what it is
 about and where it stands; not an operator's notes, the evidence behind a case, the money
 promised, or what another caller was told under its Idempotency-Key. Every read that shows
 these rows (the timeline, the API, the console, the admin) drops the model's own
 `detail_fields` through `visible` or `redacted`; who may see them is
-`coupons.api.permissions.can_see_details`.
+`coupons.identity.can_see_details`.
 
 Some models hide fields on some rows only: a ledger row an approved compensation appended
 (REVERSE, COMPENSATE) carries the compensation's reason and amount, so those rows' fields are
-hidden like the compensation's own (`detail_fields_by_op_type`, issue 16).
+hidden like the compensation's own (`detail_fields_by_op_type`).
 """
 
 

@@ -25,8 +25,8 @@ from coupons.models import (
     Severity,
     UserCoupon,
 )
-from coupons.services.payloads import iso
-from coupons.services.tokens import RetiredLeaseKey, lease_token
+from coupons.write.payloads import iso
+from coupons.write.tokens import RetiredLeaseKey, lease_token
 
 
 def coupon_get(*, coupon_id) -> UserCoupon:

@@ -1,4 +1,4 @@
-"""The database roles (issue 15; README "Evidence" and "Production"), on PostgreSQL.
+"""The database roles (docs/evidence.md and "Production"), on PostgreSQL.
 
 - The owner (MIGRATION_DATABASE_URL) runs migrations and this set-up; it owns every table,
   trigger and function.
@@ -29,10 +29,10 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import DatabaseError, connection, transaction
 from psycopg import sql
 
+from common.roles import APP_ROLE
 from coupons.models.append_only import PRUNER_ROLE
 from operations.outbox_partitions import outbox_partitions_ahead
 
-APP_ROLE = "coupon_app"
 APP_PASSWORD_ENV = "COUPON_APP_DB_PASSWORD"
 
 # Rows that move: the whole row (state kept up to date; decisions and cases while open, their

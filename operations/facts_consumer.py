@@ -24,7 +24,7 @@ Acknowledgement:
 - transient (the database unreachable): not acked. The consumer closes its broker connection,
   so the broker puts back every unacked message (this one and the prefetched ones after it) in
   its original place, and reconnects after a back-off. Never a nack with requeue: the prefetched
-  later messages would be processed first, and two facts of one order could swap (issue 17:
+  later messages would be processed first, and two facts of one order could swap (
   an order's DepositPaid after its OrderClosed was IGNORED instead of LOCK then RELEASE).
 
 `run_forever` survives the loss of the database or the broker: it logs, counts
@@ -44,11 +44,11 @@ from django.conf import settings
 from django.db import connection
 from rest_framework.exceptions import ValidationError
 
-from config.request_context import bound
+from common.request_context import bound
 from coupons import clock
+from coupons.api.intake import fact_receive
 from coupons.counters import CONNECTION_LOSSES
 from coupons.errors import CouponError
-from coupons.events.intake import fact_receive
 from coupons.models import ServiceClient
 from coupons.retry import DATABASE_ERRORS, Backoff
 from operations import broker

@@ -1,4 +1,4 @@
-"""Prometheus signals of the coupon service (README "Operating it").
+"""Prometheus signals of the coupon service (docs/operating.md).
 
 Two kinds:
 - Counters of what this process did (commands by type and outcome and refusals by code, which

@@ -1,4 +1,4 @@
-"""The outbox's day partitions, made ahead (PostgreSQL; README "Retention by partition").
+"""The outbox's day partitions, made ahead (PostgreSQL; docs/operating.md).
 
 Creating a partition needs the owner of the outbox (the migrating login), so this runs in
 `setup_db_roles` and in `manage.py outbox_partitions` (cron, daily, with the owner's login),

@@ -12,7 +12,7 @@ for the rest of the batch; a row whose coupon has an earlier unpublished row out
 (another relay holds it: concurrent SKIP LOCKED scans interleave, so a batch can get a coupon's
 first and third rows while another gets the second) is left for later.
 
-Resilience (issue 17): each publish waits for its confirm at most BROKER_CONFIRM_TIMEOUT_SECONDS
+Resilience: each publish waits for its confirm at most BROKER_CONFIRM_TIMEOUT_SECONDS
 (operations/broker.py), so the batch's transaction is never held longer by a silent broker.
 `run_forever` survives the loss of the broker, the database and its LISTEN connection: it logs,
 counts it (`coupons_worker_connection_losses_total`), backs off and reconnects.

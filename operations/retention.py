@@ -1,4 +1,4 @@
-"""Retention: remove rows past their documented windows (settings.COUPONS, README "Events").
+"""Retention: remove rows past their documented windows (settings.COUPONS, docs/events.md).
 
 Never removed: an unpublished outbox row (also refused by its trigger), an IN_PROGRESS
 Idempotency-Key claim, an inbox message a recorded fact still names (OrderFact.first_message).

@@ -139,7 +139,7 @@ class ReturnPolicyAdmin(PolicyAdminMixin, admin.ModelAdmin):
 class DraftRulesForm(forms.ModelForm):
     rules = forms.JSONField(widget=forms.Textarea(attrs={"rows": 30, "cols": 100}),
                             help_text=_("An ordered list of rules; first match wins; the last "
-                                        "rule has no conditions. See the README."))
+                                        "rule has no conditions. See docs/after-sale.md."))
 
     class Meta:
         model = ReturnPolicyVersion

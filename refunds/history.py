@@ -7,7 +7,7 @@ from django.utils.translation import gettext as _
 
 from coupons.history import Source, entry
 from coupons.redaction import visible
-from coupons.services.payloads import money
+from coupons.write.payloads import money
 from refunds.models import Compensation, RefundCoupon
 
 

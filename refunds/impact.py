@@ -5,7 +5,7 @@ the given version, and compared with what was decided then. Nothing is written: 
 version never changes a past decision, and a preview changes nothing at all. `decide` is pure,
 so this is a read of (id, facts, decision) in keyset chunks and a loop.
 
-Bounded (issue 16): the newest `IMPACT_REPLAY_SAMPLE` decisions of the range at most, the
+Bounded: the newest `IMPACT_REPLAY_SAMPLE` decisions of the range at most, the
 sample size stated in the report, and one replay at a time per person (`replay_slot`), so a
 policy with 200,000 stored refunds costs what 10,000 do and cannot be replayed eight times over.
 """

@@ -86,7 +86,8 @@ class Compensation(SealedModel):
 
 
 class ReturnPolicy(models.Model):
-    """Decides whether a refunded order's coupon comes back (SPEC §10); its rules are versioned.
+    """Decides whether a refunded order's coupon comes back (docs/after-sale.md); its rules are
+    versioned.
 
     A coupon template names its policy (none = the policy with code `default`); a refund decision
     uses the version published at the refund's time and stores it with the facts it looked at.
@@ -168,7 +169,7 @@ class ReturnPolicyVersion(models.Model):
     def is_published(self) -> bool:
         return self.status == self.Status.PUBLISHED
 class RefundCoupon(SealedModel):
-    """One refund's two decisions about one coupon the order redeemed (SPEC §10, seed §9).
+    """One refund's two decisions about one coupon the order redeemed (docs/after-sale.md).
 
     The money decision: the coupon's share of this refund, pro-rated from the order's discount
     snapshot (OrderCoupon), never the template's face value. The coupon decision: what the
@@ -191,7 +192,7 @@ class RefundCoupon(SealedModel):
         COMPENSATE = "COMPENSATE"
         MANUAL_REVIEW = "MANUAL_REVIEW"
         # Not a policy action: a refunded presale deposit whose coupon was still leased to the
-        # order; the lease ends at once (seed 004 §4.1) instead of waiting for its end.
+        # order; the lease ends at once instead of waiting for its end.
         RELEASE_LOCK = "RELEASE_LOCK"
 
     refund_id = models.CharField(max_length=64)

@@ -1,4 +1,4 @@
-"""Return policy rules (SPEC §10): what they may say, and the first-match decision.
+"""Return policy rules (docs/after-sale.md): what they may say, and the first-match decision.
 
 A policy version is an ordered list of rules; the first rule whose conditions all hold decides,
 and the last rule has no conditions, so every set of facts gets exactly one decision. `decide`

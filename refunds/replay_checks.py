@@ -1,10 +1,10 @@
-"""Invariants 6 and 8 of the coupon check (coupons.replay) where they need after-sale's rows:
-every RETURN was executed for a refund decision that names its policy version; every refund
+"""Invariants 6 and 8 of the coupon check (coupons.evidence.replay) where they need after-sale's
+rows: every RETURN was executed for a refund decision that names its policy version; every refund
 decision and compensation of the coupon still carries its seal."""
 
 from django.utils.translation import gettext as _
 
-from coupons import seals
+from coupons.evidence import seals
 from coupons.models import OperationType
 from refunds.models import Compensation, RefundCoupon
 

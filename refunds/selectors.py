@@ -5,7 +5,7 @@ from django.utils.translation import gettext_lazy as _
 
 from coupons.errors import NotFound
 from coupons.models import OrderCoupon
-from coupons.services.payloads import iso, money
+from coupons.write.payloads import iso, money
 from refunds.models import Compensation, RefundCoupon
 
 

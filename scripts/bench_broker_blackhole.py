@@ -1,7 +1,7 @@
-"""How long a publisher-confirm wait stalls when the broker goes silent (issue 17).
+"""How long a publisher-confirm wait stalls when the broker goes silent.
 
 A TCP proxy (tests/faults.py) between pika and RabbitMQ (127.0.0.1:5672) drops everything
-after the channel is open. "before": pika's defaults, as the relay connected until issue 17
+after the channel is open. "before": pika's defaults, as the relay once connected
 (the broker's 60 s heartbeat ends the wait, about two minutes). "after": the relay's
 parameters and confirm deadline (BROKER_CONFIRM_TIMEOUT_SECONDS, BROKER_HEARTBEAT_SECONDS).
 

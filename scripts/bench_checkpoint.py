@@ -50,7 +50,7 @@ def parse_args():
 def load(first: int, last: int, template, now) -> None:
     from django.db import transaction
 
-    from coupons.ledger_chain import GENESIS, seal
+    from coupons.evidence.ledger_chain import GENESIS, seal
     from coupons.models import CouponOperation, UserCoupon
 
     version = template.versions.order_by("-id").first()
@@ -87,8 +87,8 @@ def timed(fn):
 
 def rebuild_root() -> bytes:
     """The baseline proof: every head read and hashed again, per request."""
-    from coupons import merkle
-    from coupons.services.checkpoint import chain_heads
+    from coupons.evidence import merkle
+    from operations.checkpoint import chain_heads
 
     return merkle.root_of_nodes([merkle.leaf_hash(merkle.head_leaf(*head))
                                  for head in chain_heads()])
@@ -98,13 +98,13 @@ def bench(args, vendor: str) -> None:
     from django.db import connection
     from django.utils import timezone
 
-    from coupons.checkpoint_keys import signing_key
-    from coupons.checkpoint_proofs import coupon_proof
-    from coupons.checkpoint_verify import verify_checkpoint
     from coupons.clock import FrozenClock, use_clock
+    from coupons.evidence.checkpoint_keys import signing_key
+    from coupons.evidence.checkpoint_proofs import coupon_proof
+    from coupons.evidence.checkpoint_verify import verify_checkpoint
     from coupons.models import UserCoupon
     from coupons.services import template_create
-    from coupons.services.checkpoint import checkpoint_document, ledger_checkpoint
+    from operations.checkpoint import checkpoint_document, ledger_checkpoint
 
     print(f"database: {connection.vendor} ({connection.settings_dict['NAME']}); "
           f"load average {load_average()}")

@@ -1,4 +1,4 @@
-"""Benchmark the commands against the database's own speed, and the lookups at scale (issue 9).
+"""Benchmark the commands against the database's own speed, and the lookups at scale.
 
 Rerun (PostgreSQL; a few minutes at the default sizes on a 2-core machine):
 
@@ -15,7 +15,7 @@ migrates it and drops it at the end. One run measures:
        hand-written  psycopg, one transaction per command: claim the key, lock the row (which
                      reads the ledger head), the command's writes, compare-and-set, ledger row,
                      outbox row, stored answer; with the keyed chain's and the seals' HMACs;
-       services      the same through coupons.services in-process, as coupons.api.commands
+       services      the same through coupons.services in-process, as api.commands
                      runs it (claim, command, answer in one transaction) minus the HTTP layer;
        HTTP API      POST /lock then /redeem through bin/serve (gunicorn, --workers x
                      --threads, WhiteNoise, pooled connections), one keep-alive connection
@@ -240,7 +240,7 @@ def raw_redeem(conn, coupon_id, token, chain_key, Jsonb) -> None:
 
 
 def services_lock(coupon_id: int, order_id: str):
-    """A LOCK as coupons.api.commands.run_command runs it, without HTTP: claim, command,
+    """A LOCK as api.commands.run_command runs it, without HTTP: claim, command,
     answer in one transaction."""
     from coupons.services import coupon_lock
 
@@ -259,7 +259,7 @@ def services_redeem(coupon_id: int, order_id: str, locked) -> None:
 
 
 def _run_keyed(command):
-    from coupons.services.idempotency import run_once
+    from coupons.write.idempotency import run_once
 
     key = uuid.uuid4().hex
     answer = run_once(scope="bench", key=key, request_hash=key, actor="bench", command=command)

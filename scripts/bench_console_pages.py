@@ -19,10 +19,10 @@ queries one request makes and the median wall-clock and CPU milliseconds of --ru
 (the first, warming caches, not counted).
 
 The coupon page and GET /check are measured twice on each coupon: "full" removes the check's
-watermark before every request, so each one re-reads and re-hashes the whole ledger (what
-every view did before coupons/check_watermark.py); "incremental" is the page as it runs, the
-check resuming after the version the previous one verified. The ratio is full / incremental.
-Targets (issue 18): <= 50 ms and <= 12 queries at 1,000 and at 20,000 rows.
+watermark before every request, so each one re-reads and re-hashes the whole ledger (what every view
+did before coupons/evidence/check_watermark.py); "incremental" is the page as it runs, the check
+resuming after the version the previous one verified. The ratio is full / incremental. Targets: <=
+50 ms and <= 12 queries at 1,000 and at 20,000 rows.
 """
 
 import argparse
@@ -142,7 +142,7 @@ def pages(coupon) -> list[tuple[str, str, dict]]:
         ("coupon page (latest entries)", base, {}),
         ("coupon page, first ledger page", f"{base}?ledger_page=1", {}),
         ("coupon page, from the first entry", f"{base}?from=0-0-0-0", {}),
-        ("timeline partial (htmx)", f"{base}timeline/?from=0-0-0-0", htmx),
+        ("timeline partial (htmx)", f"{base}console/?from=0-0-0-0", htmx),
         ("ledger partial (htmx)", f"{base}ledger/?ledger_page=2", htmx),
         ("dashboard", "/", {}),
         ("search by order id", f"/search/?q={some_order}", {}),

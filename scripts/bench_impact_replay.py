@@ -13,8 +13,8 @@ It stores N decisions of the default policy v1 (random facts, bulk-inserted: the
 reads stored facts), makes a draft v2 with different rules, and times
 refunds.impact.policy_impact(draft) (keyset chunks of stored facts, the pure `decide` per row)
 three times, printing the best and the rate: the whole history (`sample=0`, what every replay
-did before issue 16 and `preview_policy --all` still does) and the capped replay the console and
-the API run (the newest IMPACT_REPLAY_SAMPLE, 10,000), in the same run. Issue 16's figure:
+did once and `preview_policy --all` still does) and the capped replay the console and
+the API run (the newest IMPACT_REPLAY_SAMPLE, 10,000), in the same run. An earlier figure:
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
         .venv/bin/python scripts/bench_impact_replay.py --decisions 200000
@@ -130,7 +130,7 @@ def bench(args, vendor: str) -> None:
     print(f"stored {args.decisions} decisions in {time.monotonic() - started:.1f}s "
           f"({connection.vendor}{vendor})")
     bests = {}
-    for name, sample in (("whole history (before issue 16)", 0),
+    for name, sample in (("whole history (uncapped)", 0),
                          ("capped (console and API)", None)):
         timings = []
         for _ in range(RUNS):

@@ -1,11 +1,11 @@
-"""What keying the ledger chain and sealing evidence rows cost per row, in process (issue 15).
+"""What keying the ledger chain and sealing evidence rows cost per row, in process.
 
 Rerun (no database needed; a few seconds):
 
     .venv/bin/python scripts/bench_keyed_chain.py --rows 20000
 
 Times, for a REDEEM-like ledger row and a redemption, the unkeyed SHA-256 chain hash (the rule
-before issue 15, the baseline), the keyed HMAC-SHA256 chain hash and the row seal, and prints
+the unkeyed baseline), the keyed HMAC-SHA256 chain hash and the row seal, and prints
 microseconds per row and the ratio to the baseline measured in the same run. The statements a
 command sends are unchanged (tests/api/test_statement_counts.py pins them): the hash and the
 seal are computed in process and written with their rows.
@@ -34,9 +34,9 @@ def main() -> None:
     import django
 
     django.setup()
-    from coupons.ledger_chain import chained_hash, keyed_hash
+    from coupons.evidence.ledger_chain import chained_hash, keyed_hash
+    from coupons.evidence.seals import row_seal
     from coupons.models import CouponOperation, Redemption
-    from coupons.seals import row_seal
 
     now = datetime(2026, 6, 1, 12, tzinfo=UTC)
     lock_id = uuid.UUID(int=7)

@@ -1,4 +1,4 @@
-"""Prune time for 1,000,000 outbox rows: row by row, and by day partition (issue 21 item 4).
+"""Prune time for 1,000,000 outbox rows: row by row, and by day partition.
 
 Rerun (PostgreSQL; a few minutes at the default size on a 2-core machine):
 

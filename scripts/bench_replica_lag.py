@@ -1,4 +1,4 @@
-"""How far a streaming replica falls behind under the command load (issue 21 item 2).
+"""How far a streaming replica falls behind under the command load.
 
 Rerun (as root or postgres; about a minute at the defaults on a 2-core machine):
 

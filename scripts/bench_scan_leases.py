@@ -13,7 +13,7 @@ migrates it, and drops it at the end. It issues N coupons, and before each run l
 them through the services (two setup processes) and moves a frozen clock past their leases, so
 every run releases the same N expired leases:
 
-  (a) scanner   coupons.scanners.scan_leases(batch=100): keyset batches, one transaction per
+  (a) scanner   operations.scanners.scan_leases(batch=100): keyset batches, one transaction per
                 batch, FOR NO KEY UPDATE SKIP LOCKED, a payment check per lease;
   (b) baseline  the naive loop: read the due coupons, then coupon_release() one by one, one
                 transaction per lease, no batching and no SKIP LOCKED;
@@ -114,7 +114,7 @@ def in_setup_processes(target, *args, parts=2) -> float:
 
 
 def run_scanner(batch: int) -> tuple[dict, float]:
-    from coupons.scanners import scan_leases
+    from operations.scanners import scan_leases
 
     started = time.monotonic()
     report = scan_leases(batch=batch)

@@ -1,4 +1,4 @@
-"""Benchmark the console search for a user with very many coupons (issue 16, item 2).
+"""Benchmark the console search for a user with very many coupons.
 
 Rerun (PostgreSQL, the real target; a minute or two on a 2-core machine):
 
@@ -12,7 +12,7 @@ SELECT; then it times `GET /search/?q=whale` (the page a support person sees, th
 client) and, in the same run, the way search worked before: every matching id loaded, then the
 count and the page each sent back as `pk IN (...)`.
 
-With --everyone N (issue 19) it also builds N more coupons, each of its own user
+With --everyone N it also builds N more coupons, each of its own user
 (`User_000042`) with one past lease of its own order (`ORDER_000042`, a random lock id), in one
 INSERT ... SELECT each as the database owner, then for what a person types (an order id in
 lower case, an order id's beginning, the first 8 characters of a lock id, a user id's beginning,
@@ -114,7 +114,7 @@ def explain_search(browser, label: str, text: str) -> None:
     """Times the page for `text`, then EXPLAIN ANALYZE of its two coupon queries (the capped
     count and the page) as the ORM sends them, with the indexes each used. (The SQL a test
     client captures is not sent as is: its LIKE escapes would read differently.)"""
-    from timeline.search import CappedPaginator, SearchFilters, coupon_search
+    from console.search import CappedPaginator, SearchFilters, coupon_search
 
     elapsed, answer = best_of(lambda: browser.get("/search/", {"q": text}))
     assert answer.status_code in (200, 302), answer.status_code
@@ -173,7 +173,7 @@ def bench(args) -> None:
     then, count = best_of(lambda: before_issue_16("whale"))
     print(f"GET /search/?q=whale now: best of {RUNS} {now * 1000:.0f} ms "
           "(\"More than 10000 coupons\", its first 25 rows, matched by user id)")
-    print(f"before issue 16 (ids loaded, count and page by pk IN): best of {RUNS} "
+    print(f"the old way (ids loaded, count and page by pk IN): best of {RUNS} "
           f"{then * 1000:.0f} ms for {count} coupons")
     print(f"now / before: {now / then:.3f}")
     if args.everyone:

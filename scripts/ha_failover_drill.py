@@ -1,11 +1,11 @@
-"""Failover drill (issue 21): API clients lock and redeem while the primary dies.
+"""Failover drill: API clients lock and redeem while the primary dies.
 
 On the pg_auto_failover cluster of `bin/ha-cluster up` (a monitor, a primary and a synchronous
 secondary); rerun by hand with
 
     bin/ha-cluster up && .venv/bin/python scripts/ha_failover_drill.py; bin/ha-cluster down
 
-(tests/ha/test_failover.py runs it in CI). The script migrates the cluster's database through
+(tests/deploy/ha/test_failover.py runs it in CI). The script migrates the cluster's database through
 the multi-host DATABASE_URL (`bin/ha-cluster url`), makes a template, coupons and service
 clients, then starts what production runs: bin/serve (gunicorn, pooled connections), the
 outbox relay, the fact consumer and the lease scanner in loop mode, all on that URL. --clients
@@ -22,7 +22,7 @@ for --after seconds once all of them are served again. Printed as one JSON objec
   acknowledged, lost, duplicated
                       commands a client saw succeed; of those, how many have no ledger row
                       with their Idempotency-Key on the new primary, or more than one;
-  check_failures      coupons whose check (coupons.replay.coupon_check) is not ok;
+  check_failures      coupons whose check (coupons.evidence.replay.coupon_check) is not ok;
   unpublished         outbox rows the relay had not published 30 s after the clients stopped;
   scanner_released    whether a lease made after the failover and let expire was released by
                       the scanner loop that was running through it.
@@ -199,8 +199,8 @@ def verify(acknowledged: list[tuple[int, str, str, float]], coupon_ids: set[int]
     """On the new primary: each acknowledged command's ledger rows, every coupon's check."""
     from django.db import connection
 
+    from coupons.evidence.replay import coupon_check
     from coupons.models import CouponOperation, UserCoupon
-    from coupons.replay import coupon_check
 
     connection.close()  # the old primary's connection, if any
     rows = Counter(CouponOperation.objects.filter(coupon_id__in=coupon_ids)

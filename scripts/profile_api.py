@@ -1,4 +1,4 @@
-"""Profile LOCK and REDEEM over the API as a server runs them (issue 18: the lean API path).
+"""Profile LOCK and REDEEM over the API as a server runs them (the lean API path).
 
 Rerun (PostgreSQL; under a minute):
 
@@ -133,7 +133,7 @@ def cpu_per_command(caller: Caller, coupon_ids) -> dict:
     same commands through the services in-process as run_command calls them (claim, command,
     answer), so the difference is what the HTTP layer costs."""
     from coupons.services import LeaseProof, coupon_lock, coupon_redeem
-    from coupons.services.idempotency import run_once
+    from coupons.write.idempotency import run_once
 
     half = len(coupon_ids) // 2
     spent = {"http": [0.0, 0.0], "services": [0.0, 0.0]}
@@ -178,7 +178,7 @@ def calls_per_command(caller: Caller, coupon_ids) -> dict:
     import pstats
 
     from coupons.services import LeaseProof, coupon_lock, coupon_redeem
-    from coupons.services.idempotency import run_once
+    from coupons.write.idempotency import run_once
 
     def keyed(command):
         key = uuid.uuid4().hex

@@ -5,7 +5,7 @@ Rerun (PostgreSQL; under a minute):
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
         nice .venv/bin/python scripts/profile_commands.py --commands 500
 
-Each command runs as coupons.api.commands.run_command runs it, minus HTTP: run_once with a fresh
+Each command runs as api.commands.run_command runs it, minus HTTP: run_once with a fresh
 Idempotency-Key, one transaction. After --warmup commands (pooled connection, prepared
 statements), --commands commands run plainly, for the statements each command sent (BEGIN and
 COMMIT aside) and the process CPU time per command, then as many again under cProfile, for the
@@ -46,7 +46,7 @@ def cycles(template_id: int, count: int):
         coupon_lock,
         coupon_redeem,
     )
-    from coupons.services.idempotency import run_once
+    from coupons.write.idempotency import run_once
 
     def keyed(run):
         key = uuid.uuid4().hex

@@ -15,11 +15,11 @@ Copy this one file to wherever you verify. It checks:
 4. the rows link: versions 1, 2, 3, ... and each row's `prev_hash` is the row before's
    `content_hash` ("" for the first).
 
-What it cannot check: that each row's `content_hash` is the hash of that row's content. The
-service computes those hashes as an HMAC under a chain key only the service holds (README,
-"Evidence"), so no outsider can recompute them. What the signature then gives you: the rows up to
-the leaf's version are the ones that existed when the checkpoint was signed (changing any of them
-changes the head hash, or breaks the links); rows after it are not covered yet.
+What it cannot check: that each row's `content_hash` is the hash of that row's content. The service
+computes those hashes as an HMAC under a chain key only the service holds (docs/evidence.md), so no
+outsider can recompute them. What the signature then gives you: the rows up to the leaf's version
+are the ones that existed when the checkpoint was signed (changing any of them changes the head
+hash, or breaks the links); rows after it are not covered yet.
 
 Exit status 0 when every check holds, 1 otherwise (each failure printed).
 """
@@ -37,7 +37,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-# --- RFC 9162 section 2.1 (the same as coupons/merkle.py) ---------------------------------------
+# --- RFC 9162 section 2.1 (the same as coupons/evidence/merkle.py) -----------------------------
 
 def leaf_hash(leaf: bytes) -> bytes:
     return hashlib.sha256(b"\x00" + leaf).digest()

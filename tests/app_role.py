@@ -1,4 +1,4 @@
-"""On PostgreSQL the tests run as the application role, as the server does (README "Evidence").
+"""On PostgreSQL the tests run as the application role, as the server does (docs/evidence.md).
 
 pytest-django creates and migrates the test database as the owner (DATABASE_URL's user); then
 `setup_db_roles` runs once per session and every connection Django opens from then on, the

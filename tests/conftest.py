@@ -8,8 +8,8 @@ from rest_framework.test import APIClient
 
 from coupons.capabilities import CLIENT_GRANTS
 from coupons.clock import FrozenClock, use_clock
+from coupons.evidence.replay import coupon_check
 from coupons.models import CouponStatus, FactType, UserCoupon
-from coupons.replay import coupon_check
 from coupons.services import (
     CommandContext,
     LeaseProof,
@@ -18,7 +18,7 @@ from coupons.services import (
     service_client_create,
     template_create,
 )
-from coupons.services.tokens import lease_token
+from coupons.write.tokens import lease_token
 from tests.app_role import app_role_session, owner_role  # noqa: F401 (autouse fixtures)
 
 START = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
@@ -33,7 +33,7 @@ def clock():
 
 
 def unreplayable(coupons) -> dict[int, dict]:
-    """The coupons whose per-coupon check (SPEC §8) fails, with the violations it found."""
+    """The coupons whose per-coupon check (docs/design.md) fails, with the violations it found."""
     return {
         coupon.pk: report.violations
         for coupon in coupons
@@ -64,7 +64,8 @@ def broken_on_purpose(request) -> set[int]:
 
 @pytest.fixture(autouse=True)
 def ledger_replays_to_every_coupon(request):
-    """After every test that touched the database: SPEC §8 holds for every coupon (inv. 7)."""
+    """After every test that touched the database: the invariants (docs/design.md) hold for every
+    coupon (inv. 7)."""
     # Kept here, not in broken_on_purpose, which is torn down before this fixture's check.
     on_purpose = request.node.stash[BROKEN_ON_PURPOSE] = set()
     yield

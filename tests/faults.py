@@ -1,4 +1,4 @@
-"""Faults to inject in tests (issue 17): a TCP proxy that can cut or blackhole its connections,
+"""Faults to inject in tests: a TCP proxy that can cut or blackhole its connections,
 and killing a process's database connection from outside."""
 
 import asyncio

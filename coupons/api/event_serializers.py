@@ -7,13 +7,12 @@ from django.utils.translation import gettext as _
 from drf_spectacular.utils import PolymorphicProxySerializer
 from rest_framework import serializers
 
+from api.fields import MAX_DB_ID, external_id, money_field, note_unless
+from api.identifiers import ExternalIdField
 from coupons import clock
 from coupons.events.handlers import OUTCOME_ACTIONS
 from coupons.models import ConflictCase, FactType
 from coupons.redaction import visible
-
-from .identifiers import ExternalIdField
-from .serializers import MAX_DB_ID, external_id, money_field, note_unless
 
 
 class FactTime(serializers.DateTimeField):

@@ -6,15 +6,15 @@ from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.commands import IDEMPOTENCY_KEY_HEADER, run_command
+from api.filters import ExternalIdFilter, IdFilter
+from coupons.api.intake import fact_receive
 from coupons.capabilities import Capability
-from coupons.events.intake import fact_receive
+from coupons.identity import can_see_details
 from coupons.models import CaseStatus, ConflictCase
 from coupons.services.cases import case_resolve
 
 from . import event_serializers as s
-from .commands import IDEMPOTENCY_KEY_HEADER, run_command
-from .filters import ExternalIdFilter, IdFilter
-from .permissions import can_see_details
 
 
 class EventReceiveApi(APIView):

@@ -1,6 +1,5 @@
 """Input serializers validate requests; output serializers document (and render) answers."""
 
-import re
 from decimal import Decimal
 
 from django.conf import settings
@@ -8,6 +7,16 @@ from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from api.fields import (
+    MAX_DB_ID,
+    MAX_VERSION,
+    MONEY,
+    DecimalText,
+    external_id,
+    given,
+    money_field,
+)
+from api.identifiers import ExternalIdField
 from coupons.history import KIND_ORDER
 from coupons.models import (
     CouponKind,
@@ -18,46 +27,7 @@ from coupons.models import (
 )
 from coupons.redaction import redacted
 
-from .identifiers import ExternalIdField
-
-MAX_DB_ID = 2**63 - 1
-MAX_VERSION = 2**31 - 1
-MONEY = {"max_digits": 12, "decimal_places": 2}
-
-
-def external_id(**kwargs):
-    return ExternalIdField(max_length=64, **kwargs)
-
-
-# Money is a decimal string, at most 10 digits before the point and 2 after, no sign, no
-# exponent, no leading zeros: the one grammar the server accepts and the schema states
-# (coupons.api.schema reads `pattern`). JSON numbers are refused: a float is not money.
-MONEY_PATTERNS = {
-    "0": r"^(?:0|[1-9][0-9]{0,9})(?:\.[0-9]{1,2})?$",
-    "0.01": r"^(?:[1-9][0-9]{0,9}(?:\.[0-9]{1,2})?|0\.(?:0[1-9]|[1-9][0-9]?))$",
-}
 PERCENT_PATTERN = r"^(?:100(?:\.00?)?|[1-9][0-9]?(?:\.[0-9]{1,2})?|0\.(?:0[1-9]|[1-9][0-9]?))$"
-
-
-class DecimalText(serializers.DecimalField):
-    """A DecimalField that takes only a string matching `pattern` (stated in the schema)."""
-
-    def __init__(self, *, pattern: str, **kwargs):
-        self.pattern = pattern
-        super().__init__(**kwargs)
-
-    def to_internal_value(self, data):
-        if not isinstance(data, str) or not re.fullmatch(self.pattern, data):
-            raise serializers.ValidationError(
-                _('Must be a decimal string such as "12.00" (no sign or exponent).'),
-                code="invalid",
-            )
-        return super().to_internal_value(data)
-
-
-def money_field(*, minimum="0.01", **kwargs):
-    return DecimalText(**MONEY, min_value=Decimal(minimum), pattern=MONEY_PATTERNS[minimum],
-                       **kwargs)
 
 
 def lease_seconds_field():
@@ -81,17 +51,6 @@ class PolicyRefField(serializers.Field):
 
     def to_representation(self, value):
         return value
-
-
-def given(name: str, json_type: str) -> dict:
-    """JSON Schema: `name` is present and not null."""
-    return {"required": [name], "properties": {name: {"type": json_type}}}
-
-
-def note_unless(action: str) -> dict:
-    """JSON Schema: `action` is `action`, or a note with something in it is given."""
-    return {"anyOf": [{"properties": {"action": {"type": "string", "pattern": f"^{action}$"}}},
-                      {"required": ["note"], "properties": {"note": {"pattern": r"\S"}}}]}
 
 
 class TemplateInput(serializers.Serializer):

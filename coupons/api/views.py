@@ -5,12 +5,14 @@ from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.commands import IDEMPOTENCY_KEY_HEADER, run_command
 from coupons import clock, selectors
 from coupons.capabilities import Capability
-from coupons.checkpoint_proofs import coupon_proof
 from coupons.diagnosis import coupon_diagnosis
+from coupons.evidence.checkpoint_proofs import coupon_proof
+from coupons.evidence.replay import coupon_check
 from coupons.history import coupon_timeline
-from coupons.replay import coupon_check
+from coupons.identity import can_see_details
 from coupons.services import (
     LeaseProof,
     coupon_issue,
@@ -24,9 +26,7 @@ from coupons.services import (
 )
 
 from . import serializers as s
-from .commands import IDEMPOTENCY_KEY_HEADER, run_command
 from .filters import CouponFilter
-from .permissions import can_see_details
 
 
 def command_schema(request, response, *, status=200):
@@ -269,7 +269,7 @@ class CouponRejectionsApi(GenericAPIView):
 
 
 class CouponCheckApi(APIView):
-    """Replays the coupon's ledger and tests the invariants of SPEC §8."""
+    """Replays the coupon's ledger and tests the invariants (docs/design.md)."""
 
     @extend_schema(responses=s.CheckOutput)
     def get(self, request, coupon_id):

@@ -67,7 +67,7 @@ def on_payment_succeeded(fact: OrderFact) -> dict:
             coupon_id=binding.coupon_id, lease=stored_lease(binding.lock),
             payment_id=fact.payment_id, ctx=COORDINATOR,
         )
-    except CouponError as error:  # the seed's late payment: the lease moved on without us
+    except CouponError as error:  # a late payment: the lease moved on to another order
         return open_case_for(fact, binding, error)
     return {"action": "ALREADY_REDEEMED" if result.already_redeemed else "REDEEMED",
             "coupon_id": binding.coupon_id, "redemption_id": result.redemption.pk,

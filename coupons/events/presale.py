@@ -7,6 +7,7 @@ from django.db import transaction
 from django.db.models import Q
 
 from coupons import after_sale, clock
+from coupons.discounts import discount_for
 from coupons.errors import CouponError, CouponExpired
 from coupons.events.facts import stored_lease
 from coupons.models import (
@@ -17,7 +18,6 @@ from coupons.models import (
     UserCoupon,
 )
 from coupons.services import LeaseProof, coupon_lock, coupon_redeem
-from coupons.services.discounts import discount_for
 
 NEVER = datetime.max.replace(tzinfo=UTC)
 

@@ -8,7 +8,7 @@ import pgtrigger.compiler
 import pgtrigger.migrations
 from django.db import migrations, models
 
-from coupons.ledger_chain import GENESIS, unkeyed_seal
+from coupons.evidence.ledger_chain import GENESIS, unkeyed_seal
 
 
 def backfill_hash_chain(apps, schema_editor):

@@ -1,4 +1,4 @@
-# Issue 10: retention. PruneRun records each `manage.py prune`; `unpublished_kept` refuses
+# Retention. PruneRun records each `manage.py prune`; `unpublished_kept` refuses
 # the DELETE of an unpublished outbox row even when prune switches `delete_refused` off;
 # `notify_relay` wakes the outbox relay when a command's transaction commits.
 

@@ -1,4 +1,4 @@
-"""The keyed chain and the evidence seals (coupons/ledger_chain.py, coupons/seals.py).
+"""The keyed chain and the evidence seals (coupons/evidence/ledger_chain.py, coupons/evidence/seals.py).
 
 Ledger rows already written keep their unkeyed hashes; each coupon that has some gets one sealed
 UnkeyedLedgerPrefix (how far they go, the last one's hash), so an unkeyed row written later is a
@@ -15,8 +15,8 @@ import pgtrigger.compiler
 import pgtrigger.migrations
 from django.db import migrations, models
 
-from coupons.ledger_chain import current_key_id, prefix_seal
-from coupons.seals import row_seal
+from coupons.evidence.ledger_chain import current_key_id, prefix_seal
+from coupons.evidence.seals import row_seal
 
 # Table → the columns its seal leaves out (as the models' SEAL_LEAVES_OUT say).
 SEALED = {"Redemption": ("succeeded",), "OrderCoupon": (), "CommandRejection": (),

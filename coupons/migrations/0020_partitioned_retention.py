@@ -1,5 +1,5 @@
-"""The outbox becomes a table partitioned by day on created_at (PostgreSQL only; README
-"Retention by partition"), so `prune` drops whole past days instead of deleting row by row.
+"""The outbox becomes a table partitioned by day on created_at (PostgreSQL only;
+docs/operating.md), so `prune` drops whole past days instead of deleting row by row.
 
 The rows, indexes, foreign keys and protecting triggers are carried over under their names; two
 constraints gain created_at because PostgreSQL enforces a unique constraint on a partitioned

@@ -1,13 +1,13 @@
 """History the database protects, not only the ORM.
 
-`AppendOnlyModel` refuses `save()` of an existing row and `delete()`: the friendly first
-refusal. `QuerySet.update()`, `QuerySet.delete()` and raw SQL skip it, so on PostgreSQL every
-history table also carries triggers (declared in its Meta, installed by migrations) that refuse
-the write in the database, whoever sends it. They are compiled with `UnswitchableTriggerSql`
+`AppendOnlyModel` refuses `save()` of an existing row and `delete()`: the friendly first refusal.
+`QuerySet.update()`, `QuerySet.delete()` and raw SQL skip it, so on PostgreSQL every history table
+also carries triggers (declared in its Meta, installed by migrations) that refuse the write in the
+database, whoever sends it. They are compiled with `UnswitchableTriggerSql`
 (coupons/models/trigger_sql.py): unlike plain pgtrigger triggers no session setting
-(`pgtrigger.ignore`) switches them off. Row triggers do not see TRUNCATE, so every history
-table also refuses TRUNCATE with a statement trigger. SQLite, the demo database, has no
-triggers: there only the ORM guard and the ledger's hash chain (coupons/ledger_chain.py) hold.
+(`pgtrigger.ignore`) switches them off. Row triggers do not see TRUNCATE, so every history table
+also refuses TRUNCATE with a statement trigger. SQLite, the demo database, has no triggers: there
+only the ORM guard and the ledger's hash chain (coupons/evidence/ledger_chain.py) hold.
 
 How to protect a new table (say, published return-policy versions):
 1. Nothing may change a row: subclass `AppendOnlyModel` and put
@@ -20,7 +20,7 @@ How to protect a new table (say, published return-policy versions):
 2. `manage.py makemigrations` writes `pgtrigger.migrations.AddTrigger` operations; keep them in
    your migration, after any data backfill of that table (the trigger refuses its UPDATEs).
    They are no-ops on SQLite.
-3. Add the table to `PROTECTED` in tests/safety/test_history_protection.py: raw UPDATE and
+3. Add the table to `PROTECTED` in tests/coupons/safety/test_history_protection.py: raw UPDATE and
    DELETE must fail on PostgreSQL. `manage.py setup_db_roles` (operations/db_roles.py) gives
    the application role no UPDATE or DELETE on it unless listed there.
 
@@ -103,7 +103,8 @@ def frozen_once_closed(*, open_statuses: list[str], movable: tuple[str, ...] = (
                        resealed: bool = False) -> list:
     """A row moves while its `status` is open; once decided it is evidence and frozen, except
     `movable` columns that may be filled once (NULL → a value) afterwards. With `resealed`, the
-    row's `seal` (coupons/seals.py) may change too, but only in the UPDATE that fills one."""
+    row's `seal` (coupons/evidence/seals.py) may change too, but only in the UPDATE that fills
+    one."""
     statuses = ", ".join(f"'{status}'" for status in open_statuses)
     filled_once = "".join(
         f" OR (OLD.{column} IS NOT NULL AND OLD.{column} IS DISTINCT FROM NEW.{column})"

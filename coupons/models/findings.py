@@ -4,7 +4,8 @@ from coupons.models.append_only import delete_refused, frozen_once_closed
 
 
 class FindingKind(models.TextChoices):
-    # The six checks of SPEC §9 (seed §12); the RETURN check reports its two halves apart.
+    # The six checks of reconciliation (docs/operating.md); the RETURN check reports its two
+    # halves apart.
     PAID_NOT_REDEEMED = "PAID_NOT_REDEEMED"
     CLOSED_STILL_LOCKED = "CLOSED_STILL_LOCKED"
     GHOST_REDEMPTION = "GHOST_REDEMPTION"

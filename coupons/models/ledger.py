@@ -53,7 +53,7 @@ class CouponOperation(AppendOnlyModel):
     # Money owed, on COMPENSATE rows only; NULL elsewhere (and left out of content hashes).
     amount = models.DecimalField(max_digits=12, decimal_places=2, null=True, blank=True)
     created_at = models.DateTimeField()
-    # The coupon's keyed hash chain (coupons/ledger_chain.py): an edit past the database's
+    # The coupon's keyed hash chain (coupons/evidence/ledger_chain.py): an edit past the database's
     # triggers shows in the per-coupon check. A column added later must be nullable or blank by
     # default, or it changes the canonical content of every existing row.
     prev_hash = models.CharField(max_length=64, blank=True)
@@ -88,7 +88,7 @@ class UnkeyedLedgerPrefix(AppendOnlyModel):
                                   primary_key=True, related_name="unkeyed_ledger_prefix")
     through_version = models.PositiveIntegerField()
     head_hash = models.CharField(max_length=64)
-    seal = models.CharField(max_length=100)  # "<key id>:<HMAC>" (coupons.ledger_chain)
+    seal = models.CharField(max_length=100)  # "<key id>:<HMAC>" (coupons.evidence.ledger_chain)
 
     class Meta:
         triggers = append_only_triggers()

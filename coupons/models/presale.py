@@ -33,9 +33,9 @@ class PresaleSettlement(models.Model):
 class ExpiryWarning(AppendOnlyModel):
     """A `CouponExpiresBeforeFinalPayment` event was written to the outbox for this lease.
 
-    A warning changes no coupon state, so it has no ledger row (SPEC §8 counts state changes)
-    and its outbox row has no operation. This row is its record: one per lease (the unique
-    lock), so a rerun, a second scanner or a retried batch never warns the buyer twice.
+    A warning changes no coupon state, so it has no ledger row (the ledger counts state changes,
+    docs/design.md) and its outbox row has no operation. This row is its record: one per lease (the
+    unique lock), so a rerun, a second scanner or a retried batch never warns the buyer twice.
     """
 
     lock = models.OneToOneField("coupons.CouponLock", on_delete=models.PROTECT,

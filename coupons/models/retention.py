@@ -4,8 +4,8 @@ from django.db import models
 class PruneRun(models.Model):
     """One `manage.py prune`: its cutoffs and what it removed.
 
-    The ledger check (coupons/replay.py) reads `outbox_before`: an operation older than a prune's
-    outbox cutoff may have lost its (published) outbox row to retention, not to a bug.
+    The ledger check (coupons/evidence/replay.py) reads `outbox_before`: an operation older than a
+    prune's outbox cutoff may have lost its (published) outbox row to retention, not to a bug.
     """
 
     ran_at = models.DateTimeField()

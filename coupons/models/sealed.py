@@ -1,10 +1,10 @@
 from django.db import models
 
-from coupons.seals import row_seal
+from coupons.evidence.seals import row_seal
 
 
 class SealedModel(models.Model):
-    """An evidence row sealed when it is written (coupons/seals.py).
+    """An evidence row sealed when it is written (coupons/evidence/seals.py).
 
     `save()` seals a new row, and reseals it when one of SEALED_ON_UPDATE is saved with
     update_fields (the value written once later, as an inbox outcome). Bulk writes and

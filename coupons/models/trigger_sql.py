@@ -3,10 +3,10 @@
 pgtrigger's own template (`pgtrigger.compiler.UpsertTriggerSql`) begins every trigger function
 with "return at once if this trigger is named in the session setting `pgtrigger.ignore`", and
 any role may SET that setting: a login that can write rows could switch the history's triggers
-off for its own session (issue 15). This template is the same minus that branch, so what a
+off for its own session. This template is the same minus that branch, so what a
 trigger refuses it refuses to every session; only the table's owner (ALTER TABLE ... DISABLE
 TRIGGER) or a superuser (session_replication_role) can get past it, and the application role
-is neither (README "Evidence").
+is neither (docs/evidence.md).
 
 Migrations name this class by its import path: never edit the template in place (an applied
 migration would then install other SQL than it did). A new version is a new class.

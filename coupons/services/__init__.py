@@ -8,7 +8,6 @@ final payment causes several); the outermost transaction when called alone (scan
 """
 
 from coupons.services.clients import service_client_create
-from coupons.services.context import CommandContext, LeaseProof
 from coupons.services.expire import coupon_expire
 from coupons.services.issue import coupon_issue
 from coupons.services.lock import coupon_lock
@@ -17,6 +16,7 @@ from coupons.services.release import coupon_release
 from coupons.services.renew import coupon_renew
 from coupons.services.templates import template_create, template_update
 from coupons.services.void import coupon_void
+from coupons.write.context import CommandContext, LeaseProof
 
 __all__ = [
     "CommandContext",

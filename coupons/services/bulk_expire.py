@@ -10,9 +10,9 @@ from django.db.models import F, Q
 
 from coupons.models import CouponStatus, OperationType, UserCoupon
 from coupons.services.bulk_release import moved_on
-from coupons.services.payloads import iso
-from coupons.services.records import append_operations, append_outboxes, ledger_row
-from coupons.services.transitions import is_past_validity
+from coupons.write.payloads import iso
+from coupons.write.records import append_operations, append_outboxes, ledger_row
+from coupons.write.transitions import is_past_validity
 
 
 def coupons_expire(*, coupons: list[UserCoupon], ctx, now) -> set[int]:

@@ -10,8 +10,8 @@ in the same transaction (the scanner's FOR NO KEY UPDATE SKIP LOCKED).
 from django.db.models import Case, F, Q, Value, When
 
 from coupons.models import CouponLock, CouponStatus, LockStatus, OperationType, UserCoupon
-from coupons.services.records import append_operations, append_outboxes, ledger_row
-from coupons.services.transitions import UNBOUND, is_past_validity
+from coupons.write.records import append_operations, append_outboxes, ledger_row
+from coupons.write.transitions import UNBOUND, is_past_validity
 
 
 def coupons_release_expired(*, coupons: list[UserCoupon], ctx, now, reason: str) -> set[int]:

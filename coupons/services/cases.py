@@ -17,11 +17,11 @@ from coupons.models import (
     OrderCoupon,
     Recommendation,
 )
-from coupons.services.context import CommandContext, LeaseProof
 from coupons.services.lock import coupon_lock
 from coupons.services.redeem import coupon_redeem
-from coupons.services.rows import lock_coupon_row
-from coupons.services.transitions import is_past_validity
+from coupons.write.context import CommandContext, LeaseProof
+from coupons.write.rows import lock_coupon_row
+from coupons.write.transitions import is_past_validity
 
 
 def recommend(coupon, order_id: str, now) -> tuple[str, str]:

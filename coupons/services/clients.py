@@ -3,7 +3,7 @@ from collections.abc import Iterable
 from coupons import clock
 from coupons.capabilities import Capability
 from coupons.models import ServiceClient
-from coupons.services.tokens import hash_token, new_api_key
+from coupons.write.tokens import hash_token, new_api_key
 
 
 def service_client_create(

@@ -4,12 +4,12 @@ from django.utils.translation import gettext_lazy as _
 from coupons import clock
 from coupons.errors import InvalidState, VersionConflict
 from coupons.models import CouponStatus, OperationType
-from coupons.services.idempotency import idempotency_complete
-from coupons.services.payloads import iso
-from coupons.services.refusals import refusals_recorded
 from coupons.services.release import StateResult
-from coupons.services.rows import lock_coupon_row
-from coupons.services.transitions import apply_transition, guard, is_past_validity
+from coupons.write.idempotency import idempotency_complete
+from coupons.write.payloads import iso
+from coupons.write.refusals import refusals_recorded
+from coupons.write.rows import lock_coupon_row
+from coupons.write.transitions import apply_transition, guard, is_past_validity
 
 
 def coupon_expire(*, coupon_id, expected_version: int, ctx) -> StateResult:

@@ -1,16 +1,16 @@
 """CouponExpiresBeforeFinalPayment: tell the order service, before its payment page does, that
-a presale lease's coupon will expire before the order's final-payment deadline (seed 004
-§2.2: under STRICT the buyer then pays full price; SUBSTITUTE may find no substitute).
+a presale lease's coupon will expire before the order's final-payment deadline (under
+STRICT the buyer then pays full price; SUBSTITUTE may find no substitute).
 
-Not a command: a warning changes no state, so it writes no ledger row and moves no version
-(SPEC §8 counts state changes, and the replay checker would find a version-less row). It is
-an outbox-only notification, published by the relay like every event, and recorded by one
-ExpiryWarning row per lease, whose unique lease makes it at most once. Both rows are written
-in the caller's transaction, which holds the coupon row lock.
+Not a command: a warning changes no state, so it writes no ledger row and moves no version (the
+ledger counts state changes, docs/design.md, and the replay checker would find a version-less row).
+It is an outbox-only notification, published by the relay like every event, and recorded by one
+ExpiryWarning row per lease, whose unique lease makes it at most once. Both rows are written in the
+caller's transaction, which holds the coupon row lock.
 """
 
 from coupons.models import ExpiryWarning, OutboxEvent, UserCoupon
-from coupons.services.payloads import iso, money
+from coupons.write.payloads import iso, money
 
 EVENT_TYPE = "CouponExpiresBeforeFinalPayment"
 

@@ -8,9 +8,9 @@ from django.utils.translation import gettext_lazy as _
 from coupons import clock
 from coupons.errors import InvalidState, NotFound
 from coupons.models import CouponStatus, CouponTemplateVersion, OperationType, UserCoupon
-from coupons.services.idempotency import idempotency_complete
-from coupons.services.records import append_operation, append_outbox
-from coupons.services.refusals import refusals_recorded
+from coupons.write.idempotency import idempotency_complete
+from coupons.write.records import append_operation, append_outbox
+from coupons.write.refusals import refusals_recorded
 
 
 @dataclass(frozen=True)

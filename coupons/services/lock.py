@@ -3,16 +3,16 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from coupons import clock
+from coupons.discounts import discount_for
 from coupons.errors import CouponExpired, CouponNotYetValid, NotCouponOwner, ThresholdNotMet
 from coupons.models import CouponLock, CouponStatus, OperationType, OrderCoupon
-from coupons.services.context import command_transaction
-from coupons.services.discounts import discount_for
-from coupons.services.leases import lease_end
-from coupons.services.payloads import iso, money
-from coupons.services.refusals import refusals_recorded
-from coupons.services.rows import lock_coupon_row
-from coupons.services.tokens import current_lease_key_id, hash_token, lease_token
-from coupons.services.transitions import apply_transition, guard, is_past_validity
+from coupons.write.context import command_transaction
+from coupons.write.leases import lease_end
+from coupons.write.payloads import iso, money
+from coupons.write.refusals import refusals_recorded
+from coupons.write.rows import lock_coupon_row
+from coupons.write.tokens import current_lease_key_id, hash_token, lease_token
+from coupons.write.transitions import apply_transition, guard, is_past_validity
 
 
 @dataclass(frozen=True)

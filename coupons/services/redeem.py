@@ -14,15 +14,15 @@ from coupons.models import (
     OperationType,
     Redemption,
 )
-from coupons.services.context import command_transaction
-from coupons.services.idempotency import idempotency_complete
-from coupons.services.leases import check_lease, check_lease_client
-from coupons.services.payloads import iso, money
-from coupons.services.refusals import refusals_recorded
 from coupons.services.release import end_lease
-from coupons.services.rows import lock_coupon_row
-from coupons.services.tokens import tokens_match
-from coupons.services.transitions import UNBOUND, apply_transition, guard, is_past_validity
+from coupons.write.context import command_transaction
+from coupons.write.idempotency import idempotency_complete
+from coupons.write.leases import check_lease, check_lease_client
+from coupons.write.payloads import iso, money
+from coupons.write.refusals import refusals_recorded
+from coupons.write.rows import lock_coupon_row
+from coupons.write.tokens import tokens_match
+from coupons.write.transitions import UNBOUND, apply_transition, guard, is_past_validity
 
 
 @dataclass(frozen=True)
@@ -47,12 +47,12 @@ class RedeemResult:
 def coupon_redeem(*, coupon_id, lease, payment_id: str, ctx) -> RedeemResult:
     """Consume the coupon for the payment of the order that holds its current lease.
 
-    Check order (SPEC §3): an order that already redeemed gets its redemption back with no new
-    effect, if it proves the lease that redemption consumed; then status LOCKED, then client,
-    token, order and version. A lease past its end that was
-    not yet released still redeems: the lease end is a release backstop, not a pay deadline.
-    Under STRICT and SUBSTITUTE templates a redeem past valid_until releases the coupon to
-    EXPIRED and answers COUPON_EXPIRED (SPEC §4).
+    Check order (docs/design.md): an order that already redeemed gets its redemption back with no
+    new effect, if it proves the lease that redemption consumed; then status LOCKED, then client,
+    token, order and version. A lease past its end that was not yet released still redeems: the
+    lease end is a release backstop, not a pay deadline. Under STRICT and SUBSTITUTE templates a
+    redeem past valid_until releases the coupon to EXPIRED and answers COUPON_EXPIRED
+    (docs/design.md).
     """
     with refusals_recorded(OperationType.REDEEM, ctx, coupon_id=coupon_id,
                            order_id=lease.order_id):

@@ -2,11 +2,11 @@ from dataclasses import dataclass
 
 from coupons import clock
 from coupons.models import CouponLock, CouponStatus, LockStatus, OperationType
-from coupons.services.context import command_transaction
-from coupons.services.leases import check_lease
-from coupons.services.refusals import refusals_recorded
-from coupons.services.rows import lock_coupon_row
-from coupons.services.transitions import UNBOUND, apply_transition, guard, is_past_validity
+from coupons.write.context import command_transaction
+from coupons.write.leases import check_lease
+from coupons.write.refusals import refusals_recorded
+from coupons.write.rows import lock_coupon_row
+from coupons.write.transitions import UNBOUND, apply_transition, guard, is_past_validity
 
 
 @dataclass(frozen=True)

@@ -2,12 +2,12 @@ from dataclasses import dataclass
 
 from coupons import clock
 from coupons.models import CouponLock, CouponStatus, OperationType
-from coupons.services.context import command_transaction
-from coupons.services.leases import check_lease, lease_end
-from coupons.services.payloads import iso
-from coupons.services.refusals import refusals_recorded
-from coupons.services.rows import lock_coupon_row
-from coupons.services.transitions import apply_transition, guard
+from coupons.write.context import command_transaction
+from coupons.write.leases import check_lease, lease_end
+from coupons.write.payloads import iso
+from coupons.write.refusals import refusals_recorded
+from coupons.write.rows import lock_coupon_row
+from coupons.write.transitions import apply_transition, guard
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from coupons.errors import InvalidState, OperationNotReversible, VersionConflict
 from coupons.models import CouponStatus as S
 from coupons.models import OperationType as Op
 from coupons.models import Redemption
-from coupons.services.transitions import is_past_validity
+from coupons.write.transitions import is_past_validity
 
 REVERSIBLE = {Op.REDEEM, Op.VOID, Op.EXPIRE, Op.RETURN}
 # What an operator should do instead, for every operation that is not reversible.

@@ -1,11 +1,11 @@
 from coupons import clock
 from coupons.errors import VersionConflict
 from coupons.models import CouponLock, CouponStatus, LockStatus, OperationType
-from coupons.services.context import command_transaction
-from coupons.services.refusals import refusals_recorded
 from coupons.services.release import StateResult
-from coupons.services.rows import lock_coupon_row
-from coupons.services.transitions import UNBOUND, apply_transition, guard
+from coupons.write.context import command_transaction
+from coupons.write.refusals import refusals_recorded
+from coupons.write.rows import lock_coupon_row
+from coupons.write.transitions import UNBOUND, apply_transition, guard
 
 
 def coupon_void(

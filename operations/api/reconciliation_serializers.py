@@ -1,6 +1,6 @@
 from rest_framework import serializers
 
-from coupons.api.serializers import note_unless
+from api.fields import note_unless
 from coupons.models import Finding
 
 

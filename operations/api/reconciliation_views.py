@@ -1,4 +1,5 @@
-"""Reconciliation findings (SPEC §9) for operators: the list, and applying or dismissing one.
+"""Reconciliation findings (docs/operating.md) for operators: the list, and applying or dismissing
+one.
 
 Runs are `manage.py reconcile` on a schedule, not a request: a run over every coupon takes
 longer than an HTTP request should.
@@ -9,8 +10,8 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.generics import GenericAPIView
 from rest_framework.views import APIView
 
-from coupons.api.commands import IDEMPOTENCY_KEY_HEADER, run_command
-from coupons.api.filters import IdFilter
+from api.commands import IDEMPOTENCY_KEY_HEADER, run_command
+from api.filters import IdFilter
 from coupons.capabilities import Capability
 from coupons.models import Finding, FindingKind, FindingStatus, Severity
 from coupons.selectors import finding_list

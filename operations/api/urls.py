@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from coupons.api import converters  # noqa: F401 - registers <dbid:...>
+from api import converters  # noqa: F401 - registers <dbid:...>
 
 from . import reconciliation_views
 

@@ -1,4 +1,4 @@
-"""Reconciliation (SPEC §9): find where order, payment, refund and coupon states forked,
+"""Reconciliation (docs/operating.md): find where order, payment, refund and coupon states forked,
 record it as findings, and let an operator apply the proposed repair through the services."""
 
 from operations.reconcile.repair import finding_apply, finding_dismiss

@@ -1,4 +1,4 @@
-"""The six checks of SPEC §9 (seed §12), over one batch of coupons at a time.
+"""The six checks of reconciliation (docs/operating.md), over one batch of coupons at a time.
 
 Each batch costs a fixed number of queries, each bounded by the batch (its coupons, their
 ledger rows, bindings, redemptions, refund decisions, and the facts of the orders bound to

@@ -15,6 +15,7 @@ from django.utils.translation import gettext_lazy as _
 from coupons import clock
 from coupons.errors import BrokerUnavailable, FindingNotOpen, NotFound, ValidationFailed
 from coupons.events.facts import stored_lease
+from coupons.evidence.seals import resealed
 from coupons.models import (
     CouponStatus,
     Finding,
@@ -23,12 +24,11 @@ from coupons.models import (
     Repair,
     UserCoupon,
 )
-from coupons.seals import resealed
-from coupons.services.context import LeaseProof
 from coupons.services.lock import coupon_lock
 from coupons.services.redeem import coupon_redeem
 from coupons.services.release import coupon_release
-from coupons.services.rows import lock_coupon_row
+from coupons.write.context import LeaseProof
+from coupons.write.rows import lock_coupon_row
 from operations.reconcile.checks import COUPON_FIELDS, check_batch, load_batch
 from operations.relay import EXCHANGE, Relay
 from refunds.models import RefundCoupon

@@ -2,7 +2,7 @@
 
 from rest_framework import serializers
 
-from coupons.api.serializers import MONEY, money_field
+from api.fields import MONEY, money_field
 from coupons.models import CouponStatus, OperationType
 from refunds.models import Compensation
 

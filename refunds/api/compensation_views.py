@@ -7,15 +7,15 @@ from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from coupons.api.commands import IDEMPOTENCY_KEY_HEADER, run_command
-from coupons.api.filters import ExternalIdFilter, IdFilter
-from coupons.api.permissions import actor_of, can_see_details
+from api.commands import IDEMPOTENCY_KEY_HEADER, run_command
+from api.filters import ExternalIdFilter, IdFilter
 from coupons.capabilities import Capability
 from coupons.errors import CapabilityMissing, NotFound
+from coupons.identity import actor_of, can_see_details
 from coupons.models import CouponOperation
 from coupons.redaction import redacted
 from coupons.services import CommandContext
-from coupons.services.refusals import refusals_recorded
+from coupons.write.refusals import refusals_recorded
 from refunds.models import Compensation
 from refunds.services.compensation_decide import compensation_approve, compensation_reject
 from refunds.services.compensation_payloads import compensation_payload

@@ -57,7 +57,7 @@ class RuleDoc(serializers.Serializer):
 class RulesField(serializers.JSONField):
     """Any JSON here; refunds.policy_engine.clean_rules says what is wrong, rule by rule."""
 
-    # Read by coupons.api.schema: a version has at least its default rule.
+    # Read by api.schema: a version has at least its default rule.
     schema_extra = {"minItems": 1}
 
 

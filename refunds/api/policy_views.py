@@ -5,8 +5,8 @@ from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from coupons.api.commands import IDEMPOTENCY_KEY_HEADER, run_command
-from coupons.api.error_serializers import ErrorOutput
+from api.commands import IDEMPOTENCY_KEY_HEADER, run_command
+from api.error_serializers import ErrorOutput
 from coupons.capabilities import Capability
 from refunds import policy_selectors as selectors
 from refunds.services.policies import (
@@ -21,7 +21,7 @@ from . import policy_serializers as s
 WRITES = {"POST": Capability.EDIT_POLICIES, "PATCH": Capability.EDIT_POLICIES}
 
 
-# The other error answers come from coupons.api.schema, like every operation's; this one says
+# The other error answers come from api.schema, like every operation's; this one says
 # what a conflict means for a policy.
 CONFLICT = {409: OpenApiResponse(ErrorOutput, description=(
     "INVALID_STATE: the version is published (frozen), or the policy already has a draft; "

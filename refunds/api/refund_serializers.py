@@ -3,7 +3,7 @@
 from django.utils.translation import gettext as _
 from rest_framework import serializers
 
-from coupons.api.serializers import external_id, money_field
+from api.fields import external_id, money_field
 from refunds.models import RefundCoupon
 
 

@@ -8,11 +8,11 @@ from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from coupons.api.commands import IDEMPOTENCY_KEY_HEADER, run_command
-from coupons.api.filters import ExternalIdFilter, IdFilter
-from coupons.api.permissions import idempotency_scope_of
+from api.commands import IDEMPOTENCY_KEY_HEADER, run_command
+from api.filters import ExternalIdFilter, IdFilter
 from coupons.capabilities import Capability
 from coupons.errors import CapabilityMissing, NotFound
+from coupons.identity import idempotency_scope_of
 from coupons.models import ServiceClient
 from refunds import selectors
 from refunds.impact import policy_impact, replay_slot
@@ -73,7 +73,7 @@ class RefundDetailApi(APIView):
 
 
 def people_only(request) -> None:
-    """Approving is a person's decision (SPEC §6a): never a service client, whatever it holds."""
+    """Approving is a person's decision (docs/api.md): never a service client, whatever it holds."""
     if isinstance(request.user, ServiceClient):
         raise CapabilityMissing(_("Refund decisions are approved by operators, not by services."),
                                 capability=Capability.APPROVE_REFUNDS.value)

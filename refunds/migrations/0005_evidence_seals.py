@@ -1,4 +1,4 @@
-"""Seals on refund decisions and compensations (coupons/seals.py); existing rows are sealed
+"""Seals on refund decisions and compensations (coupons/evidence/seals.py); existing rows are sealed
 under the current LEDGER_CHAIN_KEYS key, as coupons 0015 seals the core's evidence rows."""
 
 import importlib

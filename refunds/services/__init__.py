@@ -1,7 +1,7 @@
 """After-sale use cases: refund decisions, return policies, compensations and reversals.
 
 Each one that changes a coupon's state does it through the coupon core's one transition function
-(coupons.services.transitions.apply_transition), so its ledger and outbox rows are appended in
+(coupons.write.transitions.apply_transition), so its ledger and outbox rows are appended in
 the same transaction as the change; nothing here writes a status or a version itself.
 """
 

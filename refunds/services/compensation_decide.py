@@ -13,11 +13,11 @@ from coupons.errors import (
     ValidationFailed,
 )
 from coupons.models import CouponStatus, OperationType
-from coupons.services.idempotency import idempotency_complete
-from coupons.services.refusals import refusals_recorded
 from coupons.services.reversals import restore_redemption, reversal_target
-from coupons.services.rows import lock_coupon_row
-from coupons.services.transitions import UNBOUND, apply_transition
+from coupons.write.idempotency import idempotency_complete
+from coupons.write.refusals import refusals_recorded
+from coupons.write.rows import lock_coupon_row
+from coupons.write.transitions import UNBOUND, apply_transition
 from refunds.models import Compensation
 from refunds.services.compensation_payloads import compensation_payload
 
@@ -25,7 +25,7 @@ from refunds.services.compensation_payloads import compensation_payload
 def compensation_approve(*, compensation_id, note: str = "", ctx) -> Compensation:
     """A second operator approves: a reversal appends a REVERSE row that names the reversed
     operation and restores the state before it; money appends a COMPENSATE row with the
-    amount and no change of state. Both through the one compare-and-set (SPEC §2)."""
+    amount and no change of state. Both through the one compare-and-set (docs/design.md)."""
     with _deciding(compensation_id, "COMP_APPROVE", ctx) as (coupon, compensation, now):
         if compensation.kind == Compensation.Kind.REVERSE_OPERATION:
             operation = _reverse(coupon, compensation, ctx=ctx, now=now)

@@ -1,6 +1,6 @@
 """The answer of every compensation command and read: what was proposed, decided, appended."""
 
-from coupons.services.payloads import iso, money
+from coupons.write.payloads import iso, money
 
 
 def operation_payload(operation) -> dict:

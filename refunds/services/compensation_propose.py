@@ -7,10 +7,10 @@ from django.utils.translation import gettext_lazy as _
 from coupons import clock
 from coupons.errors import CompensationPending, NotFound, ValidationFailed
 from coupons.models import CouponOperation
-from coupons.services.idempotency import idempotency_complete
-from coupons.services.refusals import refusals_recorded
 from coupons.services.reversals import reversal_target
-from coupons.services.rows import lock_coupon_row
+from coupons.write.idempotency import idempotency_complete
+from coupons.write.refusals import refusals_recorded
+from coupons.write.rows import lock_coupon_row
 from refunds.models import Compensation
 from refunds.services.compensation_payloads import compensation_payload
 

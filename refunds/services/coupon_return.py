@@ -4,15 +4,15 @@ from django.utils.translation import gettext_lazy as _
 from coupons import clock
 from coupons.errors import InvalidState, VersionConflict
 from coupons.models import CouponOperation, CouponStatus, OperationType, Redemption
-from coupons.services.refusals import refusals_recorded
 from coupons.services.release import StateResult
-from coupons.services.rows import lock_coupon_row
-from coupons.services.transitions import apply_transition, guard, is_past_validity
+from coupons.write.refusals import refusals_recorded
+from coupons.write.rows import lock_coupon_row
+from coupons.write.transitions import apply_transition, guard, is_past_validity
 
 
 def coupon_return(*, coupon_id, redemption: Redemption, refund_id: str, expected_version: int,
                   ctx, reason: str = "") -> tuple[StateResult, CouponOperation]:
-    """Give a redeemed coupon back after a refund decision RETURN (SPEC §2).
+    """Give a redeemed coupon back after a refund decision RETURN (docs/design.md).
 
     Appends a RETURN that names the original REDEEM and the refund: USED → AVAILABLE, or
     EXPIRED when past valid_until. The redemption is kept, marked no longer successful, so the

@@ -7,8 +7,8 @@ from dataclasses import replace
 from decimal import Decimal
 
 from coupons.errors import DecisionNotPending
+from coupons.evidence.seals import resealed
 from coupons.models import CouponOperation
-from coupons.seals import resealed
 from coupons.services.issue import coupon_issue
 from coupons.services.void import coupon_void
 from refunds.models import Compensation, RefundCoupon

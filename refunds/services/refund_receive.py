@@ -1,6 +1,6 @@
 """A refund reaching the coupon service (POST refunds, or the RefundSucceeded fact).
 
-Two separate decisions per coupon the order redeemed, each with its evidence (seed §9):
+Two separate decisions per coupon the order redeemed, each with its evidence:
 
 * money: the coupon's share of the refund. The order's discount snapshot (OrderCoupon, frozen
   at LOCK; never the template's face value) is pro-rated by how much of what the order paid
@@ -30,12 +30,12 @@ from coupons.models import (
     OrderFact,
     Redemption,
 )
-from coupons.services.context import LeaseProof
-from coupons.services.idempotency import idempotency_complete
-from coupons.services.payloads import money
 from coupons.services.release import coupon_release
-from coupons.services.rows import lock_coupon_row
-from coupons.services.transitions import is_past_validity
+from coupons.write.context import LeaseProof
+from coupons.write.idempotency import idempotency_complete
+from coupons.write.payloads import money
+from coupons.write.rows import lock_coupon_row
+from coupons.write.transitions import is_past_validity
 from refunds.models import RefundCoupon
 from refunds.policy_engine import RefundFacts, RefundType, decide, policy_version_for
 from refunds.services.refund_execute import Action, Status, decision_finish, decision_move
@@ -129,7 +129,7 @@ def _deposit_only(order_id: str) -> bool:
 
 
 def _release_deposit_lock(decision, coupon, *, ctx, now) -> RefundCoupon:
-    """Seed 004 §4.1: a refunded deposit frees its coupon at once, not at the lease's end."""
+    """A refunded deposit frees its coupon at once, not at the lease's end."""
     reason = f"presale deposit of order {decision.order_id} refunded ({decision.refund_id})"
     result = coupon_release(
         coupon_id=coupon.pk, reason=reason, ctx=replace(ctx, idempotency_record_id=None),

@@ -1,4 +1,4 @@
-"""Operators approve or reject refund decisions waiting for them (SPEC §6a)."""
+"""Operators approve or reject refund decisions waiting for them (docs/api.md)."""
 
 from django.db import transaction
 from django.utils.translation import gettext
@@ -6,8 +6,8 @@ from django.utils.translation import gettext_lazy as _
 
 from coupons import clock
 from coupons.errors import DecisionNotPending, NotFound, ValidationFailed
-from coupons.services.idempotency import idempotency_complete
-from coupons.services.rows import lock_coupon_row
+from coupons.write.idempotency import idempotency_complete
+from coupons.write.rows import lock_coupon_row
 from refunds.models import RefundCoupon
 from refunds.services.refund_execute import Action, Status, decision_finish, decision_move
 

@@ -1,4 +1,4 @@
-"""Bad input never answers 500, always the SPEC §6 error body, and never changes anything."""
+"""Bad input never answers 500, always the error body (docs/api.md), and never changes anything."""
 
 import json
 from types import SimpleNamespace
@@ -56,7 +56,7 @@ def valid_request(targets, command, changes=None) -> tuple[str, dict]:
 
 
 def assert_refused(response, status, code) -> dict:
-    """The SPEC §6 body with the expected status and code; answers `details`."""
+    """The error body (docs/api.md) with the expected status and code; answers `details`."""
     assert response.status_code == status, response.content[:500]
     body = response.json()
     assert list(body) == ["error"]
@@ -261,7 +261,7 @@ def test_a_path_id_that_is_not_a_database_id_is_404(api, targets, coupon_id, suf
     assert world() == before
 
 
-# Whitespace or a control character in an id is a 400 wherever the id is (issue 16).
+# Whitespace or a control character in an id is a 400 wherever the id is.
 @pytest.mark.parametrize("coupon_id", ["%00", "1%00", "%201"])
 @pytest.mark.parametrize("suffix", SUFFIXES)
 def test_a_path_id_with_a_control_character_is_400(api, targets, coupon_id, suffix):

@@ -19,7 +19,7 @@ from coupons.models import (
     UserCoupon,
 )
 from coupons.services import coupon_issue, service_client_create, template_create
-from coupons.services.idempotency import request_fingerprint
+from coupons.write.idempotency import request_fingerprint
 from tests.conftest import ALL_GRANTS, START
 
 pytestmark = pytest.mark.django_db
@@ -40,7 +40,7 @@ def ok(response, status=200) -> dict:
 
 
 def error(response, status, code) -> dict:
-    """Assert a SPEC §6 error body and answer its `details`."""
+    """Assert an error body (docs/api.md) and answer its `details`."""
     assert response.status_code == status, response.content
     body = response.json()
     assert list(body) == ["error"]

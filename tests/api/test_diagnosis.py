@@ -15,7 +15,7 @@ from coupons.services import (
     template_create,
 )
 from coupons.services.cases import case_resolve
-from coupons.services.payloads import iso
+from coupons.write.payloads import iso
 from tests.conftest import START, lock
 
 pytestmark = pytest.mark.django_db

@@ -1,4 +1,4 @@
-"""The lean API path (issue 18): a service client's `Authorization: Token` request passes by
+"""The lean API path: a service client's `Authorization: Token` request passes by
 the middleware only browsers need (session, CSRF, user, messages, htmx, sign-in lockout);
 every other request keeps all of it, and the answer's headers stay the same."""
 

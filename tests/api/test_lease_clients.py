@@ -1,4 +1,4 @@
-"""A lease answers only to the service client that took it (SPEC §6a, issue 6).
+"""A lease answers only to the service client that took it (docs/api.md).
 
 The issue's reproductions: a second client redeemed a coupon leased to another order with a
 token it should never have had (forged under the default secret), and a refund service
@@ -16,7 +16,7 @@ from rest_framework.test import APIClient
 from coupons.capabilities import Capability
 from coupons.models import CommandRejection, CouponLock, Redemption
 from coupons.services import service_client_create
-from coupons.services.tokens import lease_token
+from coupons.write.tokens import lease_token
 from tests.command_checks import ledger, world
 from tests.conftest import ALL_GRANTS, lock
 

@@ -17,7 +17,7 @@ from coupons import selectors
 from coupons.api.filters import CouponFilter
 from coupons.events.facts import PAYMENT_FACTS, order_payment, orders_paid
 from coupons.models import CouponLock, CouponOperation, OrderCoupon, OrderFact, Redemption
-from coupons.scanners import coupons_due_to_expire, leases_due
+from operations.scanners import coupons_due_to_expire, leases_due
 from refunds.api.refund_views import RefundFilter
 from refunds.models import RefundCoupon
 from refunds.selectors import decision_list
@@ -68,7 +68,7 @@ def assert_indexed(queryset):
 
 
 def keyset(due, time_field):
-    """A scanner batch read past a cursor, as coupons.scanners.scan builds it."""
+    """A scanner batch read past a cursor, as operations.scanners.scan builds it."""
     return (due().select_for_update(no_key=True, skip_locked=True, of=("self",))
             .filter(Q(**{f"{time_field}__gt": CURSOR[0]})
                     | Q(**{time_field: CURSOR[0], "id__gt": CURSOR[1]}))

@@ -12,7 +12,7 @@ from django.utils import translation
 from coupons.errors import ValidationFailed
 from coupons.history import coupon_timeline
 from coupons.models import CommandRejection
-from coupons.services.payloads import iso
+from coupons.write.payloads import iso
 from refunds.policy_engine import clean_rules
 from tests.conftest import START
 from tests.zh_catalogue import compiled_catalogue, zh  # noqa: F401 (fixtures)

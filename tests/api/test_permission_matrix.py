@@ -16,28 +16,28 @@ from django.contrib.auth.models import Group
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from coupons.api.permissions import required_capability
+from api.permissions import required_capability
+from console.capabilities import CONSOLE_GROUPS
 from coupons.capabilities import CLIENT_GRANTS, GROUPS
 from coupons.capabilities import Capability as C
 from coupons.models import FactType
-from coupons.scanners import scan_presale_expiry
 from coupons.services import coupon_redeem
 from coupons.services.cases import case_open
 from operations.retention import retention_prune
+from operations.scanners import scan_presale_expiry
 from refunds.models import ReturnPolicyVersion
 from refunds.services.compensation_propose import compensation_propose
 from refunds.services.refund_receive import refund_receive
 from tests.api.roles import ROLES, machine, person, signed_in
 from tests.conftest import ALL_GRANTS, lock
-from tests.events.test_presale import (
+from tests.coupons.events.test_presale import (
     VALID_UNTIL,
     deposit,
     final_payment,
     issue,
     presale_template,
 )
-from tests.reconciliation.conftest import closed_order_still_locked
-from timeline.capabilities import CONSOLE_GROUPS
+from tests.operations.reconciliation.conftest import closed_order_still_locked
 
 pytestmark = pytest.mark.django_db
 
@@ -112,7 +112,7 @@ ADMIN_MATRIX = {
     "refunds.compensation": (C.READ, None, None),
     "refunds.refundcoupon": (C.READ, None, None),
     # Policies are added and drafts edited through the services; a published version never
-    # changes (tests/policies/test_policy_admin.py covers the draft and publish paths).
+    # changes (tests/refunds/policies/test_policy_admin.py covers the draft and publish paths).
     "refunds.returnpolicy": (C.READ, C.EDIT_POLICIES, None),
     # The row checked is the default policy's published version 1: read only for everyone.
     "refunds.returnpolicyversion": (C.READ, None, None),
@@ -144,7 +144,7 @@ def grantable(capability) -> bool:
 
 
 def matrix_markdown() -> str:
-    """The two tables as Markdown, for release notes (see the README's "Who may do what")."""
+    """The two tables as Markdown, for release notes (see the docs/api.md)."""
     def mark(caller, capability, absent="—"):
         if capability is not None and capability != SUPERUSER and caller.startswith("client") \
                 and not grantable(capability):
@@ -206,7 +206,7 @@ def test_the_migrated_groups_hold_exactly_the_capabilities_of_the_table():
         for group in Group.objects.filter(name__in=ROLES)
     }
 
-    # The domain's capabilities and the console's own (timeline.capabilities).
+    # The domain's capabilities and the console's own (console.capabilities).
     assert held == {name: sorted(c.value for c in [*caps, *CONSOLE_GROUPS[name]])
                     for name, caps in GROUPS.items()}
 

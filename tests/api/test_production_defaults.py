@@ -12,12 +12,12 @@ import pytest
 from django.db import OperationalError
 from rest_framework.test import APIClient
 
-from config.log_redaction import RedactSecrets
+from common.log_redaction import RedactSecrets
 from coupons import selectors
 from coupons.api import views
 
 ROOT = Path(__file__).resolve().parents[2]
-# A server's environment in README "Production settings": nothing else is set.
+# A server's environment in docs/deploy.md: nothing else is set.
 PRODUCTION_ENV = {
     "DJANGO_SECRET_KEY": "Zq3-production-like-secret-key-of-sixty-characters-k7Pw92LmXc4",
     "LEASE_TOKEN_SECRET": "lease-token-secret-of-its-own-R8vTq2Lm9XcP4wZ7",
@@ -91,7 +91,7 @@ def test_the_server_refuses_to_start_without_its_secrets(env, named):
 
 def test_a_rotation_list_names_the_current_key_first():
     shown = manage("shell", "-v0", "-c",
-                   "from coupons.services.tokens import current_lease_key_id as current; "
+                   "from coupons.write.tokens import current_lease_key_id as current; "
                    "print(current())",
                    env={**without("LEASE_TOKEN_SECRET"),
                         "LEASE_TOKEN_SECRETS": "k2:second-secret,k1:first-secret"})
@@ -100,7 +100,7 @@ def test_a_rotation_list_names_the_current_key_first():
     assert shown.stdout.strip() == "k2"
 
 
-# --- Errors under /api/ are SPEC §6 JSON, whatever DEBUG is ------------------------------------
+# --- Errors under /api/ are JSON error bodies (docs/api.md), whatever DEBUG is ---------------
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""The reproductions of issue 6 ("roles are not separated"), each now refused or allowed."""
+"""Reproductions of roles that were once not separated, each now refused or allowed."""
 
 import uuid
 
@@ -6,7 +6,7 @@ import pytest
 
 from coupons.capabilities import Capability
 from coupons.models import CouponLock, CouponTemplate
-from coupons.services.tokens import lease_token
+from coupons.write.tokens import lease_token
 from tests.api.roles import machine, person, signed_in
 from tests.command_checks import world
 from tests.conftest import lock

@@ -8,7 +8,7 @@ from drf_spectacular.generators import SchemaGenerator
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from coupons.api.permissions import required_capability
+from api.permissions import required_capability
 
 pytestmark = pytest.mark.django_db
 

@@ -1,12 +1,12 @@
-"""Statements per command over the API on PostgreSQL (issue 18: two round trips).
+"""Statements per command over the API on PostgreSQL (two round trips).
 
 BEGIN, then (a) one statement that claims the Idempotency-Key and, if it was free, locks the
 coupon row and reads all the command needs (terms, lease, order link, ledger head, whether
-refunds wait for the redemption: coupons.services.rows), then (b) one statement that writes the
+refunds wait for the redemption: coupons.write.rows), then (b) one statement that writes the
 compare-and-set, the command's rows, the ledger and outbox rows and the stored answer
-(coupons.services.one_statement), then COMMIT. The hand-written cycle of
+(coupons.write.one_statement), then COMMIT. The hand-written cycle of
 scripts/bench_commands.py ("raw") sends one statement per row instead. The service client is
-cached (coupons.api.authentication), so it costs nothing after the first request.
+cached (api.authentication), so it costs nothing after the first request.
 """
 
 import pytest

@@ -11,7 +11,7 @@ from django.core.cache import cache
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
-from coupons.api.throttling import PerCallerRateThrottle
+from api.throttling import PerCallerRateThrottle
 from coupons.services import service_client_create
 from tests.command_checks import ledger
 from tests.conftest import ALL_GRANTS

@@ -11,6 +11,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from console.models import ConsolePreference
 from refunds.models import ReturnPolicy, ReturnPolicyVersion
 from tests.browser.accessibility import axe_violations
 from tests.browser.conftest import sign_in
@@ -18,7 +19,6 @@ from tests.browser.policy_editing import add_condition
 from tests.console.incident import incident_coupon
 from tests.refunds.conftest import issue, redeem
 from tests.refunds.test_impact_replay import stored_history
-from timeline.models import ConsolePreference
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 

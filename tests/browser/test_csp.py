@@ -1,4 +1,4 @@
-"""The console and the API docs under the Content-Security-Policy in Chromium (issue 16).
+"""The console and the API docs under the Content-Security-Policy in Chromium.
 
 Every page sends `script-src 'self'`; Chromium reports each thing the policy blocks as a
 `securitypolicyviolation` event and a console error. None may occur while the console's pages

@@ -1,4 +1,4 @@
-"""The dashboard raises no alarm a reader cannot act on (issue 19, item 8), in both languages.
+"""The dashboard raises no alarm a reader cannot act on, in both languages.
 
 Support sees no outbox card and no manage.py command in an empty state; an operator in the
 demo is told plainly that no relay runs there, instead of an alarm."""

@@ -1,4 +1,4 @@
-"""Safe operator forms in a real browser (issue 19, item 4), each page checked by axe-core.
+"""Safe operator forms in a real browser, each page checked by axe-core.
 
 Nothing is pre-selected on an approval, the policy's recommendation is said in a sentence,
 approve and reject are two sections; a proposer is told why there is no Approve button; a

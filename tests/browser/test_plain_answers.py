@@ -1,4 +1,4 @@
-"""Issue 19, items 1-3 in a real browser: the browser's zone by default, a zone of one's own,
+"""Plain answers in a real browser: the browser's zone by default, a zone of one's own,
 plain answers with badges, the 8-character lock id, each page passing axe."""
 
 import re

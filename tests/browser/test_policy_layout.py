@@ -1,4 +1,4 @@
-"""The policy pages for a policy admin (issue 19, item 8), with and without JavaScript.
+"""The policy pages for a policy admin, with and without JavaScript.
 
 The editor shows only the conditions a rule uses and adds one in place (JavaScript) or by a
 round trip (none); the Action menu overlaps nothing; rules read as one sentence each; the diff

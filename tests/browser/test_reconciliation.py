@@ -6,7 +6,7 @@ import pytest
 
 from coupons.models import CouponOperation
 from tests.browser.conftest import sign_in
-from tests.reconciliation.conftest import closed_order_still_locked
+from tests.operations.reconciliation.conftest import closed_order_still_locked
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -12,7 +12,8 @@ from datetime import timedelta
 from decimal import Decimal
 
 from coupons.errors import CouponError
-from coupons.ledger_chain import seal
+from coupons.evidence.ledger_chain import seal
+from coupons.evidence.seals import row_seal
 from coupons.models import (
     CouponLock,
     CouponOperation,
@@ -22,10 +23,9 @@ from coupons.models import (
     OrderCoupon,
     UserCoupon,
 )
-from coupons.seals import row_seal
 from coupons.services import CommandContext, LeaseProof, coupon_lock, coupon_redeem, coupon_release
-from coupons.services.records import append_outboxes
-from coupons.services.tokens import current_lease_key_id
+from coupons.write.records import append_outboxes
+from coupons.write.tokens import current_lease_key_id
 from refunds.services import refund_receive
 
 CTX = CommandContext(actor="client:order-service")

@@ -1,4 +1,5 @@
-"""The seed's incident, told through the services on the test clock, for the console's tests.
+"""The late-payment incident (docs/design.md), told through the services on the test clock, for the
+console's tests.
 
 Order A locks the coupon; its payment callback is late, so the order-close handler releases the
 coupon; order B locks it; A's late redeem is refused (TOKEN_MISMATCH); B pays and redeems.

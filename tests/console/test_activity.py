@@ -4,12 +4,12 @@ they were refused, per person and per coupon, in pages that never repeat or skip
 import pytest
 from django.urls import reverse
 
+from console.activity import ActivityFilters, activity_page
+from console.models import ViewRecord
 from coupons.models import CommandRejection
 from coupons.services import CommandContext
 from refunds.services.compensation_decide import compensation_reject
 from tests.console.queue_objects import fresh_coupon, proposal
-from timeline.activity import ActivityFilters, activity_page
-from timeline.models import ViewRecord
 
 pytestmark = pytest.mark.django_db
 

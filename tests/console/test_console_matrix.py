@@ -10,13 +10,13 @@ import pytest
 from django.contrib.auth.models import User
 from django.urls import URLPattern, get_resolver, reverse
 
+from console.models import SavedFilter
+from console.notes import note_add
 from coupons.models import CommandRejection
 from refunds.models import ReturnPolicy
 from refunds.services.policies import policy_create
 from tests.console import queue_objects
-from tests.reconciliation.conftest import closed_order_still_locked
-from timeline.models import SavedFilter
-from timeline.notes import note_add
+from tests.operations.reconciliation.conftest import closed_order_still_locked
 
 pytestmark = pytest.mark.django_db
 
@@ -67,7 +67,7 @@ CONSOLE_MATRIX = [
     ("policy_version", "GET", lambda objects: objects["published"], EVERYONE),
     ("policy_version_edit", "GET", lambda objects: objects["draft"], POLICY_ADMINS),
     ("policy_version_edit", "POST", lambda objects: objects["draft"], POLICY_ADMIN_FORMS),
-    # A replay is work for the server: policy admins only, as the API's preview (issue 16).
+    # A replay is work for the server: policy admins only, as the API's preview.
     ("policy_version_impact", "GET", lambda objects: objects["draft"], POLICY_ADMINS),
     ("policy_version_publish", "POST", lambda objects: objects["draft"], POLICY_ADMIN_FORMS),
     ("coupon_timeline", "GET", lambda objects: {"coupon_id": objects["coupon"].pk}, EVERYONE),
@@ -81,7 +81,7 @@ CONSOLE_MATRIX = [
     ("time_zone", "GET", lambda objects: {}, EVERYONE),
     ("time_zone", "POST", lambda objects: {}, EVERYONE),
 
-    # A team's console (issue 19 items 5-7).
+    # A team's console.
     ("note_add", "POST", lambda objects: {"coupon_id": objects["coupon"].pk}, NOTE_WRITERS),
     ("note", "GET", lambda objects: {"coupon_id": objects["coupon"].pk,
                                      "note_id": objects["note"].pk}, EVERYONE),

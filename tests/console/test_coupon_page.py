@@ -11,7 +11,7 @@ from coupons.services.cases import case_resolve
 from tests.conftest import lock
 from tests.console.history import long_history
 from tests.console.incident import incident_coupon
-from tests.safety import breakage
+from tests.coupons.safety import breakage
 
 pytestmark = pytest.mark.django_db
 

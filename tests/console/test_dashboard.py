@@ -10,10 +10,10 @@ from django.utils import timezone
 
 from coupons.errors import CouponError
 from coupons.models import CommandRejection, CouponOperation, CouponStatus, OutboxEvent, UserCoupon
-from coupons.scanners import scan_presale_expiry
 from coupons.services import coupon_issue
+from operations.scanners import scan_presale_expiry
 from tests.conftest import START, lock
-from tests.events.test_presale import deposit, issue, presale_template
+from tests.coupons.events.test_presale import deposit, issue, presale_template
 
 pytestmark = pytest.mark.django_db
 

@@ -1,7 +1,7 @@
-"""The coupon page and GET /check cost the same at 20 ledger rows as at 20,000 (issue 18).
+"""The coupon page and GET /check cost the same at 20 ledger rows as at 20,000.
 
 The first view of a coupon verifies its whole ledger and leaves a watermark; every later view
-resumes there (coupons/check_watermark.py), pages the ledger by version and draws the state
+resumes there (coupons/evidence/check_watermark.py), pages the ledger by version and draws the state
 path from the check's replay. So the second view's queries are the same set whatever the
 history's length: the counts below are equal, not merely bounded.
 """

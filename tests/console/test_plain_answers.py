@@ -1,4 +1,4 @@
-"""The check panel answers in plain sentences that stay true (issue 19, item 1): no enum code
+"""The check panel answers in plain sentences that stay true: no enum code
 in running text (codes sit in a badge), every case, order, decision and compensation a link,
 and what waits for a person now, also after a case is resolved."""
 

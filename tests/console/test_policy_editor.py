@@ -324,7 +324,7 @@ def test_support_reads_policies_but_sees_no_editor_and_cannot_use_it(signed_in, 
     assert "Edit rules" not in version and "Preview impact" not in version
 
     for answer in (
-        # The impact replay is work for the server: policy admins only (issue 16).
+        # The impact replay is work for the server: policy admins only.
         support.get(version_url(draft, "console:policy_version_impact")),
         support.post(reverse("console:policy_draft_new", kwargs={"policy_id": default.pk})),
         support.get(edit_url(draft)),

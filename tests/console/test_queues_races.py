@@ -5,9 +5,9 @@ from django.db import connection
 from django.test import Client
 
 from coupons.models import CouponOperation, IdempotencyRecord
-from tests.concurrency.threads import race
 from tests.console.queue_helpers import new_key, press, text
 from tests.console.queue_objects import pending_decision
+from tests.coupons.concurrency.threads import race
 from tests.refunds.conftest import default_policy  # noqa: F401 (a transactional test's flush drops it)
 
 pytestmark = [

@@ -5,8 +5,8 @@ import pytest
 from django.urls import reverse
 
 from coupons.models import CouponOperation, Finding
-from tests.reconciliation.conftest import closed_order_still_locked, reconcile
-from tests.safety.breakage import version_gap
+from tests.coupons.safety.breakage import version_gap
+from tests.operations.reconciliation.conftest import closed_order_still_locked, reconcile
 
 pytestmark = pytest.mark.django_db
 PAGE = "/reconciliation/"

@@ -10,6 +10,8 @@ import pytest
 from django.contrib.auth.models import Permission
 from django.urls import reverse
 
+from console.exports import neutralised
+from console.models import SavedFilter, ViewRecord
 from coupons.models import CaseStatus, ConflictCase
 from refunds.models import RefundCoupon
 from tests.console.queue_objects import (
@@ -18,8 +20,6 @@ from tests.console.queue_objects import (
     pending_decision,
     proposal,
 )
-from timeline.exports import neutralised
-from timeline.models import SavedFilter, ViewRecord
 
 pytestmark = pytest.mark.django_db
 

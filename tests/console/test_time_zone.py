@@ -1,11 +1,11 @@
-"""One time format with its zone everywhere; each person picks the zone (issue 19, item 1)."""
+"""One time format with its zone everywhere; each person picks the zone."""
 
 import pytest
 from django.test import Client
 from django.urls import reverse
 
-from timeline.models import ConsolePreference
-from timeline.time_zones import BROWSER_COOKIE
+from console.models import ConsolePreference
+from console.time_zones import BROWSER_COOKIE
 
 pytestmark = pytest.mark.django_db
 

@@ -1,4 +1,4 @@
-"""Each timeline entry shows its evidence (issue 19, item 3): who did it, the Idempotency-Key
+"""Each timeline entry shows its evidence: who did it, the Idempotency-Key
 the request came with, and its order as a link that finds the order's coupons."""
 
 import re

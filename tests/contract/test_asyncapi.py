@@ -11,12 +11,12 @@ from jsonschema import Draft202012Validator, FormatChecker
 
 from coupons.api.fact_schemas import fact_schemas
 from coupons.models import FactType, InboxMessage
-from coupons.services.records import EVENT_TYPES
+from coupons.write.records import EVENT_TYPES
 from operations.relay import Relay
 from tests.contract.test_event_schemas import EMITTED, every_event
-from tests.facts.conftest import event_body, facts_broker, make_consumer  # noqa: F401
-from tests.facts.test_consume_facts import coupons, story  # noqa: F401
-from tests.relay.conftest import broker_queue  # noqa: F401
+from tests.operations.facts.conftest import event_body, facts_broker, make_consumer  # noqa: F401
+from tests.operations.facts.test_consume_facts import coupons, story  # noqa: F401
+from tests.operations.relay.conftest import broker_queue  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"

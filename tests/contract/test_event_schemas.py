@@ -9,19 +9,19 @@ import pytest
 from jsonschema import Draft202012Validator, FormatChecker
 
 from coupons.models import CouponStatus, OutboxEvent
-from coupons.scanners import scan_presale_expiry
 from coupons.services import CommandContext, coupon_issue, coupon_redeem
-from coupons.services.checkpoint import EVENT_TYPE as CHECKPOINTED
-from coupons.services.checkpoint import ledger_checkpoint
 from coupons.services.expiry_warning import EVENT_TYPE as EXPIRY_WARNING
-from coupons.services.records import EVENT_TYPES
-from coupons.services.transitions import TRANSITIONS
+from coupons.write.records import EVENT_TYPES
+from coupons.write.transitions import TRANSITIONS
+from operations.checkpoint import EVENT_TYPE as CHECKPOINTED
+from operations.checkpoint import ledger_checkpoint
+from operations.scanners import scan_presale_expiry
 from refunds.services.compensation_decide import compensation_approve
 from refunds.services.compensation_propose import compensation_propose
 from tests.conftest import lock
-from tests.events.test_presale import deposit, presale_template
+from tests.coupons.events.test_presale import deposit, presale_template
+from tests.operations.relay.history import every_command
 from tests.refunds.conftest import refund
-from tests.relay.history import every_command
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas" / "events"
 # Every event the code writes to the outbox: one per ledger operation type, and the presale
@@ -59,11 +59,11 @@ def test_each_schema_allows_exactly_the_transitions_of_its_command(op_type):
 
 
 def every_event(template, ctx, clock, send) -> list[OutboxEvent]:
-    """Every command through the real services: issue, lock, renew, release, redeem, void and
-    expire (tests.relay.history), then return (a refund under the default policy), reverse
-    (the void, approved) and compensate (money, approved); and the presale expiry warning
-    (a DepositPaid fact locks a STRICT coupon that expires before the final payment); and two
-    ledger checkpoints (the second names the first)."""
+    """Every command through the real services: issue, lock, renew, release, redeem, void and expire
+    (tests.operations.relay.history), then return (a refund under the default policy), reverse (the
+    void, approved) and compensate (money, approved); and the presale expiry warning (a DepositPaid
+    fact locks a STRICT coupon that expires before the final payment); and two ledger checkpoints
+    (the second names the first)."""
     presale = coupon_issue(template_id=presale_template("presale", "STRICT").pk,
                            user_id="u7", ctx=ctx).coupon
     deposit(send, presale)

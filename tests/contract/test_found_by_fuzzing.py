@@ -5,7 +5,7 @@ import pytest
 
 from coupons.models import IdempotencyRecord
 from refunds.models import ReturnPolicy
-from tests.compensations.conftest import staff
+from tests.refunds.compensations.conftest import staff
 
 pytestmark = pytest.mark.django_db
 

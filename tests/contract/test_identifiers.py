@@ -1,14 +1,14 @@
 """Ids are taken as sent: surrounding whitespace or a control character is a 400 in the body,
-the query string and the path, never trimmed into someone else's id (issue 16, item 8)."""
+the query string and the path, never trimmed into someone else's id."""
 
 import re
 
 import pytest
 from drf_spectacular.generators import SchemaGenerator
 
-from coupons.api.identifiers import ID_PATTERN
+from api.identifiers import ID_PATTERN
 from coupons.models import CouponStatus
-from coupons.services.tokens import lease_token
+from coupons.write.tokens import lease_token
 from tests.conftest import lock
 
 pytestmark = pytest.mark.django_db

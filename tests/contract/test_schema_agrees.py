@@ -1,4 +1,4 @@
-"""The schema and the server agree both ways on what issue 17's contract check found: each
+"""The schema and the server agree both ways on what a contract check once found: each
 body here is refused by the server and outside the schema, or allowed by both."""
 
 import json
@@ -11,7 +11,7 @@ from drf_spectacular.generators import SchemaGenerator
 
 from coupons.events.handlers import OUTCOME_ACTIONS
 from refunds.models import ReturnPolicy, ReturnPolicyVersion
-from tests.compensations.conftest import staff
+from tests.refunds.compensations.conftest import staff
 
 pytestmark = pytest.mark.django_db
 ROOT = Path(__file__).resolve().parents[2]

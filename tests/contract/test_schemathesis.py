@@ -29,8 +29,8 @@ from tests.conftest import ALL_GRANTS
 pytestmark = pytest.mark.django_db(transaction=True)
 
 HERE = Path(__file__).parent
-# What only people may do (SPEC §6a): no service client holds these capabilities, so the
-# operator's pass covers them and the service's pass meets only their 403.
+# What only people may do (docs/api.md): no service client holds these
+# capabilities, so the operator's pass covers them and the service's pass meets only their 403.
 PEOPLE_ONLY = (r"^/api/v1/(cases|compensations|reconciliation|return-policies"
                r"|coupons/\{coupon_id\}/operations/|refunds/\{decision_id\}/(approve|reject))")
 

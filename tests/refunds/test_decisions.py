@@ -7,8 +7,8 @@ import pytest
 from django.db import transaction
 
 from coupons.errors import CouponError
+from coupons.evidence.replay import coupon_check
 from coupons.models import CouponOperation, CouponStatus, Redemption, UserCoupon
-from coupons.replay import coupon_check
 from coupons.services import coupon_redeem, template_create
 from refunds.models import RefundCoupon, ReturnPolicy
 from refunds.services import coupon_return

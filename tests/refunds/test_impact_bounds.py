@@ -1,4 +1,4 @@
-"""Issue 16, item 1: the impact replay is for policy admins, bounded, and one at a time.
+"""The impact replay is for policy admins, bounded, and one at a time.
 
 Before: the console's impact page accepted anyone who may read and replayed every stored
 decision: with 200,000 of them a support session's GET took 30 s, and eight in parallel starved

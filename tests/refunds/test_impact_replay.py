@@ -10,7 +10,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from coupons.seals import row_seal
+from coupons.evidence.seals import row_seal
 from refunds.impact import outcome, policy_impact
 from refunds.models import RefundCoupon, ReturnPolicy, ReturnPolicyVersion
 from refunds.policy_engine import RefundFacts, decide

@@ -6,7 +6,7 @@ import pytest
 
 from coupons.models import CouponOperation, UserCoupon
 from coupons.services import template_create
-from coupons.services.context import CommandContext
+from coupons.write.context import CommandContext
 from refunds.models import Compensation, RefundCoupon
 from refunds.services import refund_approve
 from refunds.services.policies import policy_create, policy_publish

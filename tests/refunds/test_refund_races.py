@@ -11,8 +11,8 @@ from coupons.models import CouponOperation, UserCoupon
 from coupons.services import CommandContext, coupon_lock
 from refunds.models import RefundCoupon
 from refunds.services import refund_receive
-from tests.concurrency.threads import all_ok, race
 from tests.conftest import START
+from tests.coupons.concurrency.threads import all_ok, race
 from tests.refunds.conftest import issue, redeem
 
 pytestmark = [

@@ -1,7 +1,7 @@
-"""The per-coupon check (SPEC §8) from the command line, for support and for scripts.
+"""The per-coupon check (docs/design.md) from the command line, for support and for scripts.
 
 Without --full it resumes after the last version a check verified, as the console and the API
-do (coupons/check_watermark.py); --full re-reads and re-hashes the whole ledger and every
+do (coupons/evidence/check_watermark.py); --full re-reads and re-hashes the whole ledger and every
 evidence row of the coupon, and moves the watermark to what it verified. Exit status 1 when an
 invariant fails, naming each problem.
 """
@@ -9,12 +9,13 @@ invariant fails, naming each problem.
 from django.core.management.base import BaseCommand, CommandError
 
 from coupons.errors import NotFound
-from coupons.replay import coupon_check
+from coupons.evidence.replay import coupon_check
 from coupons.selectors import coupon_get
 
 
 class Command(BaseCommand):
-    help = ("Check one coupon's ledger against the invariants of SPEC §8; --full verifies the "
+    help = ("Check one coupon's ledger against the invariants (docs/design.md); "
+            "--full verifies the "
             "whole history, not only what is newer than the last verified version.")
 
     def add_arguments(self, parser):

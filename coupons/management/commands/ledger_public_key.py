@@ -1,7 +1,7 @@
 from cryptography.hazmat.primitives import serialization
 from django.core.management.base import BaseCommand, CommandError
 
-from coupons.checkpoint_keys import KeyProblem, key_id, public_key_text, signing_key
+from coupons.evidence.checkpoint_keys import KeyProblem, key_id, public_key_text, signing_key
 
 
 class Command(BaseCommand):

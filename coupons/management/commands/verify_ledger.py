@@ -5,8 +5,8 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from coupons.checkpoint_keys import KeyProblem, public_key_from_text, signing_key
-from coupons.checkpoint_verify import verify_checkpoint
+from coupons.evidence.checkpoint_keys import KeyProblem, public_key_from_text, signing_key
+from coupons.evidence.checkpoint_verify import verify_checkpoint
 
 
 class Command(BaseCommand):

@@ -6,7 +6,8 @@ from operations.reconcile import reconcile_run
 
 
 class Command(BaseCommand):
-    help = ("Run the six reconciliation checks (SPEC §9) over every coupon in batches; record "
+    help = ("Run the six reconciliation checks (docs/operating.md) over every coupon in "
+            "batches; record "
             "findings, close the ones that no longer hold. Exit status 2 while any P0 finding "
             "is open, so cron or a CI job can alert on it; repairs are an operator's, never "
             "this command's.")

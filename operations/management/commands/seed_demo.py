@@ -49,7 +49,8 @@ from coupons.services import (
 
 DEMO_CLIENT = "demo-order-service"
 TEMPLATE_PREFIX = "demo-"
-# The seed's incident: order A's late redeem after order B re-locked the coupon.
+# The late-payment incident (docs/design.md): order A's late redeem after order B re-locked the
+# coupon.
 INCIDENT_USER = "user_demo_1001"
 INCIDENT_ORDER_A = "order_demo_A"
 INCIDENT_ORDER_B = "order_demo_B"
@@ -141,7 +142,7 @@ class Story:
 
     def release_by_handler(self, coupon, locked, *, actor: str, reason: str):
         # Internal callers prove the lease with lock id + stored hash + the version they read,
-        # never with the coupon id alone (SPEC §3).
+        # never with the coupon id alone (docs/design.md).
         return coupon_release(
             coupon_id=coupon.pk, lease=LeaseProof.from_lock(
                 locked.lock, expected_version=locked.state_version),
@@ -291,8 +292,8 @@ class Command(BaseCommand):
         return incident
 
     def incident(self, story: Story, template) -> UserCoupon:
-        """The seed's incident, replayed on today's code as the facts arrived: the late payment
-        is refused and opens a conflict case for an operator."""
+        """The late-payment incident, replayed on today's code as the facts arrived: the late
+        payment is refused and opens a conflict case for an operator."""
         story.at(30, "09:12")
         coupon = story.issue(template, INCIDENT_USER)
 
@@ -529,7 +530,7 @@ class Command(BaseCommand):
         refund("order_demo_1801", "17.00", "FULL")
 
         # A presale deposit refunded before the final payment: the lease ends at once and the
-        # coupon is AVAILABLE again (seed 004 §4.1), not held until deadline + grace.
+        # coupon is AVAILABLE again at once, not held until deadline + grace.
         story.at(20, "10:00")
         coupon = story.issue(t["presale"], "user_demo_1008")
         story.at(30, "20:00")

@@ -2,16 +2,16 @@
 
 Reads each sealed table once, in id order, by chunks (memory stays flat). Exit status 1 when
 anything fails, so a scheduler or CI can alert on it. A deleted row is not found this way: a
-per-row seal proves a row unchanged, not that none is missing (README "Evidence").
+per-row seal proves a row unchanged, not that none is missing (docs/evidence.md).
 """
 
 from django.apps import apps
 from django.core.management.base import BaseCommand, CommandError
 
-from coupons.ledger_chain import prefix_problem
+from coupons.evidence.ledger_chain import prefix_problem
+from coupons.evidence.seals import seal_problem
 from coupons.models import UnkeyedLedgerPrefix
 from coupons.models.sealed import SealedModel
-from coupons.seals import seal_problem
 
 
 def sealed_models() -> list:

@@ -1,0 +1,73 @@
+"""Running a command behind an Idempotency-Key: validate, claim, run once, answer."""
+
+import re
+
+from django.utils.translation import gettext_lazy as _
+from drf_spectacular.utils import OpenApiParameter
+from rest_framework.response import Response
+
+from coupons.errors import IdempotencyKeyMissing, ValidationFailed
+from coupons.identity import actor_of, idempotency_scope_of
+from coupons.models import ServiceClient
+from coupons.write.idempotency import request_fingerprint, run_once
+
+IDEMPOTENCY_KEY_MAX_LENGTH = 255
+# Printable ASCII with at least one visible character: a NUL or control character cannot be
+# stored (PostgreSQL refuses NUL in text), and a header value outside ASCII arrives mangled.
+IDEMPOTENCY_KEY_PATTERN = r"^[ -~]*[!-~][ -~]*$"
+
+IDEMPOTENCY_KEY_HEADER = OpenApiParameter(
+    "Idempotency-Key", location=OpenApiParameter.HEADER, required=True,
+    description=(
+        "The business key of this command, 1 to 255 printable ASCII characters (a UUID is "
+        "typical; surrounding spaces are ignored). Same key + same body answers the stored "
+        "result without a second effect (header `Idempotent-Replayed: true`); same key + "
+        "another body is refused (422 IDEMPOTENCY_KEY_REUSED); the same key while its first "
+        "request still runs answers 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Keys are scoped to "
+        "the caller and kept for IDEMPOTENCY_RETENTION_HOURS (README) after completion. "
+        "Missing or blank: 400 IDEMPOTENCY_KEY_MISSING; too long or other characters: 400 "
+        "VALIDATION_ERROR."
+    ),
+    type={"type": "string", "minLength": 1, "maxLength": IDEMPOTENCY_KEY_MAX_LENGTH,
+          "pattern": IDEMPOTENCY_KEY_PATTERN},
+)
+
+
+def client_id_of(user) -> int | None:
+    """The service client behind a request, so the leases it takes answer only to it."""
+    return user.pk if isinstance(user, ServiceClient) else None
+
+
+def run_command(request, input_serializer, command, *, success_status=200, render=None):
+    """`command(ctx, data)` calls one service and returns the answer's body.
+
+    `success_status` is a status, or a function of the validated data that says which.
+    `render` adds what must never be stored (a LOCK's lease token, derived again each time).
+    """
+    sent = request.headers.get("Idempotency-Key", "")
+    key = sent.strip()
+    if not key:
+        raise IdempotencyKeyMissing()
+    if len(sent) > IDEMPOTENCY_KEY_MAX_LENGTH:
+        raise ValidationFailed(_("Idempotency-Key is at most 255 characters."))
+    if not re.fullmatch(IDEMPOTENCY_KEY_PATTERN, sent):
+        raise ValidationFailed(_("Idempotency-Key must be printable ASCII characters only."))
+    serializer = input_serializer(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    if callable(success_status):
+        success_status = success_status(serializer.validated_data)
+
+    request_hash = request_fingerprint(request.method, request.path, request.data)
+    answer = run_once(
+        scope=idempotency_scope_of(request.user), key=key, request_hash=request_hash,
+        actor=actor_of(request.user), client_id=client_id_of(request.user),
+        command=lambda ctx: command(ctx, serializer.validated_data),
+        success_status=success_status,
+    )
+    if answer.refusal is not None:
+        raise answer.refusal
+    body = answer.body
+    if render is not None and answer.status < 400:
+        body = render(body)
+    headers = {"Idempotent-Replayed": "true"} if answer.replayed else {}
+    return Response(body, status=answer.status, headers=headers)

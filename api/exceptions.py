@@ -1,0 +1,93 @@
+"""The one place where errors become HTTP answers (docs/api.md)."""
+
+import logging
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig
+from django.core.signals import got_request_exception
+from django.db import InterfaceError, OperationalError
+from django.http import Http404
+from django.utils.translation import gettext as _
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler, set_rollback
+
+from api.throttling import FailedAuthenticationThrottle
+from common.errors import error_body
+from coupons.errors import CouponError
+
+logger = logging.getLogger(__name__)
+
+# A database restart or failover takes seconds; callers retry with the same Idempotency-Key.
+DATABASE_RETRY_AFTER_SECONDS = 5
+
+DRF_CODES = {
+    exceptions.ValidationError: "VALIDATION_ERROR",
+    exceptions.ParseError: "VALIDATION_ERROR",
+    exceptions.NotAuthenticated: "NOT_AUTHENTICATED",
+    exceptions.AuthenticationFailed: "NOT_AUTHENTICATED",
+    exceptions.PermissionDenied: "PERMISSION_DENIED",
+    exceptions.NotFound: "NOT_FOUND",
+    exceptions.MethodNotAllowed: "METHOD_NOT_ALLOWED",
+    exceptions.UnsupportedMediaType: "UNSUPPORTED_MEDIA_TYPE",
+    exceptions.NotAcceptable: "NOT_ACCEPTABLE",
+    exceptions.Throttled: "THROTTLED",
+}
+
+
+def api_exception_handler(exc, context):
+    if isinstance(exc, CouponError):
+        if exc.http_status >= 409:
+            logger.info("refused %s: %s", exc.code, exc.details)
+        return Response(exc.as_body(), status=exc.http_status)
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, DjangoPermissionDenied):
+        exc = exceptions.PermissionDenied()
+    elif isinstance(exc, RequestDataTooBig):
+        exc = exceptions.ParseError(_("The request body is too large."))
+    elif isinstance(exc, RecursionError) and "JSON" in str(exc):
+        # DRF's JSONParser only turns ValueError into ParseError; deeply nested JSON is bad
+        # input too, not a 500.
+        exc = exceptions.ParseError(_("JSON parse error - nested too deeply."))
+    response = exception_handler(exc, context)
+    if response is None:
+        return unexpected_error_response(exc, context["request"])
+    code = next((c for cls, c in DRF_CODES.items() if isinstance(exc, cls)), "ERROR")
+    if isinstance(exc, exceptions.ValidationError):
+        details = exc.detail if isinstance(exc.detail, dict) else {"non_field_errors": exc.detail}
+        message = _("The request is not valid.")
+    elif isinstance(exc, exceptions.Throttled):
+        # DRF has set the Retry-After header from the same wait.
+        details, message = {"retry_after": response.get("Retry-After")}, str(exc.detail)
+    else:
+        details, message = {}, str(exc.detail)
+    if response.status_code == status.HTTP_401_UNAUTHORIZED:
+        code = "NOT_AUTHENTICATED"
+        # Every 401 counts against the client's address; past the rate it is refused (429)
+        # before its next key is looked up.
+        FailedAuthenticationThrottle().record_failure(context["request"])
+    response.data = error_body(code, message, details)
+    return response
+
+
+def unexpected_error_response(exc, request) -> Response:
+    """The error contract (docs/api.md) for what no handler expected: 503 when the database is out
+    of reach, else 500.
+
+    Answered here rather than by Django so that DEBUG never turns it into a technical page
+    (settings, the request, its body with a lock_token). The traceback goes to the log, which
+    common.log_redaction keeps free of keys and tokens, and the signal Django sends for an
+    unhandled exception still goes out (error trackers and the test client listen to it).
+    """
+    set_rollback()
+    got_request_exception.send(sender=None, request=request._request)
+    if isinstance(exc, OperationalError | InterfaceError):
+        logger.error("database unavailable on %s %s", request.method, request.path, exc_info=exc)
+        body = error_body("SERVICE_UNAVAILABLE",
+                          _("The database is not reachable right now; retry later."))
+        return Response(body, status=status.HTTP_503_SERVICE_UNAVAILABLE,
+                        headers={"Retry-After": str(DATABASE_RETRY_AFTER_SECONDS)})
+    logger.error("internal error on %s %s", request.method, request.path, exc_info=exc)
+    body = error_body("INTERNAL_ERROR", _("Something went wrong on our side; it has been logged."))
+    return Response(body, status=status.HTTP_500_INTERNAL_SERVER_ERROR)

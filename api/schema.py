@@ -1,0 +1,212 @@
+"""The OpenAPI schema says which capability each operation needs and every error it answers,
+both read from the view itself."""
+
+from drf_spectacular.openapi import AutoSchema
+from rest_framework import serializers
+
+from .error_serializers import ErrorOutput
+from .fields import MONEY_PATTERNS, DecimalText
+from .identifiers import ID_PATTERN, ExternalIdField
+from .permissions import required_capability
+
+# DRF refuses a NUL in any text field ("Null characters are not allowed."): say so.
+NO_NUL = "^[^\\x00]*$"
+# DRF trims text (str.strip) before it checks for blank, so "\t" is blank: a text field that
+# may not be blank needs one character that str.strip() keeps. Explicit classes, not \s, which
+# ECMAScript reads otherwise than Python.
+STRIPPED = ("\\u0009-\\u000d\\u001c-\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029"
+            "\\u202f\\u205f\\u3000")
+NOT_BLANK = f"^[^\\x00]*[^\\x00{STRIPPED}][^\\x00]*$"
+# An optional id may be "" (its default) or an id.
+ID_OR_EMPTY = f"^$|{ID_PATTERN}"
+SLUG = "^[-a-zA-Z0-9_]+$"  # DRF's SlugField
+RETRY_AFTER = {"Retry-After": {
+    "description": "Seconds to wait before retrying.",
+    "schema": {"type": "integer", "minimum": 0}}}
+REPLAYED = {"Idempotent-Replayed": {
+    "description": "`true` when this is the stored answer of an earlier request with the same "
+                   "Idempotency-Key: nothing happened again. Absent on a first answer.",
+    "schema": {"type": "string", "enum": ["true"]}}}
+
+# What each error status means (docs/api.md), stated once for every operation that can
+# answer it.
+ERROR_MEANINGS = {
+    400: "VALIDATION_ERROR: the body, a query parameter, a path id (whitespace or a control "
+         "character in it) or the Idempotency-Key is not valid (`details` names each field at "
+         "fault); IDEMPOTENCY_KEY_MISSING for a command without the header. Nothing was "
+         "changed.",
+    401: "NOT_AUTHENTICATED: no credentials, or a key that is unknown or revoked.",
+    403: "PERMISSION_DENIED: the caller lacks the capability (`details.capability` names it), "
+         "or the resource answers only to another client or person.",
+    404: "NOT_FOUND: no such object (a path id, or an id in the body such as `template_id`), or "
+         "a `page` past the last one.",
+    409: "A conflict with the current state: INVALID_STATE, ORDER_MISMATCH, TOKEN_MISMATCH or "
+         "VERSION_CONFLICT (`details` carry `current_state` and `current_version`), "
+         "ALREADY_EXISTS, or IDEMPOTENCY_REQUEST_IN_PROGRESS while the same key still runs.",
+    422: "A business rule refused a well-formed request (e.g. COUPON_EXPIRED, THRESHOLD_NOT_MET, "
+         "NOT_COUPON_OWNER), or IDEMPOTENCY_KEY_REUSED / MESSAGE_ID_REUSED / REFUND_ID_REUSED: the "
+         "key, message id or refund id was used before with another body.",
+    429: "THROTTLED: too many requests from this client; `Retry-After` says when to retry.",
+    503: "SERVICE_UNAVAILABLE: the database is not reachable right now; `Retry-After` says when "
+         "to retry (a command with the same Idempotency-Key).",
+}
+
+
+class CapabilitySchema(AutoSchema):
+    """Adds `x-capability`, a line of description and the error answers (docs/api.md).
+
+    It reads the same `required_capability` that `HasCapability` enforces, so the documented
+    requirement cannot drift from the checked one. Error answers follow from what the operation
+    takes (see `error_statuses`); a view's own `extend_schema(responses=...)` for a status keeps
+    its more specific description.
+    """
+
+    def capability(self):
+        return required_capability(self.view, self.method)
+
+    def get_operation(self, *args, **kwargs):
+        # Added to the finished operation: a view's own extend_schema(description=...) replaces
+        # get_description, and the requirement must be stated whatever the view wrote.
+        operation = super().get_operation(*args, **kwargs)
+        if operation is None:
+            return None
+        capability = self.capability()
+        needs = (f"Needs the `{capability.value}` capability ({capability.label})."
+                 if capability else "No caller may do this.")
+        operation["description"] = "\n\n".join(
+            part for part in (operation.get("description"), needs) if part
+        )
+        success = min(status for status in operation["responses"] if status.startswith("2"))
+        links = getattr(self.view, "response_links", {}).get(self.method)
+        if links:
+            operation["responses"][success]["links"] = links
+        error_ref = self.resolve_serializer(ErrorOutput, "response").ref
+        for status in sorted(error_statuses(operation, self.view, self.method)):
+            operation["responses"].setdefault(str(status), {
+                "description": ERROR_MEANINGS[status],
+                "content": {"application/json": {"schema": error_ref}},
+            })
+        for status in ("429", "503"):
+            operation["responses"][status].setdefault("headers", {}).update(RETRY_AFTER)
+        if any(p["name"] == "Idempotency-Key" for p in operation.get("parameters", [])):
+            operation["responses"][success].setdefault("headers", {}).update(REPLAYED)
+        return operation
+
+    def get_summary(self):
+        # The first sentence of the view's docstring: redocly (and generated clients) want a
+        # one-line summary, the description keeps the whole text.
+        summary = super().get_summary()
+        if summary:
+            return summary
+        first = (self.get_description() or "").split("\n\n")[0].replace("\n", " ")
+        return first.split(". ")[0].rstrip(".:") or None
+
+    def _map_serializer_field(self, field, direction, bypass_extensions=False):
+        schema = super()._map_serializer_field(field, direction, bypass_extensions)
+        if isinstance(field, DecimalText):
+            schema["pattern"] = field.pattern
+        elif isinstance(field, serializers.SlugField):
+            schema["pattern"] = SLUG
+        elif isinstance(field, ExternalIdField):
+            schema["pattern"] = ID_OR_EMPTY if field.allow_blank else ID_PATTERN
+            if not field.allow_blank:
+                schema["minLength"] = 1
+        elif (direction == "request" and isinstance(field, serializers.CharField)
+              and schema.get("type") == "string"):
+            schema["pattern"] = NO_NUL if field.allow_blank else NOT_BLANK
+        elif (direction == "response" and isinstance(field, serializers.DecimalField)
+              and field.decimal_places == 2):
+            # Answers write amounts as "12.00": never empty, never negative.
+            schema["pattern"] = MONEY_PATTERNS["0"]
+        schema.update(getattr(field, "schema_extra", {}))
+        return schema
+
+    def _insert_field_validators(self, field, schema):
+        super()._insert_field_validators(field, schema)
+        if "oneOf" in schema and schema["oneOf"][1:] == [{"type": "string", "maxLength": 0}]:
+            # drf-spectacular's "or empty" for a blank-able string with a pattern puts the
+            # default ("") in a branch that refuses it: one schema instead, whose pattern
+            # (set in _map_serializer_field) allows "" where the field does.
+            schema.update(schema.pop("oneOf")[0])
+
+    def _map_basic_serializer(self, serializer, direction):
+        # Rules across fields (one of two, required by kind) that a serializer states as JSON
+        # Schema in `schema_constraints`; its validate() enforces the same.
+        schema = super()._map_basic_serializer(serializer, direction)
+        if direction == "request":
+            schema.update(getattr(serializer, "schema_constraints", {}))
+        return schema
+
+    def get_extensions(self):
+        capability = self.capability()
+        return {**super().get_extensions(),
+                "x-capability": capability.value if capability else None}
+
+
+def error_statuses(operation: dict, view, method: str) -> set[int]:
+    """The error statuses an operation can answer, from what it takes.
+
+    Every operation: 401, 403 (capability), 429 (throttles) and 503 (no database). A path id
+    or a page: 404. A body, query parameters or a path id: 400. A command behind an
+    Idempotency-Key: 400, 409 (a key still in progress, besides the state conflicts) and 422
+    (the key reused with another body). A view adds what only it answers with
+    `error_statuses = {"POST": {404}}`.
+    """
+    statuses = {401, 403, 429, 503}
+    places = {parameter["in"] for parameter in operation.get("parameters", [])}
+    names = {parameter["name"] for parameter in operation.get("parameters", [])}
+    if "path" in places or "page" in names:
+        statuses.add(404)
+    if "path" in places:  # api.converters.MalformedId
+        statuses.add(400)
+    if "requestBody" in operation or "query" in places:
+        statuses.add(400)
+    if "Idempotency-Key" in names:
+        statuses |= {400, 409, 422}
+    return statuses | set(getattr(view, "error_statuses", {}).get(method, ()))
+
+
+def tidy_schema(result, generator, request, public):
+    """Postprocessing hook (SPECTACULAR_SETTINGS): what redocly's recommended rules and the
+    generated client need and the generator does not write.
+
+    - `nullable` needs a `type` beside it (OpenAPI 3.0): taken from the branches it wraps.
+    - A request body with required fields, or a union, is itself required: a client that
+      may leave it out sends a request the server can only refuse.
+    """
+    schemas = result.get("components", {}).get("schemas", {})
+
+    def branch_type(branch):
+        target = schemas.get(branch["$ref"].rsplit("/", 1)[1], {}) if "$ref" in branch else branch
+        if target.get("enum") == [None]:
+            return None  # drf-spectacular's NullEnum: the null the `nullable` already allows
+        return target.get("type", "object" if "properties" in target else None)
+
+    def walk(node):
+        if isinstance(node, dict):
+            if node.get("nullable") and "type" not in node:
+                branches = node.get("allOf", []) + node.get("oneOf", [])
+                types = {branch_type(branch) for branch in branches} - {None}
+                if len(types) == 1:
+                    node["type"] = types.pop()
+                else:  # an id or a code: the null goes into the union itself
+                    del node["nullable"]
+                    node["oneOf"] = [*node["oneOf"], {"type": "string", "enum": [None],
+                                                      "nullable": True}]
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(result)
+    for item in result["paths"].values():
+        for operation in item.values():
+            body = operation.get("requestBody")
+            if not body:
+                continue
+            ref = body["content"]["application/json"]["schema"].get("$ref", "")
+            target = schemas.get(ref.rsplit("/", 1)[1], {}) if ref else {}
+            if target.get("required") or "oneOf" in target:
+                body["required"] = True
+    return result

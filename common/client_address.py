@@ -1,0 +1,29 @@
+"""The address of the client behind TRUSTED_PROXY_COUNT proxies.
+
+Behind a TLS proxy REMOTE_ADDR is the proxy's own address, so sign-in limits keyed on it lock a
+user out for everyone. Each proxy appends the address it received the request from to
+X-Forwarded-For, so with N trusted proxies the N-th entry from the right is the address the
+outermost one saw; anything left of it the client wrote itself and is never believed.
+django-ipware's proxy_count=1 answered None for nginx's usual one-entry header, hence our own.
+"""
+
+import ipaddress
+
+from django.conf import settings
+
+
+def client_address(request) -> str | None:
+    remote = request.META.get("REMOTE_ADDR") or None
+    trusted = settings.TRUSTED_PROXY_COUNT
+    if not trusted:
+        return remote
+    forwarded = [entry.strip() for entry in
+                 request.META.get("HTTP_X_FORWARDED_FOR", "").split(",") if entry.strip()]
+    if not forwarded:
+        return remote  # not through the proxies (a probe on the private network)
+    # Fewer entries than trusted proxies: the leftmost is still one a trusted proxy wrote.
+    candidate = forwarded[-min(trusted, len(forwarded))]
+    try:
+        return str(ipaddress.ip_address(candidate))
+    except ValueError:
+        return remote

@@ -1,0 +1,185 @@
+"""The Activity page's reads: what people viewed, did and were refused, newest first.
+
+Three kinds merged into one list: views (the console's view log, exports included), actions
+(ledger rows, case resolutions, refund reviews, compensation decisions, staff notes) and
+refusals (the rejection log, refused console attempts included). Each source is read newest
+first, at most one page plus one row past the page's cursor, and merged by time: a page costs
+one bounded query per source however long the history is.
+
+The cursor holds, per source, the position of the last row shown, so paging never repeats or
+skips a row. Append-only logs are read in id order (their ids follow their clock); cases,
+decisions and compensations, decided long after they were made, in the order of their
+decision time.
+"""
+
+import heapq
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from django.db.models import Q, QuerySet
+from django.urls import reverse
+from django.utils.translation import gettext as _
+
+from console.models import StaffNote, ViewRecord
+from coupons.models import CommandRejection, ConflictCase, CouponOperation
+from refunds.models import Compensation, RefundCoupon
+
+VIEWS, ACTIONS, REFUSALS = "views", "actions", "refusals"
+PAGE_SIZE = 50
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class Stream:
+    name: str  # the cursor's name for it
+    kind: str  # VIEWS, ACTIONS or REFUSALS
+    rows: Callable[[], QuerySet]
+    time_field: str
+    actor_field: str
+    coupon_field: str
+    describe: Callable[[object], str]
+    by_id: bool = True  # append-only: id order is time order
+
+    def ordered(self, rows: QuerySet) -> QuerySet:
+        if self.by_id:
+            return rows.order_by("-pk")
+        return rows.order_by(f"-{self.time_field}", "-pk")
+
+    def past(self, position: tuple[datetime, int]) -> Q:
+        at, pk = position
+        if self.by_id:
+            return Q(pk__lt=pk)
+        return Q(**{f"{self.time_field}__lt": at}) | Q(**{self.time_field: at, "pk__lt": pk})
+
+
+def _view(v):
+    if v.kind == ViewRecord.Kind.EXPORT:
+        return _("Exported the %(page)s list") % {"page": v.page}
+    return _("Opened %(page)s") % {"page": v.page}
+
+
+def _operation(op):
+    return f"{op.op_type} {op.from_state or '∅'}→{op.to_state} (v{op.to_version})"
+
+
+def _case(case):
+    return _("Resolved conflict case #%(id)s: %(resolution)s") % {
+        "id": case.pk, "resolution": case.resolution}
+
+
+def _review(decision):
+    return _("Reviewed refund decision #%(id)s: %(status)s") % {
+        "id": decision.pk, "status": decision.status}
+
+
+def _compensation(compensation):
+    return _("Decided compensation #%(id)s: %(status)s") % {
+        "id": compensation.pk, "status": compensation.status}
+
+
+def _note(note):
+    return _("Wrote staff note #%(id)s") % {"id": note.pk}
+
+
+def _refusal(rejection):
+    return _("%(op)s refused: %(code)s") % {"op": rejection.op_type,
+                                            "code": rejection.error_code}
+
+
+STREAMS = [
+    Stream("view", VIEWS, ViewRecord.objects.all, "created_at", "actor", "coupon_id", _view),
+    Stream("ledger", ACTIONS, CouponOperation.objects.all, "created_at", "actor", "coupon_id",
+           _operation),
+    Stream("case", ACTIONS, lambda: ConflictCase.objects.filter(resolved_at__isnull=False),
+           "resolved_at", "resolved_by", "coupon_id", _case, by_id=False),
+    Stream("review", ACTIONS, lambda: RefundCoupon.objects.filter(reviewed_at__isnull=False),
+           "reviewed_at", "reviewed_by", "coupon_id", _review, by_id=False),
+    Stream("compensation", ACTIONS,
+           lambda: Compensation.objects.filter(decided_at__isnull=False),
+           "decided_at", "decided_by", "coupon_id", _compensation, by_id=False),
+    Stream("note", ACTIONS, StaffNote.objects.all, "created_at", "author", "coupon_id", _note),
+    Stream("refusal", REFUSALS, CommandRejection.objects.all, "created_at", "actor",
+           "coupon_id_ref", _refusal),
+]
+
+
+@dataclass(frozen=True)
+class ActivityFilters:
+    actor: str = ""  # as the logs name people: "user:alice" (a bare name means a person)
+    coupon_id: int | None = None
+    kind: str = ""  # VIEWS, ACTIONS, REFUSALS or every kind
+
+
+def parse_cursor(text: str | None) -> dict[str, tuple[datetime, int]]:
+    """{stream: (time, id) of the last row shown}; anything unreadable is the first page."""
+    positions = {}
+    for part in (text or "").split("."):
+        name, _, rest = part.partition("~")
+        micros, _, pk = rest.partition("~")
+        try:
+            positions[name] = (EPOCH + timedelta(microseconds=int(micros)), int(pk))
+        except (ValueError, OverflowError):
+            return {}
+    return positions
+
+
+def format_cursor(positions: dict[str, tuple[datetime, int]]) -> str:
+    return ".".join(f"{name}~{(at - EPOCH) // timedelta(microseconds=1)}~{pk}"
+                    for name, (at, pk) in sorted(positions.items()))
+
+
+@dataclass
+class ActivityPage:
+    entries: list[dict]
+    older: str | None  # the cursor of the next (older) page, if there is one
+
+
+def activity_page(*, filters: ActivityFilters, cursor: str | None = None,
+                  size: int = PAGE_SIZE) -> ActivityPage:
+    positions = parse_cursor(cursor)
+    heads = []  # per stream, its rows newest first (at most size + 1)
+    for stream in STREAMS:
+        if filters.kind and stream.kind != filters.kind:
+            continue
+        rows = stream.rows()
+        if filters.actor:
+            # A refused console page names the person by their bare sign-in name
+            # (record_console_denial); every other log as "user:<name>".
+            names = {filters.actor, filters.actor.removeprefix("user:")}
+            rows = rows.filter(**{f"{stream.actor_field}__in": sorted(names)})
+        if filters.coupon_id is not None:
+            rows = rows.filter(**{stream.coupon_field: filters.coupon_id})
+        if stream.name in positions:
+            rows = rows.filter(stream.past(positions[stream.name]))
+        heads.append((stream, list(stream.ordered(rows)[:size + 1])))
+    # A k-way merge on each source's own order: every page takes a prefix of each source, so
+    # the cursor (per source, the last row taken) never skips one.
+    queue = [(-_time(stream, rows[0]).timestamp(), index, 0)
+             for index, (stream, rows) in enumerate(heads) if rows]
+    heapq.heapify(queue)
+    entries = []
+    while queue and len(entries) < size:
+        _, index, position = heapq.heappop(queue)
+        stream, rows = heads[index]
+        row = rows[position]
+        entries.append(_entry(stream, row))
+        positions[stream.name] = (_time(stream, row), row.pk)
+        if position + 1 < len(rows):
+            heapq.heappush(queue, (-_time(stream, rows[position + 1]).timestamp(), index,
+                                   position + 1))
+    return ActivityPage(entries=entries, older=format_cursor(positions) if queue else None)
+
+
+def _time(stream, row) -> datetime:
+    return getattr(row, stream.time_field)
+
+
+def _entry(stream: Stream, row) -> dict:
+    coupon_id = getattr(row, stream.coupon_field)
+    link = row.path if stream.name == "view" else (
+        reverse("console:coupon", args=[coupon_id]) if coupon_id else "")
+    return {"kind": stream.kind, "at": _time(stream, row),
+            "actor": getattr(row, stream.actor_field), "what": stream.describe(row),
+            "coupon_id": coupon_id, "link": link,
+            "detail": row.message if stream.name == "refusal" else ""}

@@ -1,0 +1,18 @@
+"""The console's view log: who opened which coupon, queue or search, and who exported what.
+
+One INSERT per view, in the request (sealed in process, so no second statement): a view that
+cannot be recorded is not shown, as an action that cannot be logged is not done.
+"""
+
+from console.models import ViewRecord
+from coupons import clock
+from coupons.identity import actor_of
+
+PATH_MAX = 500
+
+
+def record_view(request, *, page: str, coupon_id: int | None = None,
+                kind: str = ViewRecord.Kind.VIEW) -> ViewRecord:
+    return ViewRecord.objects.create(
+        actor=actor_of(request.user), kind=kind, page=page,
+        path=request.get_full_path()[:PATH_MAX], coupon_id=coupon_id, created_at=clock.now())

@@ -1,0 +1,85 @@
+// Times: the server writes every moment in the reader's zone with its offset
+// ("2026-12-05 05:49 UTC+8", console/time_zones.py). Their browser's zone travels in a cookie
+// (the default until they pick one); a page written before the server knew it (data-zone-source
+// "default") has its times rewritten here in the same format, so one page never mixes two.
+const ZONE_COOKIE = "console_browser_tz";
+const browserZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+
+function rememberBrowserZone() {
+  if (!browserZone) return;
+  const current = document.cookie.split("; ").find((c) => c.startsWith(`${ZONE_COOKIE}=`));
+  // IANA names are letters, digits, "/", "_", "+" and "-": safe in a cookie as they are (the
+  // server reads the cookie as text, undecoded).
+  if (current !== `${ZONE_COOKIE}=${browserZone}`) {
+    const secure = location.protocol === "https:" ? "; Secure" : "";
+    document.cookie = `${ZONE_COOKIE}=${browserZone}; path=/; `
+      + `max-age=31536000; SameSite=Lax${secure}`;
+  }
+}
+
+function momentText(moment, zone) {
+  const parts = Object.fromEntries(new Intl.DateTimeFormat("en-US", {
+    timeZone: zone, year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit",
+    minute: "2-digit", hourCycle: "h23", timeZoneName: "shortOffset",
+  }).formatToParts(moment).map((part) => [part.type, part.value]));
+  const offset = parts.timeZoneName.replace(/^GMT/, "UTC");
+  return `${parts.year}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute} ${offset}`;
+}
+
+function browserTimes(root) {
+  const html = document.documentElement;
+  if (html.dataset.zoneSource !== "default" || !browserZone || html.dataset.zone === browserZone) {
+    return;
+  }
+  for (const el of root.querySelectorAll("time[datetime]")) {
+    const moment = new Date(el.getAttribute("datetime"));
+    if (!isNaN(moment)) el.textContent = momentText(moment, browserZone);
+  }
+}
+rememberBrowserZone();
+document.addEventListener("DOMContentLoaded", () => browserTimes(document));
+document.addEventListener("htmx:afterSettle", (event) => browserTimes(event.target));
+document.addEventListener("keydown", (event) => {
+  const typing = /^(INPUT|TEXTAREA|SELECT)$/.test(document.activeElement.tagName);
+  const search = document.getElementById("search-box");
+  if (event.key === "/" && !typing && search) {
+    event.preventDefault();
+    search.focus();
+  }
+});
+// A queue action's refusal (409, 422 ...) comes back as the item's partial: swap it in so the
+// code and message show beside the form. Other error answers (the 403 page) are not swapped.
+// The policy editor's 4xx answers carry the field errors: swapped in too (data-swap-refusals;
+// an attribute, not hx-on, so no script is inline and htmx needs no eval).
+document.addEventListener("htmx:beforeSwap", (event) => {
+  const refusal = event.detail.xhr.status < 500;
+  if (event.detail.xhr.getResponseHeader("X-Console-Fragment")
+      || (refusal && event.target.closest("[data-swap-refusals]"))) {
+    event.detail.shouldSwap = true;
+    event.detail.isError = false;
+  }
+});
+// The policy editor shows only the conditions a rule uses. "Add condition" shows the chosen one
+// in place (without JavaScript the same button asks the server to show it), and the
+// compensation inputs show only while the rule's action is COMPENSATE.
+document.addEventListener("click", (event) => {
+  const button = event.target.closest("button[data-add-condition]");
+  if (!button) return;
+  event.preventDefault();
+  const rule = button.closest("fieldset");
+  const select = rule.querySelector("select[name$='-add_condition']");
+  const field = select.value && rule.querySelector(`[data-condition="${select.value}"]`);
+  if (!field) {
+    select.focus();
+    return;
+  }
+  field.hidden = false;
+  select.querySelector(`option[value="${select.value}"]`).remove();
+  select.value = "";
+  field.querySelector("input, select").focus();
+});
+document.addEventListener("change", (event) => {
+  if (!event.target.matches(".rule-form select[name$='-action']")) return;
+  const box = event.target.closest("fieldset").querySelector("[data-compensation]");
+  if (box) box.hidden = event.target.value !== "COMPENSATE";
+});

@@ -1,0 +1,136 @@
+"""One reason for many items: bulk approve or reject of refund decisions, bulk resolve of cases.
+
+Each item goes through exactly what its own button does: the item's form, validated for that
+record, run once by `run_action` under a key of its own (derived from the bulk form's key and
+the item, so the same bulk form sent twice replays every item instead of running it again),
+calling the same service. Every item answers for itself: a refusal (already decided, the
+four-eyes rule, a form that does not fit the record) is shown beside it and never stops the
+others.
+"""
+
+import uuid
+from dataclasses import dataclass
+
+from django import forms
+from django.shortcuts import render
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
+from console.queue_forms import NOTE_MAX, CaseResolveForm
+from console.queue_selectors import case_get, decision_get
+from console.views.access import ConsolePage
+from console.views.queue_actions import run_action
+from console.views.queues_approvals import DecisionApprove, DecisionReject
+from console.views.queues_cases import CaseResolve
+from coupons.capabilities import Capability
+
+BULK_MAX = 100
+BULK_KEYS = uuid.UUID("6f1d3c52-9e0b-4c55-a8e4-19a4f6f0b7d1")  # namespace of per-item keys
+
+
+class BulkForm(forms.Form):
+    ids = forms.TypedMultipleChoiceField(coerce=int, label=gettext_lazy("Items"))
+    note = forms.CharField(max_length=NOTE_MAX, required=False, label=gettext_lazy("Reason"),
+                           widget=forms.Textarea(attrs={"rows": 2}))
+    bulk_key = forms.UUIDField(widget=forms.HiddenInput)
+
+    def __init__(self, *args, verbs, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["verb"] = forms.ChoiceField(choices=verbs)
+        # Any id may be asked for; each is then looked up on its own (a missing one is refused).
+        self.fields["ids"].choices = [(value, value) for value in self.data.getlist("ids")
+                                     if value.isdigit()][:BULK_MAX]
+
+    def clean_ids(self):
+        ids = self.cleaned_data["ids"]
+        if len(ids) > BULK_MAX:
+            raise forms.ValidationError(_("At most %(max)s items at once.") % {"max": BULK_MAX})
+        return list(dict.fromkeys(ids))
+
+
+@dataclass
+class ItemResult:
+    id: int
+    ok: bool
+    message: str
+    code: str = ""
+    replayed: bool = False
+
+
+class BulkAction(ConsolePage):
+    """Subclasses name each verb's single action (`actions`), how to load an item, the item's
+    form data, and where the list is."""
+
+    actions: dict = {}
+    verbs: list = []
+    list_url_name = ""
+    title = ""
+
+    def load(self, item_id):
+        raise NotImplementedError
+
+    def item_data(self, verb: str, note: str) -> dict:
+        raise NotImplementedError
+
+    def post(self, request):
+        form = BulkForm(request.POST, verbs=self.verbs)
+        if not form.is_valid():
+            return render(request, "console/team/bulk_results.html", {
+                "title": self.title, "form": form, "back": self.list_url_name}, status=400)
+        verb, note = form.cleaned_data["verb"], form.cleaned_data["note"]
+        results = [self.run_item(request, verb, note, form.cleaned_data["bulk_key"], item_id)
+                   for item_id in form.cleaned_data["ids"]]
+        return render(request, "console/team/bulk_results.html", {
+            "title": self.title, "results": results, "back": self.list_url_name,
+            "done": sum(r.ok for r in results), "refused": sum(not r.ok for r in results)})
+
+    def run_item(self, request, verb, note, bulk_key, item_id) -> ItemResult:
+        action = self.actions[verb]()
+        record = self.load(item_id)
+        if record is None:
+            return ItemResult(item_id, False, _("There is no such item."), "NOT_FOUND")
+        key = str(uuid.uuid5(BULK_KEYS, f"{bulk_key}:{verb}:{item_id}"))
+        item_form = action.form_class({**self.item_data(verb, note), "idempotency_key": key},
+                                      record=record)
+        if not item_form.is_valid():
+            # Named by the field's label: "What happens to the coupon: This field is required."
+            reasons = "; ".join(
+                f"{item_form.fields[name].label}: {error}" if name in item_form.fields
+                else str(error)
+                for name, errors in item_form.errors.items() for error in errors)
+            return ItemResult(item_id, False, reasons, "VALIDATION_ERROR")
+        outcome = run_action(request, item_form,
+                             lambda ctx: action.execute(ctx, item_form.cleaned_data, record))
+        if outcome.error:
+            return ItemResult(item_id, False, outcome.error["message"], outcome.error["code"])
+        return ItemResult(item_id, True, action.summary(self.load(item_id)),
+                          replayed=outcome.replayed)
+
+
+class DecisionBulk(BulkAction):
+    capabilities = {"POST": Capability.APPROVE_REFUNDS}
+    actions = {"approve": DecisionApprove, "reject": DecisionReject}
+    verbs = [("approve", gettext_lazy("Approve")), ("reject", gettext_lazy("Reject"))]
+    list_url_name = "console:approvals"
+    title = gettext_lazy("Refund decisions: one reason for many")
+
+    def load(self, item_id):
+        return decision_get(decision_id=item_id)
+
+    def item_data(self, verb, note):
+        return {"note": note, "action": ""}
+
+
+class CaseBulk(BulkAction):
+    capabilities = {"POST": Capability.RESOLVE_CASES}
+    actions = dict.fromkeys(CaseResolveForm.ACTIONS, CaseResolve)
+    verbs = list(CaseResolveForm.ACTIONS.items())
+    list_url_name = "console:cases"
+    title = gettext_lazy("Conflict cases: one reason for many")
+
+    def load(self, item_id):
+        return case_get(case_id=item_id)
+
+    def item_data(self, verb, note):
+        return {"action": verb, "note": note}
+

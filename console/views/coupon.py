@@ -1,0 +1,176 @@
+"""One coupon's page: who holds it now, everything that happened to it, and whether it adds up.
+
+The timeline and the ledger come in pages; each is also its own partial for htmx, which swaps
+in the next page without reloading the rest. Without JavaScript the same links load the full
+page, so every page of history has a plain URL (and each entry a deep link).
+"""
+
+from django.http import Http404, QueryDict
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.timesince import timesince, timeuntil
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+
+from console.answers import ConsoleWords
+from console.capabilities import ConsoleCapability, can_read_notes
+from console.lanes import order_colour, with_lanes
+from console.note_forms import NoteForm
+from console.notes import note_source, with_note_lane
+from console.state_diagram import state_diagram
+from console.views.access import ConsolePage
+from coupons import clock
+from coupons.diagnosis import coupon_diagnosis
+from coupons.errors import NotFound
+from coupons.evidence.checkpoint_proofs import checkpoint_coverage
+from coupons.evidence.replay import coupon_check
+from coupons.history import (
+    TimelineKey,
+    coupon_ledger_page,
+    coupon_timeline_page,
+)
+from coupons.identity import can_see_details
+from coupons.models import CouponOperation
+from coupons.redaction import visible
+from coupons.selectors import coupon_get
+
+TIMELINE_PARAMS = ("before", "after", "from")
+# Who did it, by the name each kind of entry gives its actor.
+ACTOR_KEYS = ("actor", "reviewed_by", "decided_by", "proposed_by", "resolved_by")
+# The request's own evidence, shown apart from the entry's facts.
+EVIDENCE_KEYS = ("idempotency_key",)
+LEDGER_PARAMS = ("ledger_page",)
+
+
+def _coupon(coupon_id: int):
+    try:
+        return coupon_get(coupon_id=coupon_id)
+    except NotFound as missing:
+        raise Http404(f"No coupon {coupon_id}") from missing
+
+
+def _query(request, replace: tuple[str, ...], **values) -> str:
+    """This page's query string with the `replace` parameters set to `values` (others kept),
+    so paging the timeline keeps the ledger's page and the other way round."""
+    query = QueryDict(mutable=True)
+    for name, value in request.GET.items():
+        if name not in replace:
+            query[name] = value
+    for name, value in values.items():
+        query[name] = str(value)
+    return query.urlencode()
+
+
+def _links(request, coupon, part: str, replace, **values) -> dict:
+    """A pager link: the full page's URL (no JS) and the partial's (htmx)."""
+    query = _query(request, replace, **values)
+    return {"href": f"{reverse('console:coupon', args=[coupon.pk])}?{query}",
+            "part": f"{reverse(f'console:{part}', args=[coupon.pk])}?{query}"}
+
+
+def timeline_context(request, coupon) -> dict:
+    cursor = {name: TimelineKey.parse(request.GET.get(name)) for name in TIMELINE_PARAMS}
+    page = coupon_timeline_page(
+        coupon=coupon, can_see_details=can_see_details(request.user),
+        before=cursor["before"], after=cursor["after"], start=cursor["from"],
+        extra_sources=(note_source(can_read=can_read_notes(request.user)),))
+    orders, entries, lane_count = with_lanes(page.entries)
+    entries, lane_count = with_note_lane(entries, lane_count)
+    for e in entries:
+        e["deep_link"] = f"?{_query(request, TIMELINE_PARAMS, **{'from': e['key']})}"
+        e["actor"] = next((e["details"][k] for k in ACTOR_KEYS if k in e["details"]), "")
+        e["idempotency_key"] = e["details"].get("idempotency_key", "")
+        e["more"] = {k: v for k, v in e["details"].items()
+                     if k not in ACTOR_KEYS and k not in EVIDENCE_KEYS and k != "order_id"}
+    return {
+        "entries": entries, "orders": orders, "lane_count": lane_count,
+        "paged": any(cursor.values()),
+        "earlier": page.earlier and _links(request, coupon, "coupon_timeline", TIMELINE_PARAMS,
+                                           before=page.earlier),
+        "later": page.later and _links(request, coupon, "coupon_timeline", TIMELINE_PARAMS,
+                                       after=page.later),
+        "latest": _links(request, coupon, "coupon_timeline", TIMELINE_PARAMS),
+    }
+
+
+def ledger_context(request, coupon) -> dict:
+    page = coupon_ledger_page(coupon=coupon, number=request.GET.get("ledger_page"))
+    details = can_see_details(request.user)
+    rows = [{"op": op, "colour": order_colour(op.order_id) if op.order_id else "",
+             **visible(CouponOperation, {"reason": op.reason}, can_see_details=details,
+                       op_type=op.op_type)}
+            for op in page]
+
+    def link(number):
+        return _links(request, coupon, "coupon_ledger", LEDGER_PARAMS, ledger_page=number)
+
+    return {
+        "ledger": page, "ledger_rows": rows,
+        "ledger_label": ngettext("page %(number)s of %(pages)s, %(count)s row",
+                                 "page %(number)s of %(pages)s, %(count)s rows",
+                                 page.paginator.count)
+        % {"number": page.number, "pages": page.paginator.num_pages,
+           "count": page.paginator.count},
+        "ledger_earlier": link(page.previous_page_number()) if page.has_previous() else None,
+        "ledger_later": link(page.next_page_number()) if page.has_next() else None,
+    }
+
+
+def lease_context(coupon, now) -> dict:
+    if not coupon.lock_expires_at:
+        return {}
+    if coupon.lock_expires_at > now:
+        return {"lease_left": _("%(time)s left") % {"time": timeuntil(coupon.lock_expires_at,
+                                                                       now)}}
+    return {"lease_left": _("ended %(time)s ago") % {"time": timesince(coupon.lock_expires_at,
+                                                                        now)},
+            "lease_over": True}
+
+
+class CouponPage(ConsolePage):
+    audit_page = "coupon"
+
+    def get(self, request, coupon_id: int):
+        coupon = _coupon(coupon_id)
+        now = clock.now()
+        # The check resumes after what an earlier check verified
+        # (coupons/evidence/check_watermark.py).
+        check = coupon_check(coupon)
+        return render(request, "console/coupon.html", {
+            "coupon": coupon,
+            "template": coupon.template_version.template,
+            **lease_context(coupon, now),
+            **timeline_context(request, coupon),
+            **ledger_context(request, coupon),
+            "check": check.as_dict(),
+            "diagnosis": coupon_diagnosis(coupon, now, ConsoleWords()),
+            "coverage": checkpoint_coverage(coupon=coupon),
+            "diagram": state_diagram(current=coupon.status,
+                                     taken=check.steps_taken),
+            "note_form": NoteForm() if request.user.has_perm(
+                ConsoleCapability.ADD_NOTES.perm) else None,
+        })
+
+
+class CouponTimelinePart(ConsolePage):
+    """One page of the timeline for htmx; a plain visit goes to the full page at that page."""
+
+    def get(self, request, coupon_id: int):
+        coupon = _coupon(coupon_id)
+        if not request.htmx:
+            return redirect(f"{reverse('console:coupon', args=[coupon.pk])}?"
+                            f"{request.GET.urlencode()}")
+        return render(request, "console/coupon_timeline.html",
+                      {"coupon": coupon, **timeline_context(request, coupon)})
+
+
+class CouponLedgerPart(ConsolePage):
+    """One page of the ledger table for htmx; a plain visit goes to the full page."""
+
+    def get(self, request, coupon_id: int):
+        coupon = _coupon(coupon_id)
+        if not request.htmx:
+            return redirect(f"{reverse('console:coupon', args=[coupon.pk])}?"
+                            f"{request.GET.urlencode()}")
+        return render(request, "console/coupon_ledger.html",
+                      {"coupon": coupon, **ledger_context(request, coupon)})

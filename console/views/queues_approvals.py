@@ -1,0 +1,83 @@
+"""Refund decisions waiting for an operator: approve (it executes) or reject with a reason."""
+
+from django.shortcuts import render
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, pgettext_lazy
+
+from console.queue_forms import ApproveDecisionForm, RejectForm
+from console.queue_selectors import APPROVAL_FILTERS, approval_queue, decision_get
+from console.views.access import ConsolePage
+from console.views.queue_actions import QueueAction
+from console.views.queues_common import queue_page
+from coupons.capabilities import Capability
+from refunds.models import RefundCoupon
+from refunds.recommendation import decision_recommendation
+from refunds.selectors import decision_payload
+from refunds.services import refund_approve, refund_reject
+
+ROW_TEMPLATE = "console/queues/_decision.html"
+# How the result sentence names a decision's status (the badge beside it keeps the code).
+STATUS_WORDS = {RefundCoupon.Status.EXECUTED: pgettext_lazy("refund decision", "executed"),
+                RefundCoupon.Status.DECIDED: pgettext_lazy("refund decision", "decided")}
+
+
+def decision_item(request, decision, **submitted) -> dict:
+    """`submitted` is the form just sent back (errors, fresh key); buttons only while pending."""
+    forms = {}
+    waiting = decision.status == RefundCoupon.Status.PENDING_APPROVAL
+    if waiting and request.user.has_perm(Capability.APPROVE_REFUNDS.perm):
+        forms = {"approve": ApproveDecisionForm(record=decision),
+                 "reject": RejectForm(record=decision), **submitted}
+    return {"decision": decision, "forms": forms,
+            "recommendation": decision_recommendation(decision) if waiting else None}
+
+
+class ApprovalQueue(ConsolePage):
+    audit_page = "approvals"
+
+    def get(self, request):
+        context = queue_page(request, filters=APPROVAL_FILTERS, default="pending",
+                             select=approval_queue, make_item=decision_item)
+        return render(request, "console/queues/approvals.html",
+                      {**context, "row_template": ROW_TEMPLATE})
+
+
+class DecisionAction(QueueAction):
+    capabilities = {"POST": Capability.APPROVE_REFUNDS}
+    row_template = ROW_TEMPLATE
+    list_url_name = "console:approvals"
+
+    def load(self, decision_id):
+        return decision_get(decision_id=decision_id)
+
+    def item(self, request, decision, **forms):
+        return decision_item(request, decision, **forms)
+
+    def summary(self, decision):
+        done = decision.executed_action or decision.action
+        if decision.status == RefundCoupon.Status.REJECTED:
+            return _("Refund decision #%(id)s rejected: the coupon keeps its state.") % {
+                "id": decision.pk}
+        return _("Refund decision #%(id)s %(status)s: %(action)s.") % {
+            "id": decision.pk,
+            "status": STATUS_WORDS.get(decision.status, decision.status.lower()), "action": done}
+
+
+class DecisionApprove(DecisionAction):
+    form_class = ApproveDecisionForm
+    form_slot = "approve"
+    verb = gettext_lazy("Approve refund decision")
+
+    def execute(self, ctx, data, decision):
+        return decision_payload(refund_approve(
+            decision_id=decision.pk, note=data["note"], action=data["action"] or None, ctx=ctx))
+
+
+class DecisionReject(DecisionAction):
+    form_class = RejectForm
+    form_slot = "reject"
+    verb = gettext_lazy("Reject refund decision")
+
+    def execute(self, ctx, data, decision):
+        return decision_payload(refund_reject(decision_id=decision.pk, note=data["note"],
+                                              ctx=ctx))

@@ -1,0 +1,92 @@
+"""Reads of the signed checkpoints: where a coupon sits in one, its inclusion proof, and what
+the coupon page says about it. A proof costs two reads (the checkpoint row, one chunk) and the
+hashes of one chunk and of the chunk roots, whatever the number of coupons."""
+
+from bisect import bisect_right
+from dataclasses import dataclass
+
+from coupons.evidence import merkle
+from coupons.evidence.checkpoint_keys import checkpoint_document
+from coupons.models import CouponOperation, LedgerCheckpoint, LedgerCheckpointChunk, UserCoupon
+from coupons.write.payloads import iso
+
+
+@dataclass(frozen=True)
+class Leaf:
+    index: int  # position in the whole tree
+    coupon_id: int
+    version: int
+    head_hash: str
+
+
+@dataclass(frozen=True)
+class Placement:
+    leaf: Leaf
+    chunk_number: int
+    position: int  # within the chunk
+    chunk_entries: list
+
+
+def latest_checkpoint() -> LedgerCheckpoint | None:
+    return LedgerCheckpoint.objects.order_by("-number").first()
+
+
+def coupon_placement(checkpoint: LedgerCheckpoint, coupon_id: int) -> Placement | None:
+    """The coupon's leaf in the checkpoint, or None when the checkpoint predates it."""
+    chunk_number = bisect_right(checkpoint.chunk_first_ids, coupon_id) - 1
+    if chunk_number < 0:
+        return None
+    chunk = LedgerCheckpointChunk.objects.get(root=checkpoint.chunk_roots[chunk_number])
+    ids = [entry[0] for entry in chunk.entries]
+    position = bisect_right(ids, coupon_id) - 1
+    if position < 0 or ids[position] != coupon_id:
+        return None
+    _, version, head = chunk.entries[position]
+    return Placement(
+        leaf=Leaf(index=chunk_number * merkle.CHUNK + position, coupon_id=coupon_id,
+                  version=version, head_hash=head),
+        chunk_number=chunk_number, position=position, chunk_entries=chunk.entries,
+    )
+
+
+def coupon_proof(*, coupon: UserCoupon) -> dict:
+    """The coupon's ledger with its hashes, its leaf and inclusion path in the latest
+    checkpoint, and that checkpoint as signed: all scripts/verify_coupon_proof.py needs."""
+    operations = [
+        {"to_version": op.to_version, "op_type": op.op_type, "from_state": op.from_state,
+         "to_state": op.to_state, "created_at": iso(op.created_at), "prev_hash": op.prev_hash,
+         "content_hash": op.content_hash}
+        for op in CouponOperation.objects.filter(coupon=coupon).order_by("to_version")
+    ]
+    checkpoint = latest_checkpoint()
+    placement = checkpoint and coupon_placement(checkpoint, coupon.pk)
+    path = []
+    if placement:
+        leaves = [merkle.leaf_hash(merkle.head_leaf(*entry))
+                  for entry in placement.chunk_entries]
+        roots = [bytes.fromhex(root) for root in checkpoint.chunk_roots]
+        path = [node.hex() for node in merkle.inclusion_path(
+            placement.position, leaves, roots, placement.chunk_number)]
+    return {
+        "coupon_id": coupon.pk,
+        "state_version": coupon.state_version,
+        "operations": operations,
+        "checkpoint": checkpoint_document(checkpoint) if checkpoint else None,
+        "leaf": placement and {"index": placement.leaf.index, "coupon_id": coupon.pk,
+                               "version": placement.leaf.version,
+                               "head_hash": placement.leaf.head_hash},
+        "inclusion_path": path,
+    }
+
+
+def checkpoint_coverage(*, coupon: UserCoupon) -> dict:
+    """For the coupon page: the latest checkpoint and the version of this coupon it covers."""
+    checkpoint = latest_checkpoint()
+    if checkpoint is None:
+        return {"checkpoint": None}
+    placement = coupon_placement(checkpoint, coupon.pk)
+    return {
+        "checkpoint": checkpoint,
+        "version": placement.leaf.version if placement else None,
+        "current": bool(placement) and placement.leaf.version == coupon.state_version,
+    }

@@ -1,0 +1,325 @@
+"""Replay a coupon's ledger and test it against the invariants (docs/design.md)."""
+
+from dataclasses import dataclass, field
+
+from django.db.models import Max, Q
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, ngettext
+
+from coupons import after_sale
+from coupons.evidence import check_watermark
+from coupons.evidence.check_watermark import Replayed, Resume
+from coupons.evidence.ledger_chain import chain_breaks, unkeyed_note
+from coupons.evidence.seals import broken_seals, seal_problem
+from coupons.models import (
+    CommandRejection,
+    CouponLock,
+    CouponStatus,
+    InboxMessage,
+    LockStatus,
+    OperationType,
+    OutboxEvent,
+    PruneRun,
+    UnkeyedLedgerPrefix,
+)
+from coupons.services.reversals import reversal_targets
+from coupons.write.transitions import is_allowed
+
+# Problems name operations and states by their codes (LOCK, AVAILABLE, v7): those stay English.
+INVARIANTS = {
+    1: gettext_lazy("a coupon has at most one active lock"),
+    2: gettext_lazy("a coupon has at most one successful redemption"),
+    3: gettext_lazy("an old lock token never changes a newer lease"),
+    4: gettext_lazy("every state change raises state_version by exactly one"),
+    5: gettext_lazy("every successful command has exactly one ledger row"),
+    6: gettext_lazy("a return references the original redemption and a refund decision with a "
+                    "policy version"),
+    7: gettext_lazy("replaying the ledger gives the coupon's current state and version"),
+    8: gettext_lazy("every sealed evidence row (order binding, redemption, refusal, inbox "
+                    "message, refund decision, compensation) is as it was written"),
+}
+LEASE_BOUND = {OperationType.RENEW, OperationType.REDEEM, OperationType.RELEASE}
+LEASE_ENDING = {
+    OperationType.REDEEM, OperationType.RELEASE, OperationType.VOID, OperationType.REVERSE,
+}
+
+
+@dataclass
+class CheckReport:
+    coupon_id: int
+    replayed_state: str | None = None
+    replayed_version: int = 0
+    violations: dict[int, list[str]] = field(default_factory=dict)
+    # What holds but a reader should know (rows written before the chain was keyed).
+    notes: list[str] = field(default_factory=list)
+    # The distinct (operation, from state, to state) steps of the ledger, for the console's
+    # state diagram: the replay has them, so the page reads the ledger once.
+    steps_taken: set[tuple[str, str, str]] = field(default_factory=set)
+
+    def fail(self, invariant: int, message: str) -> None:
+        self.violations.setdefault(invariant, []).append(message)
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+    def as_dict(self) -> dict:
+        return {
+            "coupon_id": self.coupon_id,
+            "ok": self.ok,
+            "replayed_state": self.replayed_state,
+            "replayed_version": self.replayed_version,
+            "invariants": [
+                {"number": number, "rule": str(rule), "ok": number not in self.violations,
+                 "problems": self.violations.get(number, [])}
+                for number, rule in INVARIANTS.items()
+            ],
+            "notes": self.notes,
+        }
+
+
+def coupon_check(coupon, *, full: bool = False) -> CheckReport:
+    """The invariants over the coupon's whole history. Unless `full`, it resumes after the last
+    version a check verified (coupons/evidence/check_watermark.py) and reads only what is newer; a
+    watermark it cannot trust makes it verify everything, as `full` does."""
+    resume = None if full else check_watermark.resume_point(coupon)
+    report = CheckReport(coupon_id=coupon.pk)
+    if resume is None:
+        replayed, operations, marks = _check_all(report, coupon)
+        previous = None
+    else:
+        replayed, operations, marks = _check_since(report, coupon, resume)
+        previous = resume.through_version
+    report.steps_taken = replayed.steps
+    if report.ok and operations:
+        check_watermark.remember(coupon, previous_version=previous, replayed=replayed,
+                                 head_hash=operations[-1].content_hash, marks=marks)
+    return report
+
+
+def _check_all(report: CheckReport, coupon):
+    operations = list(coupon.operations.order_by("to_version"))
+    replayed = _replay(report, operations, Replayed(), {op.pk: op for op in operations})
+    # A row edited behind the database's triggers replays to nothing we can trust.
+    prefix = _unkeyed_prefix(coupon, operations)
+    problems, report.notes = chain_breaks(operations, prefix)
+    if report.notes:
+        unkeyed = [op.to_version for op in operations if not op.chain_key_id]
+        replayed.unkeyed = [unkeyed[0], unkeyed[-1], prefix.through_version]
+    for problem in problems:
+        report.fail(7, problem)
+    # With each lock its order binding, whose seal _check_seals tests: no query of its own.
+    locks = list(CouponLock.objects.filter(coupon=coupon).select_related("order_coupon"))
+    redemptions = list(coupon.redemptions.all())
+    _check_row(report, coupon, [lock for lock in locks if lock.status == LockStatus.ACTIVE],
+               [r for r in redemptions if r.succeeded])
+    redeemed = {op.lock_id for op in operations if op.op_type == OperationType.REDEEM}
+    _check_evidence(report, operations, replayed, locks, redemptions, redeemed)
+    marks = _check_seals(report, coupon, operations, locks, refusal_mark=0,
+                         after_sale_marks={}, new_rows=None)
+    after_sale.check_returns(report, coupon, operations)
+    return replayed, operations, marks
+
+
+def _check_since(report: CheckReport, coupon, resume: Resume):
+    """The rows after the watermark: their chain from its hash, their replay from its state,
+    their evidence; the coupon row, its active lease and its redemptions that count now."""
+    operations = resume.operations
+    if resume.replayed.unkeyed:
+        report.notes = [unkeyed_note(*resume.replayed.unkeyed)]
+    by_id = {**resume.originals, **{op.pk: op for op in operations}}
+    replayed = _replay(report, operations, resume.replayed, by_id)
+    problems, _notes = chain_breaks(operations, prev_hash=resume.head_hash)
+    for problem in problems:
+        report.fail(7, problem)
+    new_locks = [op.lock_id for op in operations if op.op_type == OperationType.LOCK]
+    locks = list(CouponLock.objects.filter(coupon=coupon, pk__in=new_locks)
+                 .select_related("order_coupon")) if new_locks else []
+    # The leases these rows redeemed or returned, and every redemption that counts now: one
+    # that counts without the ledger saying so shows, whatever its age.
+    redemptions = list(coupon.redemptions.filter(Q(lock_id__in=replayed.touched)
+                                                 | Q(succeeded=True))
+                       ) if replayed.touched or resume.successful else []
+    active = list(coupon.locks.filter(status=LockStatus.ACTIVE)) if resume.active_locks else []
+    _check_row(report, coupon, active, [r for r in redemptions if r.succeeded])
+    # Leases with a REDEEM row: among the rows read, and every one that counts now.
+    redeemed = {op.lock_id for op in by_id.values()
+                if op.op_type == OperationType.REDEEM} | replayed.counted
+    _check_evidence(report, operations, replayed, locks, redemptions, redeemed)
+    marks = _check_seals(report, coupon, operations, locks,
+                         refusal_mark=resume.marks["refusals"],
+                         after_sale_marks=resume.marks["after_sale"], new_rows=resume.newest)
+    after_sale.check_returns(report, coupon, [*resume.originals.values(), *operations])
+    return replayed, operations, marks
+
+
+def _unkeyed_prefix(coupon, operations):
+    """Read only for a coupon with rows written before the chain was keyed (or forged so)."""
+    if all(op.chain_key_id for op in operations):
+        return None
+    return UnkeyedLedgerPrefix.objects.filter(coupon_id=coupon.pk).first()
+
+
+def _replay(report: CheckReport, operations, replayed: Replayed, by_id: dict) -> Replayed:
+    """Replays state and version from `replayed` (the state before `operations`), and which
+    leases' redemptions count now, as REDEEM, RETURN and their reversals left them."""
+    state, version, current_lock = replayed.state, replayed.version, replayed.current_lock
+    for op in operations:
+        step = f"{op.op_type} v{op.from_version}→v{op.to_version}"
+        if op.to_version != op.from_version + 1:
+            report.fail(4, _("%(step)s does not raise the version by exactly one") % {"step": step})
+        if op.from_version != version:
+            report.fail(4, _("%(step)s follows v%(version)s: the ledger has a gap")
+                        % {"step": step, "version": version})
+        if op.op_type == OperationType.ISSUE:
+            if state is not None:
+                report.fail(7, _("%(step)s: a second ISSUE") % {"step": step})
+        elif (op.from_state or None) != state or not is_allowed(op.op_type, state, op.to_state):
+            report.fail(7, _("%(step)s: %(from)s→%(to)s does not follow %(state)s")
+                        % {"step": step, "from": op.from_state, "to": op.to_state,
+                           "state": state})
+        if op.op_type in LEASE_BOUND and op.lock_id != current_lock:
+            report.fail(3, _("%(step)s was made with lock %(lock)s, not the current lease")
+                        % {"step": step, "lock": op.lock_id})
+        if op.op_type == OperationType.LOCK:
+            current_lock = op.lock_id
+            replayed.locks += 1
+        elif op.op_type in LEASE_ENDING:
+            current_lock = None
+        original = by_id.get(op.original_operation_id)
+        if op.op_type == OperationType.RETURN and (
+            original is None or original.op_type != OperationType.REDEEM
+        ):
+            report.fail(6, _("%(step)s does not reference the original redemption")
+                        % {"step": step})
+        if op.op_type == OperationType.REVERSE:
+            _check_reversal(report, step, op, original)
+        _count_redemption(replayed, op, original, by_id)
+        replayed.steps.add((op.op_type, op.from_state, op.to_state))
+        state, version = op.to_state, op.to_version
+    replayed.state, replayed.version, replayed.current_lock = state, version, current_lock
+    report.replayed_state, report.replayed_version = state, version
+    return replayed
+
+
+def _check_reversal(report: CheckReport, step: str, op, original) -> None:
+    """A REVERSE names an earlier operation of this coupon, starts from the state that
+    operation left and lands on the state before it (coupons.services.reversals)."""
+    if original is None or original.to_version >= op.to_version:
+        report.fail(7, _("%(step)s does not name an earlier operation of this coupon")
+                    % {"step": step})
+    elif op.from_state != original.to_state or op.to_state not in reversal_targets(original):
+        report.fail(7, _("%(step)s goes %(from)s→%(to)s, which does not undo %(original)s "
+                         "%(original_from)s→%(original_to)s")
+                    % {"step": step, "from": op.from_state, "to": op.to_state,
+                       "original": original.op_type, "original_from": original.from_state,
+                       "original_to": original.to_state})
+
+
+def _count_redemption(replayed: Replayed, op, original, by_id) -> None:
+    counts, lock = None, None
+    if op.op_type == OperationType.REDEEM:
+        counts, lock = True, op.lock_id
+        replayed.redeems += 1
+    elif op.op_type == OperationType.RETURN and original is not None:
+        counts, lock = False, original.lock_id
+    elif op.op_type == OperationType.REVERSE and original is not None:
+        if original.op_type == OperationType.REDEEM:
+            counts, lock = False, original.lock_id
+        elif original.op_type == OperationType.RETURN:
+            redeem = by_id.get(original.original_operation_id)
+            if redeem is not None:
+                counts, lock = True, redeem.lock_id
+    if counts is None:
+        return
+    replayed.touched.add(lock)
+    if counts:
+        replayed.counted.add(lock)
+    else:
+        replayed.counted.discard(lock)
+
+
+def _check_row(report: CheckReport, coupon, active: list, successful: list) -> None:
+    """The coupon row against the replay, its `active` locks and `successful` redemptions."""
+    if (report.replayed_state, report.replayed_version) != (coupon.status, coupon.state_version):
+        report.fail(
+            7, _("ledger replays to %(replayed_state)s v%(replayed_version)s, row says "
+                 "%(state)s v%(version)s")
+            % {"replayed_state": report.replayed_state,
+               "replayed_version": report.replayed_version,
+               "state": coupon.status, "version": coupon.state_version},
+        )
+    if len(active) > 1:
+        report.fail(1, ngettext("%(count)s active lock", "%(count)s active locks", len(active))
+                       % {"count": len(active)})
+    if coupon.status == CouponStatus.LOCKED:
+        lock = active[0] if len(active) == 1 else None
+        if lock is None or lock.pk != coupon.current_lock_id:
+            report.fail(1, _("LOCKED without its current lock being the one active lock"))
+        elif (lock.order_id, lock.token_hash) != (coupon.locked_order_id, coupon.lock_token_hash):
+            report.fail(3, _("the coupon's lease binding differs from its active lock"))
+    elif active:
+        report.fail(1, _("%(state)s but a lock is still active") % {"state": coupon.status})
+    if len(successful) > 1:
+        report.fail(2, ngettext("%(count)s successful redemption",
+                                "%(count)s successful redemptions", len(successful))
+                       % {"count": len(successful)})
+    if coupon.status == CouponStatus.USED and len(successful) != 1:
+        report.fail(2, _("USED without exactly one successful redemption"))
+
+
+def _check_evidence(report: CheckReport, operations, replayed, locks, redemptions,
+                    redeemed: set) -> None:
+    """Every command among `operations` has its outbox event, every one of `locks` its LOCK
+    row, and every one of `redemptions` its REDEEM row (`redeemed`: leases that have one), its
+    seal and the success the ledger gives it."""
+    op_ids = [op.pk for op in operations]
+    with_event = set(
+        OutboxEvent.objects.filter(operation_id__in=op_ids).values_list("operation_id", flat=True)
+    ) if op_ids else set()
+    missing = [op for op in operations if op.pk not in with_event]
+    if missing:
+        # Retention removes published events: one older than a prune's cutoff may be gone.
+        pruned_before = PruneRun.objects.aggregate(before=Max("outbox_before"))["before"]
+        for op in missing:
+            if not (pruned_before and op.created_at < pruned_before):
+                report.fail(5, _("%(op)s v%(version)s has no outbox event")
+                            % {"op": op.op_type, "version": op.to_version})
+    locked_by_op = {op.lock_id for op in operations if op.op_type == OperationType.LOCK}
+    for lock in locks:
+        if lock.pk not in locked_by_op:
+            report.fail(5, _("lock %(lock)s has no LOCK ledger row") % {"lock": lock.pk})
+    for redemption in redemptions:
+        if (problem := seal_problem(redemption)) is not None:
+            report.fail(8, _("redemption %(redemption)s %(problem)s")
+                        % {"redemption": redemption.pk, "problem": problem})
+        if redemption.lock_id not in redeemed:
+            report.fail(5, _("redemption %(redemption)s has no REDEEM ledger row")
+                        % {"redemption": redemption.pk})
+        elif redemption.succeeded != (redemption.lock_id in replayed.counted):
+            report.fail(2, _("redemption %(redemption)s has succeeded=%(succeeded)s, but the "
+                             "ledger's REDEEM, RETURN and REVERSE rows say otherwise")
+                        % {"redemption": redemption.pk, "succeeded": redemption.succeeded})
+
+
+def _check_seals(report: CheckReport, coupon, operations, locks, *, refusal_mark: int,
+                 after_sale_marks: dict, new_rows: dict | None) -> dict:
+    """The order bindings of `locks`, the coupon's refusals after `refusal_mark`, the inbox
+    messages about the orders these rows name, and after-sale's rows after its marks; answers
+    how far each was read. `new_rows` (None: unknown) says which tables have rows after the
+    marks, so a table with none costs no query."""
+    bindings = [lock.order_coupon for lock in locks if hasattr(lock, "order_coupon")]
+    orders = {op.order_id for op in operations if op.order_id} | {b.order_id for b in bindings}
+    refusals = []
+    if new_rows is None or new_rows["refusals"] > refusal_mark:
+        refusals = list(CommandRejection.objects.filter(coupon_id_ref=coupon.pk,
+                                                        pk__gt=refusal_mark))
+    rows = [*bindings, *refusals]
+    if orders:
+        rows += InboxMessage.objects.filter(order_id__in=orders)
+    after_sale_problems, after_sale_marks = after_sale.broken_seals(
+        coupon, after=after_sale_marks, newest=new_rows and new_rows["after_sale"])
+    for problem in [*broken_seals(rows), *after_sale_problems]:
+        report.fail(8, problem)
+    return {"refusals": max([refusal_mark, *(r.pk for r in refusals)]),
+            "after_sale": after_sale_marks}

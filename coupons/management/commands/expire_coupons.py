@@ -1,7 +1,0 @@
-from coupons.management.commands._scan_options import ScannerCommand
-from coupons.scanners import expire_coupons
-
-
-class Command(ScannerCommand):
-    help = "Expiry scan: AVAILABLE coupons past valid_until become EXPIRED."
-    scan = staticmethod(expire_coupons)

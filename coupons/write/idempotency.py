@@ -1,0 +1,247 @@
+"""Idempotency-Key claims (docs/api.md, the IETF Idempotency-Key draft).
+
+The claim is the first write of the command's own transaction: an INSERT that the
+(scope, key) unique index arbitrates. A concurrent twin's INSERT waits for the first
+transaction; once that commits the twin reads and answers the stored result, and if it is
+still running after a short wait the twin is told 409. A command that rolls back takes its
+claim with it, so a retry simply runs.
+"""
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, OperationalError, connection, transaction
+
+from coupons import clock
+from coupons.errors import CouponError, IdempotencyKeyReused, IdempotencyRequestInProgress
+from coupons.models import IdempotencyRecord
+from coupons.write.context import (
+    CommandContext,
+    DeferredClaim,
+    answer_record_id,
+    pending_claim,
+)
+
+# PostgreSQL's lock_not_available: the twin's wait on the first transaction ran out.
+LOCK_NOT_AVAILABLE = "55P03"
+
+
+@dataclass(frozen=True)
+class Claim:
+    record_id: int | None = None
+    replay_status: int | None = None
+    replay_body: dict | None = None
+
+    @property
+    def is_replay(self) -> bool:
+        return self.record_id is None
+
+
+def request_fingerprint(method: str, path: str, body) -> str:
+    canonical = json.dumps([method, path, body], sort_keys=True, separators=(",", ":"),
+                           default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def idempotency_claim(*, scope: str, key: str, request_hash: str) -> Claim:
+    """Claim a key in the caller's transaction (run_once makes that the command's own)."""
+    now = clock.now()
+    if connection.vendor == "postgresql":
+        record_id, inserted = _insert_or_lock(scope, key, request_hash, now)
+        if inserted:
+            return Claim(record_id=record_id)
+        record = IdempotencyRecord.objects.get(pk=record_id)
+    else:
+        try:
+            with transaction.atomic():
+                record = IdempotencyRecord.objects.create(
+                    scope=scope, key=key, request_hash=request_hash,
+                    status=IdempotencyRecord.Status.IN_PROGRESS, claimed_at=now,
+                )
+            return Claim(record_id=record.pk)
+        except IntegrityError:
+            record = IdempotencyRecord.objects.select_for_update().get(scope=scope, key=key)
+    return _existing_claim(record, request_hash, now)
+
+
+class ClaimTaken(Exception):  # noqa: N818 - a signal between run_once and the row lock
+    """A deferred claim found its key already held (never leaves run_once).
+
+    `clean`: nothing was written or locked before the claim in this transaction, so run_once
+    answers from the held record in the same transaction; otherwise it rolls back first.
+    """
+
+    def __init__(self, record_id: int, *, clean: bool):
+        super().__init__(record_id)
+        self.record_id, self.clean = record_id, clean
+
+
+class ClaimInProgress(Exception):  # noqa: N818 - a signal, turned into the 409 by run_once
+    """A deferred claim waited out its twin; the transaction is aborted."""
+
+
+def claim_ctes(scope, key, request_hash, now) -> tuple[str, list]:
+    """`bound` and `claim`, the WITH items that insert the claim or lock the record holding it.
+
+    Waiting on a twin's uncommitted claim is bounded by a lock_timeout set for the insert only
+    (set_config before it, the previous value restored in RETURNING), so the command's own row
+    locks keep the session's setting.
+    """
+    wait = f"{settings.COUPONS['IDEMPOTENCY_TWIN_WAIT_MS']}ms"
+    table = IdempotencyRecord._meta.db_table
+    sql = f"""
+        bound AS (
+            SELECT current_setting('lock_timeout') AS previous,
+                   set_config('lock_timeout', %s, true) AS waiting
+        ),
+        claim AS (
+            INSERT INTO {table} (scope, "key", request_hash, status, claimed_at)
+            SELECT %s, %s, %s, %s, %s FROM bound
+            ON CONFLICT (scope, "key") DO UPDATE SET status = {table}.status
+            RETURNING id, xmax = 0 AS inserted,
+                      set_config('lock_timeout', (SELECT previous FROM bound), true) AS restored
+        )
+    """  # noqa: S608 - the table name is the model's, every value is a parameter
+    return sql, [wait, scope, key, request_hash, IdempotencyRecord.Status.IN_PROGRESS, now]
+
+
+def claiming(cursor, sql, params):
+    """Run a statement that holds claim_ctes; a twin's claim that outlasted the wait raises
+    ClaimInProgress."""
+    try:
+        cursor.execute(sql, params)
+    except OperationalError as error:
+        if getattr(error.__cause__, "sqlstate", None) == LOCK_NOT_AVAILABLE:
+            raise ClaimInProgress() from None
+        raise
+
+
+def _insert_or_lock(scope, key, request_hash, now) -> tuple[int, bool]:
+    """One statement: insert the claim, or lock the committed record already holding the key."""
+    ctes, params = claim_ctes(scope, key, request_hash, now)
+    with connection.cursor() as cursor:
+        try:
+            claiming(cursor, f"WITH {ctes} SELECT id, inserted FROM claim", params)
+        except ClaimInProgress:
+            raise IdempotencyRequestInProgress() from None
+        record_id, inserted = cursor.fetchone()
+    return record_id, inserted
+
+
+def _existing_claim(record, request_hash, now) -> Claim:
+    if record.request_hash != request_hash:
+        raise IdempotencyKeyReused()
+    if record.status == IdempotencyRecord.Status.COMPLETED:
+        return Claim(replay_status=record.response_status, replay_body=record.response_body)
+    # Committed IN_PROGRESS: a claim made outside a command's transaction (an older release did
+    # that) whose worker may have died; its command rolled back, so after the timeout run it.
+    timeout = timedelta(seconds=settings.COUPONS["IDEMPOTENCY_CLAIM_TIMEOUT_SECONDS"])
+    if now - record.claimed_at < timeout:
+        raise IdempotencyRequestInProgress()
+    record.claimed_at = now
+    record.save(update_fields=["claimed_at"])
+    return Claim(record_id=record.pk)
+
+
+def idempotency_complete(ctx, *, status: int, body: dict) -> None:
+    """Store the answer in the command's transaction (the claim's own); `ctx.answered_records`
+    tells the API it need not store it again."""
+    record_id = answer_record_id(ctx)
+    if record_id is None:
+        return
+    IdempotencyRecord.objects.filter(
+        pk=record_id, status=IdempotencyRecord.Status.IN_PROGRESS
+    ).update(
+        status=IdempotencyRecord.Status.COMPLETED, response_status=status,
+        response_body=body, completed_at=clock.now(),
+    )
+    ctx.answered_records.add(record_id)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A command's answer under its key: the first run's, or the stored one replayed."""
+
+    status: int
+    body: dict
+    replayed: bool = False
+    refusal: CouponError | None = None  # the domain error the first run was refused with
+
+
+def run_once(
+    *, scope: str, key: str, request_hash: str, actor: str, client_id: int | None = None,
+    command: Callable[[CommandContext], dict], success_status: int = 200,
+) -> Answer:
+    """Claim `key`, run `command(ctx)` and store its answer, all in one transaction.
+
+    The API (an Idempotency-Key header) and the console (a key rendered with each form) both
+    run commands through here. The claim, the command and the stored answer commit together; a
+    crash rolls all three back, so a retry runs. A refusal is the key's answer too: the same
+    key again gets the same error, not a second attempt. A key reused for another request, or
+    still running in a twin, raises (422 / 409).
+
+    On PostgreSQL the claim is deferred to the command's first statement, its row lock
+    (rows.lock_coupon_row), or made after a command that took none. A key found held there
+    answers from the held record: in the same transaction when nothing came before the claim,
+    else after rolling back what the command did.
+    """
+    run = {"key": key, "request_hash": request_hash, "actor": actor, "client_id": client_id,
+           "command": command, "success_status": success_status}
+    if connection.vendor == "postgresql":
+        try:
+            claim = DeferredClaim(scope, key, request_hash)
+            with transaction.atomic(durable=True), connection.execute_wrapper(claim.watch):
+                try:
+                    return _run(claim, **run)
+                except ClaimTaken as taken:
+                    if not taken.clean:
+                        raise
+                    record = IdempotencyRecord.objects.get(pk=taken.record_id)
+                    return _run_claimed(_existing_claim(record, request_hash, clock.now()), **run)
+        except ClaimTaken:
+            pass  # rolled back; claim again, first this time
+        except ClaimInProgress:
+            raise IdempotencyRequestInProgress() from None
+    with transaction.atomic(durable=True):
+        claim = idempotency_claim(scope=scope, key=key, request_hash=request_hash)
+        return _run_claimed(claim, **run)
+
+
+def _run_claimed(claim: Claim, **run) -> Answer:
+    if claim.is_replay:
+        return Answer(claim.replay_status, claim.replay_body, replayed=True)
+    return _run(claim.record_id, **run)
+
+
+def _run(record, *, key, request_hash, actor, client_id, command, success_status) -> Answer:
+    """The command under its claim `record` (an id, or a DeferredClaim), its answer stored."""
+    ctx = CommandContext(
+        actor=actor, client_id=client_id, idempotency_key=key, request_hash=request_hash,
+        idempotency_record_id=record, success_status=success_status,
+    )
+    try:
+        answer = Answer(success_status, command(ctx))
+    except CouponError as error:
+        # The command kept nothing it wrote (its savepoint rolled back, or it was refused
+        # before its one write); its rejection row commits with this answer.
+        ctx.answered_records.discard(answer_record_id(ctx))
+        answer = Answer(error.http_status, error.as_body(), refusal=error)
+    if (claim := pending_claim(ctx)) is not None:
+        _claim_late(claim)
+    if answer_record_id(ctx) not in ctx.answered_records:
+        idempotency_complete(ctx, status=answer.status, body=answer.body)
+    return answer
+
+
+def _claim_late(claim: DeferredClaim) -> None:
+    """The command took no row lock to claim with: claim now, after what it did, which rolls
+    back if the key turns out to be held."""
+    record_id, inserted = _insert_or_lock(claim.scope, claim.key, claim.request_hash,
+                                          clock.now())
+    if not inserted:
+        raise ClaimTaken(record_id, clean=False)
+    claim.record_id = record_id

@@ -1,0 +1,137 @@
+"""The state machine as data, the one guard, and the one compare-and-set write."""
+
+from django.db import connection
+from django.utils.text import format_lazy
+from django.utils.translation import gettext_lazy as _
+
+from coupons.errors import InvalidState, VersionConflict
+from coupons.models import CouponStatus as S
+from coupons.models import OperationType as Op
+from coupons.models import UserCoupon
+from coupons.write import one_statement
+from coupons.write.context import answer_record_id
+from coupons.write.idempotency import idempotency_complete
+from coupons.write.records import (
+    append_operation,
+    append_outbox,
+    appended,
+    chained_row,
+    outbox_row,
+)
+
+# op → {from state → allowed to states}.
+TRANSITIONS = {
+    Op.LOCK: {S.AVAILABLE: {S.LOCKED}},
+    Op.RENEW: {S.LOCKED: {S.LOCKED}},
+    Op.REDEEM: {S.LOCKED: {S.USED}},
+    Op.RELEASE: {S.LOCKED: {S.AVAILABLE, S.EXPIRED}},
+    Op.EXPIRE: {S.AVAILABLE: {S.EXPIRED}},
+    Op.VOID: {S.AVAILABLE: {S.VOID}, S.LOCKED: {S.VOID}, S.USED: {S.VOID}},
+    Op.RETURN: {S.USED: {S.AVAILABLE, S.EXPIRED}},
+    # Back to the state before the reversed REDEEM, VOID, EXPIRE or RETURN
+    # (coupons.services.reversals); never from or to LOCKED: a lease is never restored.
+    Op.REVERSE: {
+        S.USED: {S.AVAILABLE, S.EXPIRED},
+        S.VOID: {S.AVAILABLE, S.EXPIRED, S.USED},
+        S.EXPIRED: {S.AVAILABLE, S.USED},
+        S.AVAILABLE: {S.USED},
+    },
+    # Money owed: a recorded step that changes no state. Never on a LOCKED coupon, whose
+    # lease holder must keep the version it was given.
+    Op.COMPENSATE: {state: {state} for state in (S.AVAILABLE, S.USED, S.EXPIRED, S.VOID)},
+}
+
+# Fields that must be cleared whenever a coupon leaves LOCKED.
+UNBOUND = {
+    "current_lock": None,
+    "locked_order_id": None,
+    "lock_token_hash": None,
+    "lock_expires_at": None,
+}
+
+
+def is_allowed(op_type: str, from_state: str, to_state: str) -> bool:
+    return to_state in TRANSITIONS.get(op_type, {}).get(from_state, set())
+
+
+def guard(op_type: str, coupon: UserCoupon) -> None:
+    if coupon.status not in TRANSITIONS[op_type]:
+        raise InvalidState(
+            format_lazy(_("{op} is not allowed from {state}."), op=op_type, state=coupon.status),
+            coupon=coupon, operation=op_type,
+        )
+
+
+def is_past_validity(coupon: UserCoupon, now) -> bool:
+    return coupon.valid_until is not None and now >= coupon.valid_until
+
+
+def apply_transition(
+    *, coupon, op_type, to_state, expected_version, ctx, now,
+    owner=None, changes=None, rows=(), updates=(), answer=None, answer_ids=None,
+    **ledger_fields,
+):
+    """Compare-and-set the coupon, write the command's rows, its ledger and outbox rows and,
+    with `answer`, its stored answer.
+
+    The caller holds the row lock, so the CAS cannot lose; it is the last line of defence for
+    any path that forgot the lock. `owner` is (order_id, token_hash) for lock-bound commands.
+    `rows` are the command's new rows (unsaved), `updates` (queryset, values) pairs, `answer`
+    a function giving the answer's body once the rows are written; on PostgreSQL the body is
+    built before, and `answer_ids` names its keys that take a new row's id.
+
+    On PostgreSQL all of it is one statement (coupons.write.one_statement); on SQLite one
+    ORM statement each, the CAS first (SQLite checks foreign keys at commit), in the command's
+    savepoint. Either way a missed CAS writes nothing.
+    """
+    if not is_allowed(op_type, coupon.status, to_state):
+        raise InvalidState(format_lazy(_("{op} cannot go {from_state}→{to_state}."), op=op_type,
+                                       from_state=coupon.status, to_state=to_state),
+                           coupon=coupon)
+    where = {"pk": coupon.pk, "status": coupon.status, "state_version": expected_version}
+    if owner is not None:
+        where["locked_order_id"], where["lock_token_hash"] = owner
+    values = {"status": to_state, "state_version": expected_version + 1, "updated_at": now,
+              **(changes or {})}
+    cas = UserCoupon.objects.filter(**where)
+    from_state = coupon.status
+    record_id = answer_record_id(ctx) if answer is not None else None
+    if connection.vendor == "postgresql":
+        for field, value in values.items():
+            setattr(coupon, field, value)
+        operation = chained_row(coupon=coupon, op_type=op_type, from_state=from_state,
+                                from_version=expected_version, ctx=ctx, now=now,
+                                **ledger_fields)
+        event = outbox_row(operation)
+        ids = one_statement.write(
+            cas=(cas, values), rows=rows, updates=updates, operation=operation, event=event,
+            answer=None if record_id is None
+            else (record_id, ctx.success_status, answer(), answer_ids or {}),
+        )
+        if ids is None:
+            coupon.refresh_from_db()
+            raise VersionConflict(coupon=coupon)
+        operation.pk, event.pk = ids[:2]
+        for row, row_id in zip(rows, ids[2:], strict=True):
+            row.pk = row_id
+        appended(coupon, operation)
+    else:
+        if cas.update(**values) != 1:
+            coupon.refresh_from_db()
+            raise VersionConflict(coupon=coupon)
+        for row in rows:
+            row.save(force_insert=True)
+        for queryset, update in updates:
+            queryset.update(**update)
+        for field, value in values.items():
+            setattr(coupon, field, value)
+        operation = append_operation(
+            coupon=coupon, op_type=op_type, from_state=from_state,
+            from_version=expected_version, ctx=ctx, now=now, **ledger_fields,
+        )
+        append_outbox(operation)
+    if record_id is not None:
+        if connection.vendor != "postgresql":
+            idempotency_complete(ctx, status=ctx.success_status, body=answer())
+        ctx.answered_records.add(record_id)
+    return operation

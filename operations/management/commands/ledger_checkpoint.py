@@ -1,0 +1,22 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from coupons.evidence.checkpoint_keys import KeyProblem
+from operations.checkpoint import CheckpointRefused, ledger_checkpoint
+
+
+class Command(BaseCommand):
+    help = ("Sign a Merkle root over every coupon's chain head (LEDGER_SIGNING_KEY) and keep it "
+            "in the database, on the coupons exchange (outbox) and in LEDGER_CHECKPOINT_DIR. "
+            "Cron, every 10 minutes.")
+
+    def handle(self, *args, **options):
+        try:
+            run = ledger_checkpoint()
+        except (KeyProblem, CheckpointRefused) as refused:
+            raise CommandError(str(refused)) from refused
+        checkpoint = run.checkpoint
+        self.stdout.write(
+            f"checkpoint {checkpoint.number}: {checkpoint.tree_size} coupons, root "
+            f"{checkpoint.root}, {run.chunks_stored} new chunks stored")
+        for path in run.files_written:
+            self.stdout.write(f"wrote {path}")

@@ -1,0 +1,143 @@
+"""The layout's rules, checked on the source: which package may import which, the one place
+that writes a coupon's state version, and the docs/design.md table.
+
+From the bottom up: `common` (plumbing) imports no app; the coupon core imports neither
+after-sale, the background processes, the console nor the HTTP kit (`api`), and reaches
+after-sale only through its named hook (coupons/after_sale.py); the HTTP kit sits on the core;
+each domain's own endpoints (`<app>/api/`) sit on the kit; after-sale (refunds) sits on the
+core; the background processes (operations) may use both domains; the console sits on top and
+imports no HTTP layer.
+"""
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+APPS = ["common", "api", "coupons", "refunds", "operations", "console"]
+HTTP_LAYERS = {"api", "coupons.api", "refunds.api", "operations.api"}
+# package (or a folder of one) → the packages and modules it must never import
+FORBIDDEN = {
+    "common": {"api", "coupons", "refunds", "operations", "console"},
+    "api": {"refunds", "operations", "console", "coupons.api"},
+    "coupons": {"api", "refunds", "operations", "console", "coupons.api"},
+    "coupons/api": {"refunds", "operations", "console"},
+    "refunds": {"operations", "console"},
+    "operations": {"console"},
+    "console": HTTP_LAYERS,
+}
+# The narrow hooks: module → the forbidden package it may still import, and why.
+HOOKS = {"coupons/after_sale.py": {"refunds"}}  # the redeem, refund-fact and timeline hooks
+# Only these modules write a coupon's state_version: the one compare-and-set, its set-based
+# twins for the scanners (same WHERE on state and version), and issuing a coupon at version 1.
+VERSION_WRITERS = {
+    "coupons/write/transitions.py",
+    "coupons/services/bulk_expire.py",
+    "coupons/services/bulk_release.py",
+    "coupons/services/issue.py",
+}
+
+
+def layer_of(name: str) -> str:
+    """The FORBIDDEN key a source file answers to: its folder's own entry, else its package's."""
+    parts = name.split("/")
+    return "/".join(parts[:2]) if "/".join(parts[:2]) in FORBIDDEN else parts[0]
+
+
+def sources(app: str):
+    for path in sorted((ROOT / app).rglob("*.py")):
+        if "migrations" not in path.parts:
+            yield path.relative_to(ROOT).as_posix(), ast.parse(path.read_text())
+
+
+def imported_modules(tree) -> set[str]:
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found |= {node.module, *(f"{node.module}.{alias.name}" for alias in node.names)}
+    return found
+
+
+def forbidden_imports(name: str, tree) -> set[str]:
+    banned = FORBIDDEN[layer_of(name)] - HOOKS.get(name, set())
+    return {ban for module in imported_modules(tree) for ban in banned
+            if module == ban or module.startswith(f"{ban}.")}
+
+
+def import_violations(files) -> list[str]:
+    return [f"{name} imports {ban}" for name, tree in files
+            for ban in sorted(forbidden_imports(name, tree))]
+
+
+def version_writes(files) -> list[str]:
+    """Modules that assign `x.state_version = ...` or pass `state_version=` to a write."""
+    writes = []
+    for name, tree in files:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign | ast.AugAssign):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                if any(isinstance(t, ast.Attribute) and t.attr == "state_version"
+                       for t in targets):
+                    writes.append(name)
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                  and node.func.attr in {"update", "create", "bulk_create", "update_or_create",
+                                         "get_or_create"}
+                  and any(k.arg == "state_version" for k in node.keywords)):
+                writes.append(name)
+    return sorted(set(writes))
+
+
+@pytest.mark.parametrize("app", APPS)
+def test_each_package_imports_only_what_sits_below_it(app):
+    assert import_violations(sources(app)) == []
+
+
+def test_the_import_check_names_a_core_module_that_imports_after_sale():
+    broken = [("coupons/services/redeem.py",
+               ast.parse("def f():\n    from refunds.services import refund_receive\n"))]
+    assert import_violations(broken) == ["coupons/services/redeem.py imports refunds"]
+    hook = [("coupons/after_sale.py", broken[0][1])]
+    assert import_violations(hook) == []
+
+
+def test_the_import_check_names_a_console_view_that_imports_an_http_layer():
+    broken = [("console/views/coupon.py", ast.parse(
+        "from api.permissions import HasCapability\nfrom coupons.api import serializers\n"))]
+    assert import_violations(broken) == ["console/views/coupon.py imports api",
+                                         "console/views/coupon.py imports coupons.api"]
+
+
+def test_the_import_check_lets_a_domain_endpoint_use_the_http_kit_but_not_the_core():
+    kit = ast.parse("from api.commands import run_command\n")
+    assert import_violations([("coupons/api/views.py", kit)]) == []
+    assert import_violations([("coupons/selectors.py", kit)]) == [
+        "coupons/selectors.py imports api"]
+
+
+def test_only_the_transition_modules_write_a_coupons_state_version():
+    written = version_writes(file for app in APPS for file in sources(app))
+    assert set(written) <= VERSION_WRITERS, set(written) - VERSION_WRITERS
+
+
+def test_the_version_check_names_a_view_that_writes_a_version():
+    broken = [("console/views/coupon.py", ast.parse(
+        "coupon.state_version = 9\nUserCoupon.objects.filter(pk=1).update(state_version=2)\n"))]
+    assert version_writes(broken) == ["console/views/coupon.py"]
+
+
+def where_things_are() -> list[tuple[str, str]]:
+    """(folder, first file to read) from the docs/design.md table."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Where things are", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"^\| `([^`]+)/` \| [^|]+ \| `([^`]+)` \|$", section, re.M)
+
+
+def test_the_readme_names_every_package_and_a_first_file_that_exists():
+    rows = where_things_are()
+    assert {folder for folder, _ in rows} >= {*APPS, "config", "tests"}
+    for folder, first in rows:
+        assert (ROOT / folder / first).is_file(), f"{folder}/{first}"

@@ -1,0 +1,109 @@
+"""coupons/evidence/merkle.py against RFC 9162's tree (the CT reference vectors) and a plain
+recursive reading of the RFC, and the offline script's copy against both."""
+
+import hashlib
+import importlib.util
+import random
+from pathlib import Path
+
+import pytest
+
+from coupons.evidence import merkle
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "verify_coupon_proof.py"
+
+# The leaves and roots of the Certificate Transparency reference tests (RFC 6962's tree, the
+# same hashing as RFC 9162 section 2.1): the root of the first n leaves.
+LEAVES = [bytes.fromhex(h) for h in
+          ["", "00", "10", "2021", "3031", "40414243", "5051525354555657",
+           "606162636465666768696a6b6c6d6e6f"]]
+ROOTS = [
+    "6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d",
+    "fac54203e7cc696cf0dfcb42c92a1d9dbaf70ad9e621f4bd8d98662f00e3c125",
+    "aeb6bcfe274b70a14fb067a5e5578264db0fa9b51af5e0ba159158f329e06e77",
+    "d37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7",
+    "4e3bbb1f7b478dcfe71fb631631519a3bca12c9aefca1612bfce4c13a86264d4",
+    "76e67dadbcdf1e10e1b74ddc608abd2f98dfb16fbce75277b5232a127f2087ef",
+    "ddb89be403809e325750d3d263cd78929c2942b7942a34b77e122c9594a74c8c",
+    "5dc9da79a70659a9ad559cb701ded9a2ab9d823aad2f4960cfe370eff4604328",
+]
+
+
+def rfc_root(leaves: list[bytes]) -> bytes:
+    """MTH(D[n]) exactly as RFC 9162 2.1.1 writes it."""
+    if not leaves:
+        return hashlib.sha256(b"").digest()
+    if len(leaves) == 1:
+        return merkle.leaf_hash(leaves[0])
+    k = merkle.split(len(leaves))
+    return merkle.node_hash(rfc_root(leaves[:k]), rfc_root(leaves[k:]))
+
+
+def hashed(leaves):
+    return [merkle.leaf_hash(leaf) for leaf in leaves]
+
+
+@pytest.fixture(scope="module")
+def script():
+    spec = importlib.util.spec_from_file_location("verify_coupon_proof", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("n", range(1, 9))
+def test_the_roots_of_the_reference_vectors(n):
+    assert merkle.root_of_nodes(hashed(LEAVES[:n])).hex() == ROOTS[n - 1]
+    assert rfc_root(LEAVES[:n]).hex() == ROOTS[n - 1]
+
+
+def test_the_empty_tree_is_the_hash_of_nothing():
+    assert merkle.root_of_nodes([]).hex() == (
+        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+
+
+def test_every_inclusion_path_of_the_reference_tree_leads_to_its_root(script):
+    for n in range(1, 9):
+        for index in range(n):
+            path = merkle.path_of_nodes(index, hashed(LEAVES[:n]))
+            leaf = merkle.leaf_hash(LEAVES[index])
+            assert merkle.root_from_path(index, n, leaf, path).hex() == ROOTS[n - 1]
+            assert script.root_from_path(index, n, leaf, path).hex() == ROOTS[n - 1]
+
+
+def test_a_path_for_another_leaf_index_or_size_does_not_lead_to_the_root():
+    path = merkle.path_of_nodes(2, hashed(LEAVES))
+    leaf = merkle.leaf_hash(LEAVES[2])
+
+    assert merkle.root_from_path(3, 8, leaf, path).hex() != ROOTS[7]
+    assert merkle.root_from_path(2, 7, leaf, path).hex() != ROOTS[6]
+    assert merkle.root_from_path(2, 8, merkle.leaf_hash(b"forged"), path).hex() != ROOTS[7]
+    assert merkle.root_from_path(2, 8, leaf, path[:-1]) is None
+    assert merkle.root_from_path(8, 8, leaf, path) is None
+
+
+def test_random_trees_chunked_or_not_agree_with_the_rfc_and_the_script(script):
+    """Fixed seed: trees of 1..300 leaves; the tree over chunk roots is the same tree, and the
+    joined path (within the chunk, then among chunks) proves every leaf."""
+    rng = random.Random(15)
+    chunk = 4
+    for _ in range(60):
+        n = rng.randint(1, 300)
+        leaves = [merkle.head_leaf(i + 1, rng.randint(1, 9), f"{rng.getrandbits(256):064x}")
+                  for i in range(n)]
+        assert [script.head_leaf(*_parse(leaf)) for leaf in leaves] == leaves
+        root = rfc_root(leaves)
+        assert merkle.root_of_nodes(hashed(leaves)) == root
+        chunks = [hashed(leaves[i:i + chunk]) for i in range(0, n, chunk)]
+        chunk_roots = [merkle.root_of_nodes(c) for c in chunks]
+        assert merkle.root_of_nodes(chunk_roots) == root
+        for index in rng.sample(range(n), min(n, 10)):
+            path = merkle.inclusion_path(index % chunk, chunks[index // chunk], chunk_roots,
+                                         index // chunk)
+            assert path == merkle.path_of_nodes(index, hashed(leaves))
+            leaf = script.leaf_hash(leaves[index])
+            assert script.root_from_path(index, n, leaf, path) == root
+
+
+def _parse(leaf: bytes):
+    return int.from_bytes(leaf[:8], "big"), int.from_bytes(leaf[8:16], "big"), leaf[16:].decode()

@@ -1,0 +1,370 @@
+"""History the database protects: triggers on PostgreSQL, the ledger's hash chain everywhere.
+
+PostgreSQL tests write raw SQL the way a script or a console session would; each refused write
+runs in a savepoint so the test can read the row afterwards and see it unchanged.
+"""
+
+import copy
+import importlib
+import uuid
+from contextlib import contextmanager
+from datetime import datetime, timedelta, timezone
+from decimal import Decimal
+
+import pytest
+from django.apps import apps
+from django.db import DatabaseError, connection, transaction
+
+from coupons.errors import StateConflict
+from coupons.evidence.ledger_chain import GENESIS, canonical_content, chained_hash, keyed_hash
+from coupons.evidence.replay import coupon_check
+from coupons.models import (
+    CommandRejection,
+    CouponOperation,
+    InboxMessage,
+    OrderCoupon,
+    OutboxEvent,
+    Redemption,
+)
+from coupons.services import coupon_redeem, coupon_release, coupon_void
+from coupons.write.context import LeaseProof
+from tests.conftest import START, lock
+
+# The triggers hold for every role, the owner included, so these tests write as the owner; what
+# the application role may not even attempt is tests/coupons/safety/test_db_roles.py.
+pytestmark = [pytest.mark.django_db, pytest.mark.owner_role]
+
+postgres_only = pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="triggers are PostgreSQL only"
+)
+REFUSED = "pgtrigger: Cannot"
+
+
+@pytest.fixture
+def history(coupon, ctx, send):
+    """A coupon locked and redeemed (ledger, redemption, outbox rows), a refused command
+    (rejection row) and a processed fact (inbox row)."""
+    _, proof = lock(coupon, ctx)
+    coupon_redeem(coupon_id=coupon.pk, lease=proof, payment_id="P-1", ctx=ctx)
+    stale = LeaseProof(order_id="order-B", token_hash="0" * 64, expected_version=2)
+    with pytest.raises(StateConflict):
+        coupon_release(coupon_id=coupon.pk, lease=stale, ctx=ctx)
+    assert CommandRejection.objects.count() == 1
+    send("OrderClosed", order_id="order-Z")
+    coupon.refresh_from_db()
+    return coupon
+
+
+@contextmanager
+def triggers_off():
+    """Write as a superuser past the triggers would (a no-op on SQLite, which has none)."""
+    if connection.vendor != "postgresql":
+        yield
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SET session_replication_role = replica")
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SET session_replication_role = origin")
+
+
+@pytest.fixture
+def tamper():
+    """Edit ledger rows past the triggers; every edited row is put back after the test, so
+    the after-test check of tests/conftest.py sees the coupon this test broke on purpose as it
+    was, while every other coupon is still checked."""
+    originals = []
+
+    def tamper(operation, **changes):
+        originals.append((operation.pk, {field: getattr(operation, field) for field in changes}))
+        with triggers_off():
+            CouponOperation.objects.filter(pk=operation.pk).update(**changes)
+
+    yield tamper
+    with triggers_off():
+        for pk, values in reversed(originals):
+            CouponOperation.objects.filter(pk=pk).update(**values)
+
+
+def raw(sql, params):
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+
+
+def refused_raw(sql, params) -> str:
+    with pytest.raises(DatabaseError) as caught, transaction.atomic():
+        raw(sql, params)
+    return str(caught.value)
+
+
+def ledger(coupon):
+    return list(CouponOperation.objects.filter(coupon=coupon).order_by("to_version"))
+
+
+# --- triggers (PostgreSQL) ----------------------------------------------------------------
+
+# table → a column that must never change, and a forged value for it.
+PROTECTED = {
+    "ledger": (CouponOperation, "actor", "intruder"),
+    "redemption": (Redemption, "payment_id", "P-forged"),
+    "rejection": (CommandRejection, "error_code", "NOTHING_WRONG"),
+    "inbox": (InboxMessage, "order_id", "order-forged"),
+    "outbox": (OutboxEvent, "event_type", "CouponForged"),
+    "order binding": (OrderCoupon, "order_id", "o-attacker"),
+}
+
+
+@pytest.mark.postgres
+@postgres_only
+@pytest.mark.parametrize(("model", "column", "forged"), PROTECTED.values(), ids=PROTECTED)
+def test_raw_update_of_a_history_row_is_refused(history, model, column, forged):
+    row = model.objects.order_by("-pk").first()
+    before = model.objects.filter(pk=row.pk).values().get()
+
+    error = refused_raw(f"UPDATE {model._meta.db_table} SET {column} = %s WHERE id = %s",
+                        [forged, row.pk])
+
+    assert REFUSED in error and model._meta.db_table in error
+    assert model.objects.filter(pk=row.pk).values().get() == before
+
+
+@pytest.mark.postgres
+@postgres_only
+@pytest.mark.parametrize(("model", "column", "forged"), PROTECTED.values(), ids=PROTECTED)
+def test_raw_delete_of_a_history_row_is_refused(history, model, column, forged):
+    count = model.objects.count()
+    row = model.objects.order_by("-pk").first()
+
+    error = refused_raw(f"DELETE FROM {model._meta.db_table} WHERE id = %s", [row.pk])
+
+    assert REFUSED in error
+    assert model.objects.count() == count
+    assert model.objects.filter(pk=row.pk).exists()
+
+
+@pytest.mark.postgres
+@postgres_only
+def test_queryset_update_and_delete_cannot_rewrite_a_redeem_row(history):
+    """The reproduced hole: QuerySet.update skipped the ORM guard and rewrote a REDEEM row."""
+    redeem = CouponOperation.objects.get(coupon=history, op_type="REDEEM")
+
+    with pytest.raises(DatabaseError, match=REFUSED), transaction.atomic():
+        CouponOperation.objects.filter(pk=redeem.pk).update(actor="intruder", payment_id="P-9")
+    with pytest.raises(DatabaseError, match=REFUSED), transaction.atomic():
+        Redemption.objects.filter(coupon=history).update(payment_id="P-9")
+    with pytest.raises(DatabaseError, match=REFUSED), transaction.atomic():
+        OutboxEvent.objects.filter(operation=redeem)._raw_delete(connection.alias)
+
+    redeem.refresh_from_db()
+    assert (redeem.actor, redeem.payment_id) == ("test", "P-1")
+    assert Redemption.objects.get(coupon=history).payment_id == "P-1"
+    assert OutboxEvent.objects.filter(operation=redeem).exists()
+
+
+@pytest.mark.postgres
+@postgres_only
+def test_outbox_published_at_is_set_once_and_never_changed_or_cleared(history, clock):
+    event = OutboxEvent.objects.order_by("pk").first()
+    table = OutboxEvent._meta.db_table
+
+    raw(f"UPDATE {table} SET published_at = %s WHERE id = %s", [START, event.pk])
+    changed = refused_raw(f"UPDATE {table} SET published_at = %s WHERE id = %s",
+                          [clock.now().replace(year=2030), event.pk])
+    cleared = refused_raw(f"UPDATE {table} SET published_at = NULL WHERE id = %s", [event.pk])
+
+    assert REFUSED in changed and REFUSED in cleared
+    event.refresh_from_db()
+    assert event.published_at == START
+
+
+@pytest.mark.postgres
+@postgres_only
+def test_inbox_outcome_is_written_once(history, clock):
+    message = InboxMessage.objects.create(
+        message_id="m-direct", fact_type="OrderClosed", order_id="order-Y", occurred_at=START,
+        payload={"order_id": "order-Y"}, sender="test", received_at=START,
+    )
+    table = InboxMessage._meta.db_table
+
+    raw(f"UPDATE {table} SET outcome = %s WHERE id = %s", ['{"action": "NO_COUPON"}', message.pk])
+    error = refused_raw(f"UPDATE {table} SET outcome = %s WHERE id = %s",
+                        ['{"action": "REDEEMED"}', message.pk])
+
+    assert REFUSED in error
+    message.refresh_from_db()
+    assert message.outcome == {"action": "NO_COUPON"}
+
+
+@pytest.mark.postgres
+@postgres_only
+def test_only_a_redemptions_succeeded_flag_moves(history):
+    """RETURN and REVERSE undo a redemption by this flag; nothing else about it changes."""
+    redemption = Redemption.objects.get(coupon=history)
+
+    with transaction.atomic():
+        assert Redemption.objects.filter(pk=redemption.pk).update(succeeded=False) == 1
+        transaction.set_rollback(True)  # the coupon is still USED: keep its evidence whole
+    error = refused_raw("UPDATE coupons_redemption SET discount_amount = 0 WHERE id = %s",
+                        [redemption.pk])
+
+    assert REFUSED in error
+    redemption.refresh_from_db()
+    assert redemption.succeeded is True
+
+
+# --- the hash chain (SQLite and PostgreSQL) -----------------------------------------------
+
+
+def test_every_ledger_row_links_to_the_one_before(history):
+    rows = ledger(history)
+
+    assert [row.op_type for row in rows] == ["ISSUE", "LOCK", "REDEEM"]
+    assert rows[0].prev_hash == GENESIS
+    for before, row in zip(rows, rows[1:], strict=False):
+        assert row.prev_hash == before.content_hash
+    for row in rows:
+        assert len(row.content_hash) == 64 and row.chain_key_id == "t1"
+        assert row.content_hash == keyed_hash(row, row.prev_hash, "t1")
+
+
+def test_canonical_content_leaves_out_ids_hashes_and_empty_values(history):
+    issue = ledger(history)[0]
+
+    content = canonical_content(issue)
+
+    assert content["op_type"] == "ISSUE" and content["from_version"] == 0
+    assert content["created_at"] == "2026-06-01T12:00:00.000000+00:00"
+    # No from_state, order, lock or payment on an ISSUE: a nullable column added to the
+    # ledger later is absent the same way, so existing hashes stay valid.
+    assert not {"id", "content_hash", "prev_hash", "chain_key_id", "from_state", "order_id",
+                "lock_id", "payment_id", "original_operation_id"} & set(content)
+
+
+def test_the_canonical_form_and_hash_of_a_row_stay_what_they_were_when_written():
+    """Stored hashes must verify in every later release: pinned to values computed once."""
+    row = CouponOperation(
+        coupon_id=7, op_type="COMPENSATE", from_state="USED", to_state="USED", from_version=3,
+        to_version=4, actor="user:bob", order_id="order-A", amount=Decimal("9.5"),
+        lock_id=uuid.UUID("12345678-1234-5678-1234-567812345678"),
+        created_at=datetime(2026, 6, 1, 20, 0, 0, 123, tzinfo=timezone(timedelta(hours=8))),
+    )
+
+    assert canonical_content(row) == {
+        "coupon_id": 7, "op_type": "COMPENSATE", "from_state": "USED", "to_state": "USED",
+        "from_version": 3, "to_version": 4, "actor": "user:bob", "order_id": "order-A",
+        "lock_id": "12345678-1234-5678-1234-567812345678", "amount": "9.50",
+        "created_at": "2026-06-01T12:00:00.000123+00:00",
+    }
+    assert chained_hash(row, "ab" * 32) == (
+        "9bcf679e7b2ba545d4c01326768aa449d82be9e306b3bb673afa679122a5cd08")
+
+
+def test_an_edited_ledger_row_breaks_the_chain_at_its_version(history, tamper):
+    redeem = ledger(history)[2]
+    tamper(redeem, actor="intruder")
+
+    report = coupon_check(history)
+
+    assert not report.ok
+    assert report.violations == {
+        7: ["hash chain broken at v3 (REDEEM): the row was changed after it was written"],
+    }
+
+
+def test_a_resealed_edit_still_breaks_the_chain_at_the_next_row(history, tamper):
+    """Recomputing the edited row's hash is not enough: the next row names the old one."""
+    lock_row = ledger(history)[1]
+    forged = copy.copy(lock_row)
+    forged.order_id = "order-forged"
+    tamper(lock_row, order_id=forged.order_id,
+           content_hash=keyed_hash(forged, lock_row.prev_hash, "t1"))
+
+    problems = coupon_check(history).violations[7]
+
+    assert problems == ["hash chain broken at v3 (REDEEM): it does not follow the row before it"]
+
+
+def test_a_resealed_edit_relinked_into_the_next_row_still_breaks_the_chain(history, tamper):
+    """Each hash covers the link to the row before: pointing the next row at a forged one
+    changes what that row says, so the forger would have to rewrite every later row."""
+    lock_row, redeem_row = ledger(history)[1:3]
+    forged = copy.copy(lock_row)
+    forged.order_id = "order-forged"
+    forged_hash = keyed_hash(forged, lock_row.prev_hash, "t1")
+    tamper(lock_row, order_id=forged.order_id, content_hash=forged_hash)
+    tamper(redeem_row, prev_hash=forged_hash)
+
+    problems = coupon_check(history).violations.get(7)
+
+    assert problems == [
+        "hash chain broken at v3 (REDEEM): the row was changed after it was written"
+    ]
+
+
+def test_the_check_api_shows_the_broken_chain(history, tamper, api):
+    tamper(ledger(history)[2], payment_id="P-forged")
+
+    body = api.get(f"/api/v1/coupons/{history.pk}/check").json()
+
+    assert body["ok"] is False
+    replay = next(item for item in body["invariants"] if item["number"] == 7)
+    assert replay["ok"] is False
+    assert replay["problems"] == [
+        "hash chain broken at v3 (REDEEM): the row was changed after it was written"
+    ]
+
+
+@pytest.mark.postgres
+@postgres_only
+def test_an_edit_with_triggers_disabled_is_caught_by_the_chain(history):
+    """The superuser path: ALTER TABLE ... DISABLE TRIGGER, then a raw UPDATE. The row is put
+    back (triggers still off) before the after-test ledger check of tests/conftest.py."""
+    redeem = ledger(history)[2]
+    table = CouponOperation._meta.db_table
+    # The test's own inserts left deferred foreign-key checks pending, which ALTER TABLE
+    # refuses to run over: check them now.
+    raw("SET CONSTRAINTS ALL IMMEDIATE", [])
+    raw(f"ALTER TABLE {table} DISABLE TRIGGER USER", [])
+    try:
+        raw(f"UPDATE {table} SET actor = 'intruder' WHERE id = %s", [redeem.pk])
+        problems = coupon_check(history).violations[7]
+    finally:
+        raw(f"UPDATE {table} SET actor = %s WHERE id = %s", [redeem.actor, redeem.pk])
+        raw(f"ALTER TABLE {table} ENABLE TRIGGER USER", [])
+
+    assert problems == [
+        "hash chain broken at v3 (REDEEM): the row was changed after it was written"
+    ]
+    assert coupon_check(history).ok
+
+
+def test_commands_after_an_edit_keep_chaining_and_the_break_stays_visible(history, ctx, tamper):
+    tamper(ledger(history)[1], actor="intruder")
+
+    coupon_void(coupon_id=history.pk, expected_version=3, reason="risk", ctx=ctx)
+
+    rows = ledger(history)
+    assert rows[3].prev_hash == rows[2].content_hash
+    history.refresh_from_db()
+    assert coupon_check(history).violations[7] == [
+        "hash chain broken at v2 (LOCK): the row was changed after it was written"
+    ]
+
+
+def test_the_unkeyed_backfill_still_chains_with_the_old_rule(history):
+    """Migration 0006 wrote unkeyed SHA-256 hashes; 0015 keeps them and records the prefix."""
+    backfill = importlib.import_module("coupons.migrations.0006_ledger_hash_chain")
+    with triggers_off():
+        CouponOperation.objects.update(prev_hash="", content_hash="", chain_key_id="")
+        backfill.backfill_hash_chain(apps, None)
+
+    rows = ledger(history)
+    assert rows[0].prev_hash == GENESIS
+    assert all(row.content_hash == chained_hash(row, row.prev_hash) for row in rows)
+    # Unkeyed rows with no sealed prefix are a downgrade; 0015 records the real ones.
+    assert not coupon_check(history).ok
+    importlib.import_module("coupons.migrations.0015_evidence_seals").record_unkeyed_prefixes(
+        apps, None)
+    assert coupon_check(history).ok

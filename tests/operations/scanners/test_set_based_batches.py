@@ -1,0 +1,75 @@
+"""The scanners' set-based batches: the same outcomes as one command per coupon, in a number
+of statements that does not grow with the batch."""
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from coupons.models import CouponOperation, OutboxEvent
+from operations import scanners
+from tests.command_checks import ledger
+from tests.operations.scanners.test_lease_scanner import (
+    LEASE,
+    issue,
+    lock_all,
+    pay,
+    statuses,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+def queries_to_release(template, ctx, clock, n) -> int:
+    coupons = issue(template, ctx, n, user_id=f"u-{n}")
+    lock_all(coupons, ctx)
+    clock.advance(seconds=LEASE + 1)
+    with CaptureQueriesContext(connection) as queries:
+        assert scanners.scan_leases(batch=100).counts == {"released": n}
+    assert statuses(coupons) == ["AVAILABLE"] * n
+    return len(queries)
+
+
+def test_a_batch_takes_as_many_statements_for_twenty_leases_as_for_two(template, ctx, clock):
+    assert queries_to_release(template, ctx, clock, 2) == queries_to_release(
+        template, ctx, clock, 20)
+
+
+def test_a_mixed_batch_releases_the_unpaid_and_redeems_the_paid(template, ctx, clock, api):
+    coupons = issue(template, ctx, 4)
+    # The payment overtook the LOCK (nothing to redeem then): the scanner must redeem it.
+    assert pay(api, clock, f"order-{coupons[1].pk}", "P-1")["outcome"]["action"] == "NO_COUPON"
+    lock_all(coupons, ctx)
+    clock.advance(seconds=LEASE + 1)
+
+    report = scanners.scan_leases(batch=100)
+
+    assert report.counts == {"released": 3, "redeemed": 1}
+    assert statuses(coupons) == ["AVAILABLE", "USED", "AVAILABLE", "AVAILABLE"]
+    for coupon in (coupons[0], coupons[2], coupons[3]):
+        assert [op for op, *_ in ledger(coupon)] == ["ISSUE", "LOCK", "RELEASE"]
+        release = CouponOperation.objects.get(coupon=coupon, op_type="RELEASE")
+        # Sealed into the coupon's hash chain after its LOCK row (the autouse check replays it).
+        assert release.prev_hash == CouponOperation.objects.get(
+            coupon=coupon, op_type="LOCK").content_hash
+        event = OutboxEvent.objects.get(operation=release)
+        assert (event.event_type, event.payload["operation_id"], event.payload["to_state"]) == (
+            "CouponReleased", release.pk, "AVAILABLE")
+
+
+def queries_to_expire(template, ctx, clock, n) -> int:
+    coupons = issue(template, ctx, n, user_id=f"u-{n}")
+    clock.advance(days=31)  # past the 30-day validity of the coupons just issued
+    with CaptureQueriesContext(connection) as queries:
+        assert scanners.expire_coupons(batch=100).counts == {"expired": n}
+    assert statuses(coupons) == ["EXPIRED"] * n
+    for coupon in coupons:
+        expire = CouponOperation.objects.get(coupon=coupon, op_type="EXPIRE")
+        assert OutboxEvent.objects.get(operation=expire).event_type == "CouponExpired"
+    return len(queries)
+
+
+def test_an_expiry_batch_takes_as_many_statements_for_twenty_coupons_as_for_two(
+    template, ctx, clock,
+):
+    assert queries_to_expire(template, ctx, clock, 2) == queries_to_expire(
+        template, ctx, clock, 20)
