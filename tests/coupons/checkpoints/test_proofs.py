@@ -16,7 +16,7 @@ from operations.checkpoint import ledger_checkpoint
 from tests.api.roles import machine
 from tests.coupons.checkpoints.conftest import rewrite_and_rechain, save_json
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "verify_coupon_proof.py"
+SCRIPT = Path(__file__).resolve().parents[3] / "scripts" / "verify_coupon_proof.py"
 # Runs the script as an auditor would, with Django unimportable: it must not need it.
 WITHOUT_DJANGO = ("import runpy, sys; sys.modules['django'] = None; "
                   "sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')")
