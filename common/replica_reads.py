@@ -37,12 +37,12 @@ PRIMARY_PAGES = frozenset({
 REPLICA_RETRY_SECONDS = 10
 DATA_AS_OF_HEADER = "X-Data-As-Of"
 
-# One round trip on the replica: is it still a replica, has it replayed the caller's last
-# write (NULL: no recent write), and as of when is its data. Caught up with a live WAL
-# receiver: as of now; else as of the last transaction it replayed (NULL before the first).
+# One round trip on the replica: is it still a replica, how far it has replayed the
+# primary's WAL, and as of when is its data. Caught up with a live WAL receiver: as of now;
+# else as of the last transaction it replayed (NULL before the first).
 STATE_SQL = """
 SELECT pg_is_in_recovery(),
-       %(lsn)s::pg_lsn IS NULL OR pg_last_wal_replay_lsn() >= %(lsn)s::pg_lsn,
+       pg_last_wal_replay_lsn()::text,
        CASE WHEN pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn()
                  AND EXISTS (SELECT 1 FROM pg_stat_wal_receiver WHERE pid IS NOT NULL)
             THEN now() ELSE pg_last_xact_replay_timestamp() END,
@@ -57,6 +57,41 @@ _resting: dict[str, float] = {}
 class ReplicaRead:
     alias: str
     as_of: datetime
+
+
+@dataclass(frozen=True)
+class ReplicaState:
+    """What STATE_SQL read on one replica."""
+
+    in_recovery: bool  # false: a promoted copy, which no longer follows the primary
+    replayed: str | None  # the WAL position it has replayed ("16/B374D848")
+    as_of: datetime | None  # as of when its data is (None: nothing replayed yet)
+    now: datetime  # its clock
+
+
+def wal_position(lsn: str) -> int:
+    """A WAL position as PostgreSQL prints one (two hex halves, "16/B374D848") as a number:
+    compared as text, "0/FFFFFFFF" would come after "1/0"."""
+    high, _, low = lsn.partition("/")
+    return (int(high, 16) << 32) | int(low, 16)
+
+
+def has_replayed(state: ReplicaState, written: str | None) -> bool:
+    """Read-your-writes: the caller's last write (None: none recent) is in the replica."""
+    if written is None:
+        return True
+    return state.replayed is not None and wal_position(state.replayed) >= wal_position(written)
+
+
+def within_lag(state: ReplicaState, max_lag_seconds: float) -> bool:
+    return state.as_of is not None and (
+        (state.now - state.as_of).total_seconds() <= max_lag_seconds)
+
+
+def replica_serves(state: ReplicaState, written: str | None, max_lag_seconds: float) -> bool:
+    """May this replica answer a caller whose last write is at `written`?"""
+    return state.in_recovery and has_replayed(state, written) and within_lag(
+        state, max_lag_seconds)
 
 
 def caller_key(request, response=None) -> str | None:
@@ -95,22 +130,25 @@ def choose_replica(written_lsn: str | None) -> ReplicaRead | None:
     for alias in aliases:
         if _resting.get(alias, 0) > time.monotonic():
             continue
-        try:
-            with connections[alias].cursor() as cursor:
-                cursor.execute(STATE_SQL, {"lsn": written_lsn})
-                in_recovery, replayed, as_of, now = cursor.fetchone()
-        except DatabaseError:
-            logger.warning("replicas: %s did not answer; reading from the primary", alias)
+        state = replica_state(alias)
+        if state is None:
             _resting[alias] = time.monotonic() + REPLICA_RETRY_SECONDS
-            connections[alias].close()
             continue
-        # A promoted copy (not in recovery) no longer follows the primary.
-        if not in_recovery or not replayed or as_of is None:
-            continue
-        if (now - as_of).total_seconds() > settings.DATABASE_REPLICA_MAX_LAG_SECONDS:
-            continue
-        return ReplicaRead(alias, as_of)
+        if replica_serves(state, written_lsn, settings.DATABASE_REPLICA_MAX_LAG_SECONDS):
+            return ReplicaRead(alias, state.as_of)
     return None
+
+
+def replica_state(alias: str) -> ReplicaState | None:
+    """The replica's state, or None when it does not answer."""
+    try:
+        with connections[alias].cursor() as cursor:
+            cursor.execute(STATE_SQL)
+            return ReplicaState(*cursor.fetchone())
+    except DatabaseError:
+        logger.warning("replicas: %s did not answer; reading from the primary", alias)
+        connections[alias].close()
+        return None
 
 
 def may_read_from_replica(request) -> bool:

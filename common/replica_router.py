@@ -20,17 +20,21 @@ PRIMARY_APPS = frozenset({"auth", "sessions", "axes", "contenttypes", "admin"})
 PRIMARY_MODELS = frozenset({"coupons.serviceclient", "coupons.idempotencyrecord"})
 
 
+def read_alias(model, replica: str, *, in_transaction: bool) -> str:
+    """Where a read of `model` goes in a request that may read from `replica`."""
+    meta = model._meta
+    if meta.app_label in PRIMARY_APPS or meta.label_lower in PRIMARY_MODELS or in_transaction:
+        return DEFAULT_DB_ALIAS
+    return replica
+
+
 class ReplicaRouter:
     def db_for_read(self, model, **hints):
-        alias = reading_from.get()
-        if alias is None:
+        replica = reading_from.get()
+        if replica is None:  # most requests: no look at the connection at all
             return DEFAULT_DB_ALIAS
-        meta = model._meta
-        if meta.app_label in PRIMARY_APPS or meta.label_lower in PRIMARY_MODELS:
-            return DEFAULT_DB_ALIAS
-        if connections[DEFAULT_DB_ALIAS].in_atomic_block:
-            return DEFAULT_DB_ALIAS
-        return alias
+        return read_alias(model, replica,
+                          in_transaction=connections[DEFAULT_DB_ALIAS].in_atomic_block)
 
     def db_for_write(self, model, **hints):
         return DEFAULT_DB_ALIAS

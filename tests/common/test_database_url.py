@@ -12,7 +12,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from config.env import database_config
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HA_URL = ("postgres://coupon_app:secret@10.0.0.1:5461,10.0.0.2:5462/coupons"
           "?target_session_attrs=read-write")
 

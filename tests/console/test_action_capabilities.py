@@ -11,10 +11,10 @@ from django.contrib.auth.models import Group
 from django.urls import reverse
 
 from coupons.capabilities import Capability
-from coupons.models import CouponOperation
+from coupons.models import CaseStatus, ConflictCase, CouponOperation
 from refunds.models import Compensation
 from tests.console.queue_helpers import new_key, press, text
-from tests.console.queue_objects import proposal, redeemed
+from tests.console.queue_objects import fresh_coupon, late_payment_case, proposal, redeemed
 
 pytestmark = pytest.mark.django_db
 
@@ -69,6 +69,34 @@ def test_a_person_with_approve_but_not_propose_may_approve(client, make_person, 
     compensation.refresh_from_db()
     assert (compensation.status, compensation.decided_by) == ("APPROVED", "user:carol")
     assert ops(coupon) == ["ISSUE", "LOCK", "REDEEM", "REVERSE"]
+
+
+def bulk_dismiss(client, cases):
+    return client.post(reverse("console:case_bulk"), {
+        "ids": [str(case.pk) for case in cases], "verb": "DISMISS",
+        "note": "paid twice, refunded by the bank", "bulk_key": new_key()})
+
+
+def test_bulk_case_resolution_needs_resolve_cases_not_refund_approval(client, make_person,
+                                                                      template):
+    cases = [late_payment_case(fresh_coupon(template, f"u{n}"), order_id=f"order-{n}")
+             for n in range(2)]
+    carol = operator_without(Capability.APPROVE_REFUNDS, make_person, client)
+
+    answer = bulk_dismiss(carol, cases)
+
+    assert answer.status_code == 200
+    assert "2 items: 2 done, 0 refused." in text(answer)
+    assert {ConflictCase.objects.get(pk=case.pk).status for case in cases} == {
+        CaseStatus.DISMISSED}
+
+
+def test_bulk_case_resolution_is_refused_without_resolve_cases(client, make_person, template):
+    case = late_payment_case(fresh_coupon(template))
+    carol = operator_without(Capability.RESOLVE_CASES, make_person, client)
+
+    assert bulk_dismiss(carol, [case]).status_code == 403
+    assert ConflictCase.objects.get(pk=case.pk).status == CaseStatus.OPEN
 
 
 @pytest.mark.parametrize("confirmed", ["no", "", "true", "YES"])

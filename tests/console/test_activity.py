@@ -7,7 +7,9 @@ from django.urls import reverse
 from console.activity import ActivityFilters, activity_page
 from console.models import ViewRecord
 from coupons.models import CommandRejection
-from tests.console.queue_objects import fresh_coupon
+from coupons.services import CommandContext
+from refunds.services.compensation_decide import compensation_reject
+from tests.console.queue_objects import fresh_coupon, proposal
 
 pytestmark = pytest.mark.django_db
 
@@ -50,6 +52,21 @@ def test_activity_shows_views_actions_and_refused_attempts_per_person(signed_in,
     assert "CONSOLE refused: PERMISSION_DENIED" in page
     assert "GET /activity/ needs view_activity" in page
     assert "user:pat" not in page.split("<tbody>")[1]  # only sam's rows
+
+
+def test_a_compensation_decision_is_credited_to_who_decided_it_not_who_proposed_it(
+        signed_in, coupon):
+    compensation = proposal(coupon, proposer="user:alice")
+    compensation_reject(compensation_id=compensation.pk, note="not our mistake",
+                        ctx=CommandContext(actor="user:bob"))
+    auditor = signed_in("policy_admin", "pat")
+    decided = f"Decided compensation #{compensation.pk}: REJECTED"
+
+    bobs = auditor.get(reverse("console:activity"), {"person": "bob"}).content.decode()
+    alices = auditor.get(reverse("console:activity"), {"person": "alice"}).content.decode()
+
+    assert decided in bobs
+    assert decided not in alices
 
 
 def test_activity_per_coupon_lists_its_ledger_rows_and_its_views(signed_in, coupon, template):

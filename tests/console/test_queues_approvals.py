@@ -5,7 +5,7 @@ import re
 import pytest
 
 from coupons.models import CommandRejection, CouponOperation, IdempotencyRecord
-from refunds.models import RefundCoupon
+from refunds.models import RefundCoupon, ReturnPolicy
 from refunds.services.policies import policy_draft_create, policy_publish
 from tests.console.queue_helpers import new_key, press, text
 from tests.console.queue_objects import pending_decision
@@ -285,6 +285,24 @@ def test_a_manual_review_preselects_nothing_and_recommends_what_the_policy_would
 
     assert "This field is required." in text(unchosen)
     assert ledger(decision) == ["ISSUE", "LOCK", "REDEEM"]
+
+
+def test_a_manual_review_may_be_recommended_the_versions_last_rule(signed_in, coupon):
+    """Version 2: risky refunds go to a person; the only rule after that one is the last."""
+    default = ReturnPolicy.objects.get(code="default")
+    draft = policy_draft_create(default, "policy-admin", rules=[
+        {"label": "Risky refunds are reviewed", "when": {"risk_flag": True},
+         "action": "MANUAL_REVIEW"},
+        {"label": "Otherwise the coupon stays used", "when": {}, "action": "KEEP_USED"},
+    ])
+    policy_publish(draft, "policy-admin")
+    pending_decision(coupon)  # risk-flagged
+
+    page = text(signed_in("operator").get("/approvals/"))
+
+    select = re.search(r'<select name="action".*?</select>', page, re.S).group(0)
+    assert '<option value="KEEP_USED">KEEP_USED (recommended)</option>' in select
+    assert "rule 2 (“Otherwise the coupon stays used”)" in page
 
 
 def test_a_rule_that_asks_for_approval_recommends_its_own_action(

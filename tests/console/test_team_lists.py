@@ -4,15 +4,22 @@ saved filters per person, and bulk decisions where each item answers for itself.
 import csv
 import io
 import uuid
+from decimal import Decimal
 
 import pytest
+from django.contrib.auth.models import Permission
 from django.urls import reverse
 
 from console.exports import neutralised
 from console.models import SavedFilter, ViewRecord
 from coupons.models import CaseStatus, ConflictCase
 from refunds.models import RefundCoupon
-from tests.console.queue_objects import fresh_coupon, late_payment_case, pending_decision
+from tests.console.queue_objects import (
+    fresh_coupon,
+    late_payment_case,
+    pending_decision,
+    proposal,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -47,6 +54,34 @@ def test_the_case_export_has_the_pages_filter_and_neutralises_formulas(signed_in
     export = ViewRecord.objects.get(kind=ViewRecord.Kind.EXPORT)
     assert (export.actor, export.page, export.path) == (
         "user:olga", "cases", "/cases/export.csv?status=open")
+
+
+@pytest.mark.parametrize("order_id", ["\t=1+2", "\r=1+2"])
+def test_a_cell_starting_with_a_tab_or_return_is_quoted_too(signed_in, template, order_id):
+    """Some spreadsheets skip leading white space and run what follows as a formula."""
+    late_payment_case(fresh_coupon(template), order_id=order_id)
+
+    answer = signed_in("operator").get(reverse("console:cases_export"), {"status": "open"})
+
+    _, *rows = rows_of(answer)
+    assert [row[4] for row in rows] == [f"'{order_id}"]
+
+
+def test_the_compensation_export_leaves_out_reasons_and_amounts_for_who_may_not_see_them(
+        signed_in, make_person, client, template):
+    proposal(fresh_coupon(template), amount=Decimal("12.50"))
+    exporter = make_person("support", "sam")  # may export lists, not see case details
+    exporter.user_permissions.add(Permission.objects.get(codename="export_lists"))
+    client.force_login(exporter)
+
+    header, *rows = rows_of(client.get(reverse("console:compensations_export")))
+    full_header, *full_rows = rows_of(
+        signed_in("operator").get(reverse("console:compensations_export")))
+
+    assert {"reason", "amount"} & set(header) == set() and len(rows) == 1
+    assert "redeemed by mistake" not in {cell for row in rows for cell in row}
+    assert {"reason", "amount"} <= set(full_header)
+    assert "redeemed by mistake" in full_rows[0] and "12.50" in full_rows[0]
 
 
 def test_the_search_export_lists_every_match_of_the_same_search(signed_in, template):

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = [
     pytest.mark.postgres,

@@ -34,7 +34,7 @@ import pytest
 from tests.api.test_production_defaults import PRODUCTION_ENV
 from tests.deploy.test_serve import free_port
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # Pairs of ports (primary, replica) this suite may use; each xdist worker that runs tests here
 # takes the first free pair under a file lock.
 PORT_PAIRS = [(port, port + 1) for port in range(

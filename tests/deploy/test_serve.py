@@ -16,7 +16,7 @@ import pytest
 
 from tests.api.test_production_defaults import PRODUCTION_ENV
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 START_SECONDS = 120
 PUBLIC_HOST = PRODUCTION_ENV["DJANGO_ALLOWED_HOSTS"]
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CATALOGUE = Path("locale/zh_Hans/LC_MESSAGES/django.po")
 # The command the developers run (docs/console.md), so the check sees what they see.
 MAKEMESSAGES = ["manage.py", "makemessages", "-l", "zh_Hans", "--no-obsolete",

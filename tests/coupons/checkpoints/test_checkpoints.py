@@ -10,7 +10,7 @@ from django.core.management.base import CommandError
 
 from coupons.evidence.checkpoint_keys import public_key_text
 from coupons.evidence.replay import coupon_check
-from coupons.models import LedgerCheckpoint, LedgerCheckpointChunk, OutboxEvent
+from coupons.models import LedgerCheckpoint, LedgerCheckpointChunk, OutboxEvent, UserCoupon
 from operations.checkpoint import ledger_checkpoint
 from tests.app_role import past_the_triggers
 from tests.coupons.checkpoints.conftest import (
@@ -152,6 +152,24 @@ def test_a_rewrite_after_the_checkpoint_is_seen_by_the_next_checkpoint_too(
 
     assert status == 1
     assert f"coupon {redeemed.pk}: checkpoint 2 has v3, after v3 in checkpoint 1" in out
+
+
+def test_a_coupon_put_back_to_an_older_version_after_a_checkpoint_is_named_by_the_next(
+        redeemed, checkpoint_dir, public_key, broken_on_purpose):
+    """Rows untouched and the chain whole, but the coupon row moved back to v2 behind the
+    triggers: the next checkpoint signs the v2 head, and verifying it against the previous
+    checkpoint (which signed v3) names the step back."""
+    ledger_checkpoint()
+    with past_the_triggers():
+        UserCoupon.objects.filter(pk=redeemed.pk).update(state_version=2)
+    broken_on_purpose.add(redeemed.pk)
+    ledger_checkpoint()
+
+    status, out = verify(checkpoint_file(checkpoint_dir, 2), "--public-key", public_key)
+
+    assert status == 1
+    assert (f"coupon {redeemed.pk}: checkpoint 2 has v2, after v3 in checkpoint 1: its "
+            f"history went back or was rewritten") in out
 
 
 def test_a_rewrite_before_any_checkpoint_is_undetectable(redeemed, checkpoint_dir, public_key):

@@ -9,13 +9,14 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from coupons.evidence import merkle
 from coupons.evidence.checkpoint_keys import public_key_text
 from coupons.services import coupon_issue
 from operations.checkpoint import ledger_checkpoint
 from tests.api.roles import machine
 from tests.coupons.checkpoints.conftest import rewrite_and_rechain, save_json
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "verify_coupon_proof.py"
+SCRIPT = Path(__file__).resolve().parents[3] / "scripts" / "verify_coupon_proof.py"
 # Runs the script as an auditor would, with Django unimportable: it must not need it.
 WITHOUT_DJANGO = ("import runpy, sys; sys.modules['django'] = None; "
                   "sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')")
@@ -57,6 +58,25 @@ def test_a_checkpointed_coupon_s_proof_verifies_offline(redeemed, template, ctx,
     status, out = offline(proof, public_key, tmp_path)
     assert (status, out.splitlines()[0]) == (
         0, f"OK: coupon {redeemed.pk}: rows v1..v3 are the ones signed in checkpoint 1 at "
+           f"2026-06-01T12:00:00Z")
+
+
+def test_a_proof_past_the_first_chunk_names_its_place_in_the_whole_tree(
+        redeemed, template, ctx, reader, checkpoint_dir, public_key, tmp_path, monkeypatch):
+    """Chunks of two leaves, five coupons: the last one is leaf 4, the first of chunk 2. Its
+    index counts the chunks before it, or the auditor's check lands on another leaf."""
+    monkeypatch.setattr(merkle, "CHUNK", 2)
+    for n in range(4):
+        last = coupon_issue(template_id=template.pk, user_id=f"other-{n}", ctx=ctx).coupon
+    ledger_checkpoint()
+
+    proof = proof_of(reader, last.pk)
+
+    assert (proof["leaf"]["index"], proof["checkpoint"]["signed"].count('"tree_size":5')) == (
+        4, 1)
+    status, out = offline(proof, public_key, tmp_path)
+    assert (status, out.splitlines()[0]) == (
+        0, f"OK: coupon {last.pk}: rows v1..v1 are the ones signed in checkpoint 1 at "
            f"2026-06-01T12:00:00Z")
 
 

@@ -79,6 +79,21 @@ def test_an_early_row_edited_past_the_triggers_is_still_caught(verified, api,
         "hash chain broken at v2 (LOCK): the row was changed after it was written"]
 
 
+def test_the_watermarks_own_row_edited_past_the_triggers_is_still_caught(verified, api,
+                                                                          broken_on_purpose):
+    """The row at the watermark's version is verified too: its hash is compared with the
+    watermark's, but an edit that leaves the stored hash as it was shows only in the
+    database's fingerprint of the rows up to and including that version."""
+    head = CouponOperation.objects.get(coupon=verified, to_version=41)
+
+    as_owner_with_triggers_off(lambda: CouponOperation.objects.filter(pk=head.pk).update(
+        actor="attacker"))
+    broken_on_purpose.add(verified.pk)
+
+    assert chain_problems(api, verified) == [
+        f"hash chain broken at v41 ({head.op_type}): the row was changed after it was written"]
+
+
 def test_an_early_row_rechained_to_the_head_is_still_caught(verified, api, broken_on_purpose):
     """Every row from v2 rewritten and re-chained under a guessed key, up to the watermark's
     head: the head's own hash changes, and so does the digest."""

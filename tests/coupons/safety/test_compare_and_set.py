@@ -232,3 +232,25 @@ def test_a_missed_compare_and_set_writes_none_of_the_commands_rows_nor_its_answe
     assert world() == before  # no second lease, the held one still ACTIVE, no ledger row
     record = IdempotencyRecord.objects.get(pk=claim.record_id)
     assert (record.status, record.response_body) == (IdempotencyRecord.Status.IN_PROGRESS, None)
+
+
+def test_a_missed_compare_and_set_changes_no_declared_row_even_before_a_rollback(coupon, ctx):
+    """A caller that catches the conflict and goes on in the same transaction (nothing rolls
+    the statement back) still finds the rows the command declared as they were: on PostgreSQL
+    each declared update asks whether the compare-and-set matched."""
+    _, proof = lock(coupon, ctx)  # LOCKED v2
+    coupon_renew(coupon_id=coupon.pk, lease=proof, ctx=ctx, lease_seconds=600)  # now v3
+    current = UserCoupon.objects.get(pk=coupon.pk)
+    lease_end = CouponLock.objects.get(pk=current.current_lock_id).expires_at
+
+    with transaction.atomic():
+        with pytest.raises(VersionConflict):
+            apply_transition(
+                coupon=current, op_type=OperationType.RENEW, to_state=CouponStatus.LOCKED,
+                expected_version=2, ctx=ctx, now=clock.now(),
+                owner=(proof.order_id, proof.token_hash),
+                updates=[(CouponLock.objects.filter(pk=current.current_lock_id),
+                          {"expires_at": lease_end + timedelta(days=30)})])
+        seen = CouponLock.objects.get(pk=current.current_lock_id).expires_at
+
+    assert seen == lease_end

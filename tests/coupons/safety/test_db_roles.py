@@ -22,6 +22,7 @@ from coupons.models import (
     CouponOperation,
     InboxMessage,
     OrderCoupon,
+    OrderFact,
     OutboxEvent,
     Redemption,
 )
@@ -199,6 +200,40 @@ def test_truncate_of_a_history_table_is_refused_to_the_app_and_the_owner(history
                                             setup=pending_checks_done)
 
     assert execute(f"SELECT count(*) FROM {table}") == [(rows,)]
+
+
+# --- evidence the application only ever adds to --------------------------------------------
+
+# What the services insert and never move: no UPDATE or DELETE grant, named here one by one
+# (not derived from operations/db_roles.py, whose lists are what this checks).
+INSERT_ONLY = [
+    "coupons_couponoperation", "coupons_commandrejection", "coupons_ordercoupon",
+    "coupons_expirywarning", "coupons_orderfact", "coupons_presalesettlement",
+    "coupons_coupontemplateversion", "coupons_prunerun", "coupons_ledgercheckpoint",
+    "coupons_ledgercheckpointchunk", "coupons_unkeyedledgerprefix", "timeline_staffnote",
+    "timeline_viewrecord",
+]
+
+
+@pytest.mark.parametrize("table", INSERT_ONLY)
+def test_the_app_role_may_only_read_and_add_to_the_evidence_tables(db, table):
+    [grants] = execute(
+        "SELECT has_table_privilege(%s, %s, 'SELECT'), has_table_privilege(%s, %s, 'INSERT'),"
+        " has_table_privilege(%s, %s, 'UPDATE'), has_table_privilege(%s, %s, 'DELETE'),"
+        " has_any_column_privilege(%s, %s, 'UPDATE')", [APP_ROLE, table] * 5)
+    assert grants == (True, True, False, False, False)
+
+
+def test_the_app_role_cannot_rewrite_what_the_order_service_said(history):
+    """An order fact decides what later refunds and late payments do to the coupon."""
+    fact = OrderFact.objects.get(order_id="order-Z")
+    before = OrderFact.objects.filter(pk=fact.pk).values().get()
+
+    assert PERMISSION in refused(
+        "UPDATE coupons_orderfact SET order_id = 'o-attacker', payment_id = 'p-forged'"
+        " WHERE id = %s", [fact.pk])
+
+    assert OrderFact.objects.filter(pk=fact.pk).values().get() == before
 
 
 # --- the order binding and decisions once decided -------------------------------------------

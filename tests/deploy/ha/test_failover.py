@@ -21,7 +21,7 @@ import pytest
 
 from tests.deploy.ha.conftest import require
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 HA_CLUSTER = str(ROOT / "bin" / "ha-cluster")
 # Generous bounds for a loaded CI machine: the cluster is up in about a minute and the drill
 # (migrate, issue the coupons, the failover) takes one to two where the machine is free.

@@ -29,7 +29,7 @@ from django.db import connection
 
 from tests.deploy.ha.conftest import require
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PORT = int(os.environ.get("HA_PGBOUNCER_PORT", "6460"))
 # The races first: run after other tests in one process they meet a metrics-registry clash
 # that has nothing to do with PgBouncer (it happens on a direct connection too).
