@@ -451,6 +451,9 @@ LOGGING = {
     },
     "root": {"handlers": ["console"], "level": "WARNING"},
     "loggers": {
+        "api": {"level": os.environ.get("COUPONS_LOG_LEVEL", "INFO")},
+        "common": {"level": os.environ.get("COUPONS_LOG_LEVEL", "INFO")},
+        "console": {"level": os.environ.get("COUPONS_LOG_LEVEL", "INFO")},
         "coupons": {"level": os.environ.get("COUPONS_LOG_LEVEL", "INFO")},
         # The relay, the fact consumer and reconciliation log under operations.*.
         "operations": {"level": os.environ.get("COUPONS_LOG_LEVEL", "INFO")},
