@@ -78,7 +78,7 @@ def test_makemessages_in_a_copy_finds_a_new_unmarked_catalogue_entry(tmp_path):
     project = tmp_path / "project"
     shutil.copytree(ROOT / "config", project / "config",
                     ignore=shutil.ignore_patterns("__pycache__"))
-    for app in ("coupons", "refunds", "operations", "timeline"):
+    for app in ("api", "common", "coupons", "refunds", "operations", "console"):
         shutil.copytree(ROOT / app, project / app, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "manage.py", project / "manage.py")
     (project / "templates/console").mkdir(parents=True)
