@@ -2,6 +2,8 @@
 events the services really write validate against it."""
 
 import json
+import re
+from collections import Counter
 from decimal import Decimal
 from pathlib import Path
 
@@ -15,6 +17,7 @@ from coupons.write.records import EVENT_TYPES
 from coupons.write.transitions import TRANSITIONS
 from operations.checkpoint import EVENT_TYPE as CHECKPOINTED
 from operations.checkpoint import ledger_checkpoint
+from operations.relay import message_properties
 from operations.scanners import scan_presale_expiry
 from refunds.services.compensation_decide import compensation_approve
 from refunds.services.compensation_propose import compensation_propose
@@ -107,3 +110,47 @@ def test_a_schema_refuses_an_event_that_breaks_it(template, ctx, clock, send):
     assert problems("CouponCompensated", no_amount)
     warning = next(event for event in events if event.event_type == EXPIRY_WARNING)
     assert problems(EXPIRY_WARNING, {**warning.payload, "strategy": "LOCK_HONORS"})
+
+
+def test_the_event_id_is_the_one_key_unique_across_every_event(template, ctx, clock, send):
+    """What the documents tell consumers to de-duplicate on keeps every event apart; the pair
+    they once offered (coupon and version) merges the presale warning with its lease's lock
+    and every checkpoint with the others."""
+    headers = [message_properties(event).headers
+               for event in every_event(template, ctx, clock, send)]
+    pairs = Counter((h["coupon_id"], h["state_version"]) for h in headers)
+
+    assert len({h["event_id"] for h in headers}) == len(headers)
+    assert pairs[(None, None)] == 2
+    assert any(count > 1 for (coupon, _), count in pairs.items() if coupon is not None)
+
+
+def offered_keys(text: str) -> list[str]:
+    """The de-duplication keys a document offers other than the event id alone."""
+    text = " ".join(text.split())
+    offers = []
+    for found in re.finditer(r"(not an? )?de-?duplicat\w*(?: on ([^.:;]*)| key)", text, re.I):
+        negated, key = found.groups()
+        if key is None:
+            offers += [] if negated else [found.group()]
+        elif not re.match(r"\W*the event id\b|`event_id`|it\b", key, re.I) \
+                or re.search(r"\bor\b|\+", key):
+            offers.append(found.group())
+    return offers
+
+
+def test_the_documents_offer_no_other_de_duplication_key():
+    documents = [SCHEMAS.parent / "asyncapi.yaml", *SCHEMAS.glob("*.json"),
+                 SCHEMAS.parents[1] / "docs" / "events.md"]
+
+    assert {path.name: offered_keys(path.read_text()) for path in documents
+            if offered_keys(path.read_text())} == {}
+
+
+@pytest.mark.parametrize("offer", [
+    "de-duplicate on the event id (or coupon_id + state_version).",
+    "with `state_version`, the consumer's de-duplication key.",
+    "At least once: de-duplicate on `number`.",
+])
+def test_the_document_check_sees_a_second_key(offer):
+    assert offered_keys(offer)
