@@ -15,18 +15,23 @@ IDEMPOTENCY_KEY_MAX_LENGTH = 255
 # Printable ASCII with at least one visible character: a NUL or control character cannot be
 # stored (PostgreSQL refuses NUL in text), and a header value outside ASCII arrives mangled.
 IDEMPOTENCY_KEY_PATTERN = r"^[ -~]*[!-~][ -~]*$"
+# The Idempotency-Key draft makes the value a Structured Field string (RFC 8941): quoted, with
+# backslash escaping only a quote or a backslash. Clients written before it send the bare value,
+# so both forms name one key: `"k-1"` and `k-1` replay each other rather than run twice.
+SF_STRING = re.compile(r'"((?:[ !#-\[\]-~]|\\["\\])*)"')
 
 IDEMPOTENCY_KEY_HEADER = OpenApiParameter(
     "Idempotency-Key", location=OpenApiParameter.HEADER, required=True,
     description=(
         "The business key of this command, 1 to 255 printable ASCII characters (a UUID is "
-        "typical; surrounding spaces are ignored). Same key + same body answers the stored "
+        "typical; surrounding spaces are ignored), bare or as a Structured Field string "
+        "(RFC 8941, `\"k-1\"`): both forms name one key. Same key + same body answers the stored "
         "result without a second effect (header `Idempotent-Replayed: true`); same key + "
         "another body is refused (422 IDEMPOTENCY_KEY_REUSED); the same key while its first "
         "request still runs answers 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Keys are scoped to "
         "the caller and kept for IDEMPOTENCY_RETENTION_HOURS (README) after completion. "
-        "Missing or blank: 400 IDEMPOTENCY_KEY_MISSING; too long or other characters: 400 "
-        "VALIDATION_ERROR."
+        "Missing or blank: 400 IDEMPOTENCY_KEY_MISSING; too long, other characters or a "
+        "malformed quoted string: 400 VALIDATION_ERROR."
     ),
     type={"type": "string", "minLength": 1, "maxLength": IDEMPOTENCY_KEY_MAX_LENGTH,
           "pattern": IDEMPOTENCY_KEY_PATTERN},
@@ -38,13 +43,8 @@ def client_id_of(user) -> int | None:
     return user.pk if isinstance(user, ServiceClient) else None
 
 
-def run_command(request, input_serializer, command, *, success_status=200, render=None):
-    """`command(ctx, data)` calls one service and returns the answer's body.
-
-    `success_status` is a status, or a function of the validated data that says which.
-    `render` adds what must never be stored (a LOCK's lease token, derived again each time).
-    """
-    sent = request.headers.get("Idempotency-Key", "")
+def idempotency_key_of(sent: str) -> str:
+    """The key a header names, bare or as a Structured Field string; refused if it is neither."""
     key = sent.strip()
     if not key:
         raise IdempotencyKeyMissing()
@@ -52,6 +52,24 @@ def run_command(request, input_serializer, command, *, success_status=200, rende
         raise ValidationFailed(_("Idempotency-Key is at most 255 characters."))
     if not re.fullmatch(IDEMPOTENCY_KEY_PATTERN, sent):
         raise ValidationFailed(_("Idempotency-Key must be printable ASCII characters only."))
+    if key.startswith('"'):
+        quoted = SF_STRING.fullmatch(key)
+        if quoted is None:
+            raise ValidationFailed(_("A quoted Idempotency-Key must be a Structured Field string: "
+                                     "one pair of quotes, a backslash only before \\ or \"."))
+        key = re.sub(r'\\(.)', r"\1", quoted.group(1)).strip()
+    if not key:
+        raise IdempotencyKeyMissing()
+    return key
+
+
+def run_command(request, input_serializer, command, *, success_status=200, render=None):
+    """`command(ctx, data)` calls one service and returns the answer's body.
+
+    `success_status` is a status, or a function of the validated data that says which.
+    `render` adds what must never be stored (a LOCK's lease token, derived again each time).
+    """
+    key = idempotency_key_of(request.headers.get("Idempotency-Key", ""))
     serializer = input_serializer(data=request.data)
     serializer.is_valid(raise_exception=True)
     if callable(success_status):

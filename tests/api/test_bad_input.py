@@ -356,3 +356,38 @@ def test_bad_input_leaves_no_idempotency_claim_so_a_corrected_retry_runs(api, ta
 
     path, body = valid_request(targets, "lock")
     assert send(api, path, body, key="quote-9").status_code == 200
+
+
+@pytest.mark.parametrize("quoted", ['"order-7"', '  "order-7" '])
+def test_a_quoted_key_and_its_bare_value_are_one_key(api, targets, quoted):
+    """The draft's Structured Field string and the bare value clients sent before it."""
+    path, body = valid_request(targets, "issue")
+    first = send(api, path, body, key="order-7")
+    again = send(api, path, body, key=quoted)
+
+    assert (first.status_code, again.status_code) == (201, 201)
+    assert again["Idempotent-Replayed"] == "true"
+    assert again.json() == first.json()
+    assert list(IdempotencyRecord.objects.values_list("key", flat=True).order_by("key")) == [
+        "order-7", "setup-lock"]
+
+
+def test_a_quoted_key_unescapes_a_quote_and_a_backslash(api, targets):
+    path, body = valid_request(targets, "issue")
+
+    assert send(api, path, body, key=r'"a\"b\\c"').status_code == 201
+    assert IdempotencyRecord.objects.filter(key='a"b\\c').exists()
+
+
+@pytest.mark.parametrize("key", ['"open', '"a"b"', r'"bad\escape"', '"a" "b"'],
+                         ids=["unterminated", "inner-quote", "bad-escape", "two-strings"])
+def test_a_malformed_quoted_key_is_a_validation_error(api, targets, key):
+    path, body = valid_request(targets, "lock")
+
+    refused_without_effect(api, path, body, key=key)
+
+
+def test_an_empty_quoted_key_is_a_missing_key(api, targets):
+    path, body = valid_request(targets, "lock")
+
+    refused_without_effect(api, path, body, key='""', code="IDEMPOTENCY_KEY_MISSING")
