@@ -2,14 +2,31 @@
 
 from rest_framework import serializers
 
+from api.exceptions import DRF_CODES, UNEXPECTED_CODES
+from coupons.errors import CouponError
+
+
+def domain_errors(cls=CouponError):
+    for sub in cls.__subclasses__():
+        yield sub
+        yield from domain_errors(sub)
+
+
+# Every code an answer can carry: the domain's error classes, the framework's refusals mapped
+# in api.exceptions, and what nobody expected. A generated client gets them as one enum.
+ERROR_CODES = sorted({error.code for error in domain_errors() if "code" in vars(error)}
+                     | set(DRF_CODES.values()) | set(UNEXPECTED_CODES))
+
 
 class ErrorDetail(serializers.Serializer):
-    code = serializers.CharField(help_text="A stable error code (docs/api.md), e.g. INVALID_STATE.")
+    code = serializers.ChoiceField(choices=ERROR_CODES, help_text=(
+        "A stable error code; docs/api.md (Errors) says when each one happens."))
     message = serializers.CharField()
     details = serializers.DictField(help_text=(
         "400: the fields at fault, e.g. "
         '{"rules": {"2": {"when": {"refunded_share_min": ["must be between 0 and 1"]}}}}; '
-        "403: the missing `capability`; 409: `current_state` and `current_version`."))
+        "403: the missing `capability`; 409: `current_state` and `current_version`; 429 and 503: "
+        "`retry_after`, the seconds the `Retry-After` header gives, as an integer."))
 
 
 class ErrorOutput(serializers.Serializer):

@@ -33,13 +33,17 @@ DRF_CODES = {
     exceptions.NotAcceptable: "NOT_ACCEPTABLE",
     exceptions.Throttled: "THROTTLED",
 }
+# The codes of answers no handler expected (unexpected_error_response).
+UNEXPECTED_CODES = ("INTERNAL_ERROR", "SERVICE_UNAVAILABLE")
 
 
 def api_exception_handler(exc, context):
     if isinstance(exc, CouponError):
         if exc.http_status >= 409:
             logger.info("refused %s: %s", exc.code, exc.details)
-        return Response(exc.as_body(), status=exc.http_status)
+        wait = exc.details.get("retry_after")
+        headers = {"Retry-After": str(wait)} if wait is not None else None
+        return Response(exc.as_body(), status=exc.http_status, headers=headers)
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):
@@ -53,13 +57,16 @@ def api_exception_handler(exc, context):
     response = exception_handler(exc, context)
     if response is None:
         return unexpected_error_response(exc, context["request"])
-    code = next((c for cls, c in DRF_CODES.items() if isinstance(exc, cls)), "ERROR")
+    code = next((c for cls, c in DRF_CODES.items() if isinstance(exc, cls)), "INTERNAL_ERROR")
     if isinstance(exc, exceptions.ValidationError):
         details = exc.detail if isinstance(exc.detail, dict) else {"non_field_errors": exc.detail}
         message = _("The request is not valid.")
     elif isinstance(exc, exceptions.Throttled):
-        # DRF has set the Retry-After header from the same wait.
-        details, message = {"retry_after": response.get("Retry-After")}, str(exc.detail)
+        # DRF sets Retry-After from the throttle's wait, which a throttle may not know (a rate
+        # lowered below what the window already holds): then a second, never no header.
+        wait = int(response.get("Retry-After") or 1)
+        response["Retry-After"] = str(wait)
+        details, message = {"retry_after": wait}, str(exc.detail)
     else:
         details, message = {}, str(exc.detail)
     if response.status_code == status.HTTP_401_UNAUTHORIZED:
@@ -85,7 +92,8 @@ def unexpected_error_response(exc, request) -> Response:
     if isinstance(exc, OperationalError | InterfaceError):
         logger.error("database unavailable on %s %s", request.method, request.path, exc_info=exc)
         body = error_body("SERVICE_UNAVAILABLE",
-                          _("The database is not reachable right now; retry later."))
+                          _("The database is not reachable right now; retry later."),
+                          {"retry_after": DATABASE_RETRY_AFTER_SECONDS})
         return Response(body, status=status.HTTP_503_SERVICE_UNAVAILABLE,
                         headers={"Retry-After": str(DATABASE_RETRY_AFTER_SECONDS)})
     logger.error("internal error on %s %s", request.method, request.path, exc_info=exc)

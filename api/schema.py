@@ -21,7 +21,9 @@ NOT_BLANK = f"^[^\\x00]*[^\\x00{STRIPPED}][^\\x00]*$"
 ID_OR_EMPTY = f"^$|{ID_PATTERN}"
 SLUG = "^[-a-zA-Z0-9_]+$"  # DRF's SlugField
 RETRY_AFTER = {"Retry-After": {
-    "description": "Seconds to wait before retrying.",
+    "description": "Seconds to wait before retrying; the body's `details.retry_after` says the "
+                   "same as a number.",
+    "required": True,
     "schema": {"type": "integer", "minimum": 0}}}
 REPLAYED = {"Idempotent-Replayed": {
     "description": "`true` when this is the stored answer of an earlier request with the same "
@@ -46,6 +48,7 @@ ERROR_MEANINGS = {
     422: "A business rule refused a well-formed request (e.g. COUPON_EXPIRED, THRESHOLD_NOT_MET, "
          "NOT_COUPON_OWNER), or IDEMPOTENCY_KEY_REUSED / MESSAGE_ID_REUSED / REFUND_ID_REUSED: the "
          "key, message id or refund id was used before with another body.",
+    415: "UNSUPPORTED_MEDIA_TYPE: the body is not `application/json`. Nothing was changed.",
     429: "THROTTLED: too many requests from this client; `Retry-After` says when to retry.",
     503: "SERVICE_UNAVAILABLE: the database is not reachable right now; `Retry-After` says when "
          "to retry (a command with the same Idempotency-Key).",
@@ -147,7 +150,7 @@ def error_statuses(operation: dict, view, method: str) -> set[int]:
     """The error statuses an operation can answer, from what it takes.
 
     Every operation: 401, 403 (capability), 429 (throttles) and 503 (no database). A path id
-    or a page: 404. A body, query parameters or a path id: 400. A command behind an
+    or a page: 404. A body, query parameters or a path id: 400. A body: 415 (not JSON). A command behind an
     Idempotency-Key: 400, 409 (a key still in progress, besides the state conflicts) and 422
     (the key reused with another body). A view adds what only it answers with
     `error_statuses = {"POST": {404}}`.
@@ -161,6 +164,8 @@ def error_statuses(operation: dict, view, method: str) -> set[int]:
         statuses.add(400)
     if "requestBody" in operation or "query" in places:
         statuses.add(400)
+    if "requestBody" in operation:
+        statuses.add(415)
     if "Idempotency-Key" in names:
         statuses |= {400, 409, 422}
     return statuses | set(getattr(view, "error_statuses", {}).get(method, ()))

@@ -20,7 +20,7 @@ logger = logging.getLogger(__name__)
 HEALTHZ = "/healthz"
 READYZ = "/readyz"
 # A balancer that sees 503 retries the instance after this many seconds.
-RETRY_AFTER_SECONDS = "5"
+RETRY_AFTER_SECONDS = 5
 
 
 def unapplied_migrations() -> int:
@@ -46,7 +46,8 @@ def readiness_problem() -> str | None:
 
 
 def not_ready() -> JsonResponse:
-    body = error_body("SERVICE_UNAVAILABLE", "Not ready to serve requests.")
+    body = error_body("SERVICE_UNAVAILABLE", "Not ready to serve requests.",
+                      {"retry_after": RETRY_AFTER_SECONDS})
     response = JsonResponse(body, status=503)
     response["Retry-After"] = RETRY_AFTER_SECONDS
     return response

@@ -356,6 +356,7 @@ SPECTACULAR_SETTINGS = {
         "InboxStatusEnum": ["PROCESSED", "DUPLICATE"],
         "CouponKindEnum": "coupons.models.CouponKind",
         "TimelineKindEnum": "coupons.history.KIND_ORDER",
+        "ErrorCodeEnum": "api.error_serializers.ERROR_CODES",
     },
 }
 

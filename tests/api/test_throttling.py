@@ -55,7 +55,7 @@ def assert_throttled(response):
     assert error["code"] == "THROTTLED"
     assert set(error) == {"code", "message", "details"}
     assert 0 < int(response["Retry-After"]) <= 60
-    assert error["details"]["retry_after"] == response["Retry-After"]
+    assert error["details"]["retry_after"] == int(response["Retry-After"])
 
 
 def test_a_service_client_over_its_rate_gets_429_until_the_window_passes(

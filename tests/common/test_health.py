@@ -14,7 +14,7 @@ PRODUCTION_GUARDS = override_settings(
 )
 PROBE_HOST = "10.0.0.7"
 NOT_READY = {"error": {"code": "SERVICE_UNAVAILABLE", "message": "Not ready to serve requests.",
-                       "details": {}}}
+                       "details": {"retry_after": 5}}}
 
 
 def probe(path):

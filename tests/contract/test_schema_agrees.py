@@ -9,6 +9,7 @@ import jsonschema
 import pytest
 from drf_spectacular.generators import SchemaGenerator
 
+from api.error_serializers import ERROR_CODES
 from coupons.events.handlers import OUTCOME_ACTIONS
 from refunds.models import ReturnPolicy, ReturnPolicyVersion
 from tests.refunds.compensations.conftest import staff
@@ -152,8 +153,9 @@ def test_retry_after_and_idempotent_replayed_are_declared(schema, api, coupon):
     for route, item in schema["paths"].items():
         for method, operation in item.items():
             for status in ("429", "503"):
-                assert "Retry-After" in operation["responses"][status]["headers"], (
-                    method, route, status)
+                header = operation["responses"][status]["headers"]["Retry-After"]
+                assert header["required"] is True, (method, route, status)
+                assert header["schema"]["type"] == "integer"
     body = {"order_id": "o-1", "user_id": "u1", "order_amount": "300.00"}
     first = api.post(f"/api/v1/coupons/{coupon.pk}/lock", body, format="json",
                      HTTP_IDEMPOTENCY_KEY="k-lock")
@@ -168,3 +170,29 @@ def test_the_token_prefix_is_in_the_security_scheme(schema):
 
     assert (scheme["in"], scheme["name"], scheme["x-token-prefix"]) == (
         "header", "Authorization", "Token")
+
+
+def test_every_error_code_is_in_the_schema_enum_and_documented_once(schema):
+    enum = schema["components"]["schemas"]["ErrorCodeEnum"]["enum"]
+    errors = (ROOT / "docs" / "api.md").read_text()
+    errors = errors.split("## Errors", 1)[1].split("\n## ", 1)[0]
+    table = [code for row in errors.splitlines() if row.startswith("| ")
+             for code in re.findall(r"`([A-Z][A-Z_]+)`", row.split("|")[2])]
+
+    assert sorted(table) == sorted(set(table)), "a code documented twice"
+    assert set(table) == set(enum) == set(ERROR_CODES)
+    assert {"COUPON_NOT_YET_VALID", "REPLAY_IN_PROGRESS", "INTERNAL_ERROR",
+            "UNSUPPORTED_MEDIA_TYPE", "METHOD_NOT_ALLOWED"} <= set(enum)
+
+
+def test_a_body_that_is_not_json_is_a_declared_415(schema, api, coupon):
+    lock = schema["paths"]["/api/v1/coupons/{coupon_id}/lock"]["post"]["responses"]
+    answer = api.generic("POST", f"/api/v1/coupons/{coupon.pk}/lock", "order_id=o-1",
+                         content_type="text/plain", HTTP_IDEMPOTENCY_KEY="k-415")
+
+    assert answer.status_code == 415
+    assert answer.json()["error"]["code"] == "UNSUPPORTED_MEDIA_TYPE"
+    assert "415" in lock
+    assert all("415" in operation["responses"]
+               for item in schema["paths"].values() for operation in item.values()
+               if "requestBody" in operation)

@@ -117,6 +117,8 @@ def test_a_second_replay_while_one_runs_is_429_for_that_person_only(draft, cappe
     assert refused.status_code == 429
     assert refused.json()["error"]["code"] == "REPLAY_IN_PROGRESS"
     assert set(refused.json()) == {"error"}
+    wait = refused.json()["error"]["details"]["retry_after"]
+    assert isinstance(wait, int) and refused["Retry-After"] == str(wait)
     assert page.status_code == 429 and "REPLAY_IN_PROGRESS" in page.content.decode()
     assert other.status_code == 200
 
