@@ -1,6 +1,6 @@
 """The API's documentation pages are for people: a signed-out visitor goes to the console's
-sign-in page and comes back, instead of a bare 401. The schema itself keeps answering API
-clients (a 401 without credentials, the schema with a key)."""
+sign-in page and comes back, instead of a bare 401. The schema itself is public (settings'
+SPECTACULAR_SETTINGS): generators fetch it without a key."""
 
 from functools import wraps
 

@@ -676,7 +676,13 @@ def test_schema_lists_every_endpoint(api):
     assert "Idempotency-Key" in {p["name"] for p in lock_op["parameters"]}
 
 
-def test_schema_needs_authentication(clock):
-    response = APIClient().get("/api/v1/schema/?format=json")
+@pytest.mark.parametrize("credentials", [{}, {"HTTP_AUTHORIZATION": "Token not-a-key"}],
+                         ids=["no-key", "unknown-key"])
+def test_the_schema_is_public_as_json_and_yaml(clock, credentials):
+    as_json = APIClient().get("/api/v1/schema/?format=json", **credentials)
+    as_yaml = APIClient().get("/api/v1/schema/", **credentials)
 
-    assert response.status_code == 401
+    assert as_json.status_code == as_yaml.status_code == 200
+    assert as_json["Content-Type"].startswith("application/vnd.oai.openapi+json")
+    assert as_json.json()["paths"]
+    assert as_yaml.content.startswith(b"openapi: 3.")
