@@ -150,9 +150,9 @@ def error_statuses(operation: dict, view, method: str) -> set[int]:
     """The error statuses an operation can answer, from what it takes.
 
     Every operation: 401, 403 (capability), 429 (throttles) and 503 (no database). A path id
-    or a page: 404. A body, query parameters or a path id: 400. A body: 415 (not JSON). A command behind an
-    Idempotency-Key: 400, 409 (a key still in progress, besides the state conflicts) and 422
-    (the key reused with another body). A view adds what only it answers with
+    or a page: 404. A body, query parameters or a path id: 400. A body: 415 (not JSON). A
+    command behind an Idempotency-Key: 400, 409 (a key still in progress, besides the state
+    conflicts) and 422 (the key reused with another body). A view adds what only it answers with
     `error_statuses = {"POST": {404}}`.
     """
     statuses = {401, 403, 429, 503}

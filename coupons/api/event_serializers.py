@@ -10,7 +10,7 @@ from rest_framework import serializers
 from api.fields import MAX_DB_ID, external_id, money_field, note_unless
 from api.identifiers import ExternalIdField
 from coupons import clock
-from coupons.events.handlers import OUTCOME_ACTIONS
+from coupons.api.outcome_serializers import OUTCOME_UNION
 from coupons.models import ConflictCase, FactType
 from coupons.redaction import visible
 
@@ -97,22 +97,10 @@ EVENT_UNION = PolymorphicProxySerializer(
 )
 
 
-class EventOutcomeOutput(serializers.Serializer):
-    """What the fact did. Besides these, an action adds what it concerns: `case_id`,
-    `recommendation`, `error_code` and `error_details` of a refusal, `status`, `expires_at`,
-    `settlement`, `decisions` ..."""
-
-    action = serializers.ChoiceField(choices=OUTCOME_ACTIONS)
-    coupon_id = serializers.IntegerField(required=False, allow_null=True,
-                                         help_text="The coupon the fact concerned, if any.")
-    repeated_fact = serializers.BooleanField(
-        help_text="True when another message had already stated this fact.")
-
-
 class EventOutput(serializers.Serializer):
     message_id = serializers.CharField()
     status = serializers.ChoiceField(choices=["PROCESSED", "DUPLICATE"])
-    outcome = EventOutcomeOutput()
+    outcome = OUTCOME_UNION
 
 
 class CaseOutput(serializers.ModelSerializer):

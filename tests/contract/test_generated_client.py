@@ -66,10 +66,11 @@ def test_a_generated_client_tells_the_incident_story(generated, live_server, clo
     from coupon_console_client.api.events import events_create
     from coupon_console_client.api.templates import templates_create
     from coupon_console_client.models import (
+        CaseOutcome,
+        CaseOutcomeActionEnum,
         CouponKindEnum,
         CouponStatusEnum,
         ErrorOutput,
-        EventOutcomeOutputActionEnum,
         InboxStatusEnum,
         IssueInputRequest,
         LockInputRequest,
@@ -127,8 +128,11 @@ def test_a_generated_client_tells_the_incident_story(generated, live_server, clo
         occurred_at=clock.now() - timedelta(minutes=4),
         payload=PaymentPayloadRequest(order_id="order-A", payment_id="pay-A")))
     assert fact.status == InboxStatusEnum.PROCESSED
-    assert fact.outcome.action == EventOutcomeOutputActionEnum.CASE_OPENED
-    assert fact.outcome.coupon_id == coupon.id
+    # The union's branch tells the sender what the case answer carries, with no cast.
+    assert isinstance(fact.outcome, CaseOutcome)
+    assert fact.outcome.action == CaseOutcomeActionEnum.CASE_OPENED
+    assert (fact.outcome.coupon_id, fact.outcome.error_code.value) == (coupon.id, "TOKEN_MISMATCH")
+    assert fact.outcome.case_id > 0
 
     paid_b = redeem(lease_b, "pay-B", "pay-B-callback").parsed
     assert (paid_b.status, paid_b.state_version, paid_b.order_id) == (
