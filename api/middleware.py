@@ -1,5 +1,6 @@
 """Under /api/ every answer is JSON error bodies (docs/api.md), whatever DEBUG is."""
 
+from django.conf import settings
 from django.http import JsonResponse
 from django.utils.translation import gettext as _
 from rest_framework.response import Response
@@ -45,3 +46,19 @@ class ApiErrorsMiddleware:
             body = error_body("VALIDATION_ERROR", _("The request is not valid."), malformed)
             return JsonResponse(body, status=400)
         return None
+
+
+class ApiVersionMiddleware:
+    """Every answer under /api/ names the contract it follows (`API-Version`, the schema's
+    `info.version`): a client logs it beside what it got, and sees a new minor version arrive
+    (docs/api.md, "Versions")."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+        self.version = settings.SPECTACULAR_SETTINGS["VERSION"]
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if request.path.startswith(API_PREFIX):
+            response["API-Version"] = self.version
+        return response

@@ -2,6 +2,7 @@
 both read from the view itself."""
 
 from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.settings import spectacular_settings
 from rest_framework import serializers
 
 from .error_serializers import ErrorOutput
@@ -25,6 +26,14 @@ RETRY_AFTER = {"Retry-After": {
                    "same as a number.",
     "required": True,
     "schema": {"type": "integer", "minimum": 0}}}
+
+def api_version_header(version: str) -> dict:
+    return {"API-Version": {
+        "description": "The version of this contract the answer follows (docs/api.md, Versions).",
+        "required": True,
+        "schema": {"type": "string", "enum": [version]}}}
+
+
 REPLAYED = {"Idempotent-Replayed": {
     "description": "`true` when this is the stored answer of an earlier request with the same "
                    "Idempotency-Key: nothing happened again. Absent on a first answer.",
@@ -91,6 +100,9 @@ class CapabilitySchema(AutoSchema):
             })
         for status in ("429", "503"):
             operation["responses"][status].setdefault("headers", {}).update(RETRY_AFTER)
+        version = api_version_header(spectacular_settings.VERSION)
+        for answer in operation["responses"].values():
+            answer.setdefault("headers", {}).update(version)
         if any(p["name"] == "Idempotency-Key" for p in operation.get("parameters", [])):
             operation["responses"][success].setdefault("headers", {}).update(REPLAYED)
         return operation

@@ -99,6 +99,7 @@ MIDDLEWARE = [
     # Static files from the process itself (collected by bin/serve), before sessions and auth.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # Outside everything but the HTTPS redirect: a 404 or 500 under /api/ is JSON, never a page.
+    "api.middleware.ApiVersionMiddleware",
     "api.middleware.ApiErrorsMiddleware",
     # common.console_only.*: the named Django middleware, passed by for a service client's
     # `Authorization: Token` API request, which needs no session, CSRF, user or messages.

@@ -8,6 +8,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 from drf_spectacular.generators import SchemaGenerator
+from rest_framework.test import APIClient
 
 from api.error_serializers import ERROR_CODES
 from coupons.events.handlers import OUTCOME_ACTIONS
@@ -195,3 +196,16 @@ def test_a_body_that_is_not_json_is_a_declared_415(schema, api, coupon):
     assert all("415" in operation["responses"]
                for item in schema["paths"].values() for operation in item.values()
                if "requestBody" in operation)
+
+
+def test_every_answer_names_the_version_the_schema_declares(schema, api, coupon):
+    version = schema["info"]["version"]
+    answers = [api.get(f"/api/v1/coupons/{coupon.pk}"), api.get("/api/v1/coupons/0"),
+               api.get("/api/v1/no-such-route"), APIClient().get("/api/v1/coupons")]
+
+    assert [answer["API-Version"] for answer in answers] == [version] * 4
+    for route, item in schema["paths"].items():
+        for method, operation in item.items():
+            for status, answer in operation["responses"].items():
+                assert answer["headers"]["API-Version"]["schema"]["enum"] == [version], (
+                    method, route, status)
