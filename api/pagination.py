@@ -33,3 +33,9 @@ class StandardPagination(PageNumberPagination):
         for parameter in parameters:
             parameter["schema"] = bounds[parameter["name"]]
         return parameters
+
+    def get_paginated_response_schema(self, schema):
+        # `next` and `previous` are always sent, null at either end of the list.
+        paginated = super().get_paginated_response_schema(schema)
+        paginated["required"] = sorted(paginated["properties"])
+        return paginated

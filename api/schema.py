@@ -150,6 +150,12 @@ class CapabilitySchema(AutoSchema):
         schema = super()._map_basic_serializer(serializer, direction)
         if direction == "request":
             schema.update(getattr(serializer, "schema_constraints", {}))
+        elif isinstance(serializer, serializers.ModelSerializer):
+            # A model row's answer sends every field it names (null where the column is),
+            # whatever defaults make a field optional on input; `sometimes_absent` names what a
+            # serializer leaves out for some readers.
+            absent = set(getattr(serializer, "sometimes_absent", ()))
+            schema["required"] = sorted(set(schema["properties"]) - absent)
         return schema
 
     def get_extensions(self):
@@ -187,11 +193,17 @@ def tidy_schema(result, generator, request, public):
     """Postprocessing hook (SPECTACULAR_SETTINGS): what redocly's recommended rules and the
     generated client need and the generator does not write.
 
-    - `nullable` needs a `type` beside it (OpenAPI 3.0): taken from the branches it wraps.
+    - A nullable reference or union (`allOf`/`oneOf` beside `nullable`) becomes a `oneOf` of
+      its branches and a branch of its own that is only null: OpenAPI 3.0's `nullable` does
+      not reach into a `$ref`, so a strict validator refuses null otherwise.
     - A request body with required fields, or a union, is itself required: a client that
       may leave it out sends a request the server can only refuse.
     """
     schemas = result.get("components", {}).get("schemas", {})
+
+    def is_null_enum(branch):
+        target = schemas.get(branch["$ref"].rsplit("/", 1)[1], {}) if "$ref" in branch else branch
+        return target.get("enum") == [None]
 
     def branch_type(branch):
         target = schemas.get(branch["$ref"].rsplit("/", 1)[1], {}) if "$ref" in branch else branch
@@ -201,15 +213,16 @@ def tidy_schema(result, generator, request, public):
 
     def walk(node):
         if isinstance(node, dict):
-            if node.get("nullable") and "type" not in node:
-                branches = node.get("allOf", []) + node.get("oneOf", [])
+            if node.get("nullable") and ("allOf" in node or "oneOf" in node):
+                # A strict reader applies a wrapped $ref to null too, and the referenced
+                # schema refuses it: the null becomes a branch of its own.
+                del node["nullable"]
+                branches = [branch for branch in node.pop("allOf", []) + node.pop("oneOf", [])
+                            if not is_null_enum(branch)]
                 types = {branch_type(branch) for branch in branches} - {None}
-                if len(types) == 1:
-                    node["type"] = types.pop()
-                else:  # an id or a code: the null goes into the union itself
-                    del node["nullable"]
-                    node["oneOf"] = [*node["oneOf"], {"type": "string", "enum": [None],
-                                                      "nullable": True}]
+                null_type = types.pop() if len(types) == 1 else "string"
+                node["oneOf"] = [*branches, {"type": null_type, "enum": [None],
+                                             "nullable": True}]
             for value in node.values():
                 walk(value)
         elif isinstance(node, list):

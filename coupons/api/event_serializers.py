@@ -106,6 +106,8 @@ class EventOutput(serializers.Serializer):
 class CaseOutput(serializers.ModelSerializer):
     """Notes and evidence only when the context says `can_see_details` (default: hidden)."""
 
+    sometimes_absent = ConflictCase.detail_fields
+
     class Meta:
         model = ConflictCase
         fields = ["id", "coupon", "order_id", "payment_id", "fact_type", "status",

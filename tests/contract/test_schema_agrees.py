@@ -209,3 +209,65 @@ def test_every_answer_names_the_version_the_schema_declares(schema, api, coupon)
             for status, answer in operation["responses"].items():
                 assert answer["headers"]["API-Version"]["schema"]["enum"] == [version], (
                     method, route, status)
+
+
+def strict_openapi30(node):
+    """JSON Schema as a strict OpenAPI 3.0 reader builds it: `nullable` widens only the `type`
+    beside it, never a `$ref` or `allOf` it wraps."""
+    if isinstance(node, list):
+        return [strict_openapi30(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    node = {key: strict_openapi30(value) for key, value in node.items()}
+    if node.pop("nullable", False) and "type" in node:
+        node["type"] = [node["type"], "null"]
+    return node
+
+
+def strictly_allows(schema, component, body) -> bool:
+    document = strict_openapi30(json.loads(json.dumps(
+        {"$ref": f"#/components/schemas/{component}", "components": schema["components"]})))
+    return jsonschema.Draft4Validator(document).is_valid(body)
+
+
+def test_a_null_reference_passes_a_strict_reader(schema, api, coupon):
+    proof = api.get(f"/api/v1/coupons/{coupon.pk}/proof").json()
+    wrapped = {"type": "object", "properties": {"checkpoint": {
+        "allOf": [{"$ref": "#/components/schemas/SignedCheckpointOutput"}],
+        "nullable": True, "type": "object"}}}
+
+    assert proof["checkpoint"] is None
+    assert strictly_allows(schema, "ProofOutput", proof)
+    assert not strictly_allows({"components": {"schemas": {
+        **schema["components"]["schemas"], "Wrapped": wrapped}}}, "Wrapped", proof)
+
+
+@pytest.mark.parametrize("path", [
+    "/api/v1/coupons", "/api/v1/coupons/{coupon}", "/api/v1/coupons/{coupon}/operations",
+    "/api/v1/coupons/{coupon}/timeline", "/api/v1/templates", "/api/v1/return-policies",
+    "/api/v1/return-policies/{policy}/versions"])
+def test_an_answer_sends_every_field_its_schema_requires(schema, api, coupon, path):
+    """`required` on answers holds: what the schema promises a generated client is there."""
+    policy = ReturnPolicy.objects.earliest("pk")
+    url = path.format(coupon=coupon.pk, policy=policy.pk)
+    route = re.sub(r"/\d+", lambda _: "/{id}", url)
+    [(template, operation)] = [
+        (name, item["get"]) for name, item in schema["paths"].items()
+        if re.sub(r"\{\w+\}", "{id}", name) == route]
+    answer = api.get(url)
+    component = operation["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
+
+    assert answer.status_code == 200, template
+    assert strictly_allows(schema, component.rsplit("/", 1)[1], answer.json())
+    assert schema["components"]["schemas"][component.rsplit("/", 1)[1]]["required"]
+
+
+def test_an_answer_without_a_required_field_is_refused(schema, api, coupon):
+    answer = api.get(f"/api/v1/coupons/{coupon.pk}").json()
+    component = schema["paths"]["/api/v1/coupons/{coupon_id}"]["get"]["responses"]["200"][
+        "content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]
+
+    assert strictly_allows(schema, component, answer)
+    for field in schema["components"]["schemas"][component]["required"]:
+        assert not strictly_allows(schema, component,
+                                   {k: v for k, v in answer.items() if k != field}), field
