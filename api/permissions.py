@@ -8,7 +8,7 @@ from coupons.capabilities import Capability
 from coupons.errors import CapabilityMissing
 from coupons.identity import has_capability
 
-READ_METHODS = {"GET", "HEAD", "OPTIONS"}
+READ_METHODS = {"GET", "HEAD"}
 
 
 def required_capability(view, method: str) -> Capability | None:
@@ -24,9 +24,9 @@ def required_capability(view, method: str) -> Capability | None:
 
 class HasCapability(BasePermission):
     def has_permission(self, request, view):
-        if not hasattr(view, request.method.lower()):
-            # A method the view does not have: DRF answers 405 with Allow after the checks;
-            # refusing it here would name a capability that does not exist.
+        if request.method == "OPTIONS" or not hasattr(view, request.method.lower()):
+            # A method the view does not have, or OPTIONS (no metadata, settings): DRF answers
+            # 405 after the checks; refusing it here would name a capability that does not exist.
             return True
         capability = required_capability(view, request.method)
         if capability is not None and has_capability(request.user, capability):

@@ -297,6 +297,9 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "api.pagination.StandardPagination",
     "DEFAULT_SCHEMA_CLASS": "api.schema.CapabilitySchema",
     "EXCEPTION_HANDLER": "api.exceptions.api_exception_handler",
+    # OPTIONS is not part of the API (the public schema describes it): every path answers it
+    # 405, instead of DRF's metadata naming views and serializers to whoever may read.
+    "DEFAULT_METADATA_CLASS": None,
     "COERCE_DECIMAL_TO_STRING": True,
     "UNAUTHENTICATED_USER": None,
     # Throttles: per service client and per signed-in user, counted in CACHES.

@@ -4,9 +4,10 @@ import json
 from types import SimpleNamespace
 
 import pytest
+from rest_framework.test import APIClient
 
 from coupons.models import CommandRejection, IdempotencyRecord
-from coupons.services import coupon_issue
+from coupons.services import coupon_issue, service_client_create
 from tests.command_checks import world
 
 pytestmark = pytest.mark.django_db
@@ -391,3 +392,23 @@ def test_an_empty_quoted_key_is_a_missing_key(api, targets):
     path, body = valid_request(targets, "lock")
 
     refused_without_effect(api, path, body, key='""', code="IDEMPOTENCY_KEY_MISSING")
+
+
+@pytest.mark.parametrize("path", ["coupons", "coupons/{available}", "coupons/{available}/lock",
+                                  "events", "cases", "templates"])
+@pytest.mark.parametrize("caller", ["anonymous", "no-grants", "all-grants"])
+def test_options_is_405_on_every_path_for_every_caller(api, targets, path, caller):
+    """Not part of the API: no metadata naming views or serializers, and no 403 that tells one
+    path from another; without a key it is the 401 of every path."""
+    client = {"anonymous": APIClient(), "all-grants": api}.get(caller)
+    if client is None:
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION="Token " + service_client_create(name="bare")[1])
+
+    answer = client.options("/api/v1/" + path.format(**vars(targets)))
+
+    if caller == "anonymous":
+        assert_refused(answer, 401, "NOT_AUTHENTICATED")
+    else:
+        assert_refused(answer, 405, "METHOD_NOT_ALLOWED")
+    assert b"Serializer" not in answer.content and b"Api" not in answer.content
