@@ -7,6 +7,7 @@ import pytest
 from django.db import connection
 from rest_framework.test import APIClient
 
+from common import embedded_postgres
 from coupons.capabilities import CLIENT_GRANTS
 from coupons.clock import FrozenClock, use_clock
 from coupons.evidence.replay import coupon_check
@@ -35,6 +36,19 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if item.path.relative_to(tests).parts[0] in SYSTEM_FOLDERS:
             item.add_marker(pytest.mark.system)
+
+
+def pytest_unconfigure(config):
+    """Without DATABASE_URL the suite runs on the embedded `test` cluster: the run that started
+    it (the xdist controller, not a worker) stops it at the end; one found running stays."""
+    from django.conf import settings
+
+    cluster = getattr(settings, "EMBEDDED_CLUSTER", None)
+    if cluster is not None and cluster.started and not hasattr(config, "workerinput"):
+        from django.db import connections
+
+        connections.close_all()
+        embedded_postgres.stop(cluster.name)
 
 
 @pytest.fixture
