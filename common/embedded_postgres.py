@@ -28,6 +28,7 @@ import sys
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 ROOT = Path(__file__).resolve().parent.parent / ".pgdata"
 CLUSTERS = ("demo", "test", "mutation")
@@ -45,7 +46,9 @@ class Cluster:
     started: bool  # by this call (False: it was running already)
 
     def url(self, *, user: str = OWNER) -> str:
-        return f"postgres://{user}@/{DATABASE}?host={self.socket_dir}&port={self.port}"
+        """A DATABASE_URL for `user` (libpq and dj-database-url read a percent-encoded folder
+        as the host: the socket's)."""
+        return f"postgres://{user}@{quote(str(self.socket_dir), safe='')}:{self.port}/{DATABASE}"
 
 
 def data_dir(name: str) -> Path:

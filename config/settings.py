@@ -148,12 +148,8 @@ else:
     from common import embedded_postgres
 
     EMBEDDED_CLUSTER = embedded_postgres.start(os.environ.get("EMBEDDED_DATABASE", "demo"))
-    DATABASES = {"default": database_config(
-        f"postgres://{os.environ.get('EMBEDDED_DATABASE_USER', embedded_postgres.OWNER)}@"
-        f"/{embedded_postgres.DATABASE}", conn_max_age=0)}
-    # libpq takes a folder as the host: the cluster's Unix socket.
-    DATABASES["default"].update(HOST=str(EMBEDDED_CLUSTER.socket_dir),
-                                PORT=str(EMBEDDED_CLUSTER.port))
+    DATABASES = {"default": database_config(EMBEDDED_CLUSTER.url(
+        user=os.environ.get("EMBEDDED_DATABASE_USER", embedded_postgres.OWNER)), conn_max_age=0)}
 if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
     raise ImproperlyConfigured("DATABASE_URL names a PostgreSQL server (postgres://...); "
                                "unset, the embedded PostgreSQL is used.")

@@ -40,11 +40,13 @@ def pytest_collection_modifyitems(items):
 
 def pytest_unconfigure(config):
     """Without DATABASE_URL the suite runs on the embedded `test` cluster: the run that started
-    it (the xdist controller, not a worker) stops it at the end; one found running stays."""
+    it (the xdist controller, not a worker) stops it at the end; one found running stays, and
+    so does bin/mutation's `mutation` cluster, which bin/mutation stops."""
     from django.conf import settings
 
     cluster = getattr(settings, "EMBEDDED_CLUSTER", None)
-    if cluster is not None and cluster.started and not hasattr(config, "workerinput"):
+    if (cluster is not None and cluster.name == "test" and cluster.started
+            and not hasattr(config, "workerinput")):
         from django.db import connections
 
         connections.close_all()

@@ -6,16 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from django.db import connection
 
 ROOT = Path(__file__).resolve().parents[2]
 
-pytestmark = [
-    pytest.mark.postgres,
-    pytest.mark.skipif(connection.vendor != "postgresql",
-                       reason="the benchmark measures PostgreSQL and makes a database there"),
-]
 
 
 def test_the_benchmark_smoke_run_measures_every_part():
