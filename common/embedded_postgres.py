@@ -134,8 +134,13 @@ def reset(name: str) -> None:
     shutil.rmtree(data_dir(name), ignore_errors=True)
 
 
+def running(name: str) -> bool:
+    return _postmaster(data_dir(name)) is not None
+
+
 def main(argv: list[str]) -> int:
-    commands = {"start": start, "stop": stop, "reset": reset}
+    """`start` prints the owner's URL; `running` answers by its exit status."""
+    commands = {"start": start, "stop": stop, "reset": reset, "running": running}
     if len(argv) != 2 or argv[0] not in commands or argv[1] not in CLUSTERS:
         print(f"usage: python -m common.embedded_postgres {{{','.join(commands)}}} "
               f"{{{','.join(CLUSTERS)}}}", file=sys.stderr)
@@ -143,7 +148,7 @@ def main(argv: list[str]) -> int:
     answer = commands[argv[0]](argv[1])
     if isinstance(answer, Cluster):
         print(answer.url())
-    return 0
+    return 1 if argv[0] == "running" and not answer else 0
 
 
 if __name__ == "__main__":
