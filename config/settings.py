@@ -1,7 +1,8 @@
 """Settings for Coupon Console.
 
 PostgreSQL only. DATABASE_URL (postgres://...) names the server; unset, the checkout's own
-embedded PostgreSQL (common/embedded_postgres.py) is started or reused, so a fresh machine runs
+embedded PostgreSQL (common/embedded_postgres.py) is started or reused at the first connection,
+so a fresh machine runs
 with nothing but python3: cluster EMBEDDED_DATABASE (`demo` by default, `test` for the suite),
 login EMBEDDED_DATABASE_USER (the owner `postgres` by default; bin/run-demo's server logs in
 as the application role after the owner migrated and ran setup_db_roles, as in production).
@@ -147,9 +148,12 @@ if os.environ.get("DATABASE_URL"):
 else:
     from common import embedded_postgres
 
-    EMBEDDED_CLUSTER = embedded_postgres.start(os.environ.get("EMBEDDED_DATABASE", "demo"))
-    DATABASES = {"default": database_config(EMBEDDED_CLUSTER.url(
-        user=os.environ.get("EMBEDDED_DATABASE_USER", embedded_postgres.OWNER)), conn_max_age=0)}
+    cluster = os.environ.get("EMBEDDED_DATABASE", "demo")
+    DATABASES = {"default": database_config(embedded_postgres.url(
+        cluster, user=os.environ.get("EMBEDDED_DATABASE_USER", embedded_postgres.OWNER)),
+        conn_max_age=0)}
+    # common.postgresql starts (or finds) the cluster at the first connection.
+    DATABASES["default"]["EMBEDDED_CLUSTER"] = cluster
 if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
     raise ImproperlyConfigured("DATABASE_URL names a PostgreSQL server (postgres://...); "
                                "unset, the embedded PostgreSQL is used.")
@@ -477,6 +481,7 @@ if DATABASE_REPLICA_URLS:
         parsed = database_config(url)
         replica = {**DATABASES["default"], **{key: parsed[key] for key in
                                               ("NAME", "USER", "PASSWORD", "HOST", "PORT")}}
+        replica.pop("EMBEDDED_CLUSTER", None)  # a replica is DATABASE_REPLICA_URLS' server
         options = dict(replica.get("OPTIONS", {}))
         # A replica that is down must cost a request two seconds at most, not the pool's wait.
         options["connect_timeout"] = 2

@@ -38,19 +38,26 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.system)
 
 
-def pytest_unconfigure(config):
-    """Without DATABASE_URL the suite runs on the embedded `test` cluster: the run that started
-    it (the xdist controller, not a worker) stops it at the end; one found running stays, and
-    so does bin/mutation's `mutation` cluster, which bin/mutation stops."""
+STOP_TEST_CLUSTER = pytest.StashKey[bool]()
+
+
+def pytest_configure(config):
+    """Without DATABASE_URL the suite runs on the embedded `test` cluster (its first connection
+    starts it): a run that found it stopped (the xdist controller, not a worker) stops it at the
+    end; one found running stays, and so does bin/mutation's `mutation` cluster."""
     from django.conf import settings
 
-    cluster = getattr(settings, "EMBEDDED_CLUSTER", None)
-    if (cluster is not None and cluster.name == "test" and cluster.started
-            and not hasattr(config, "workerinput")):
+    config.stash[STOP_TEST_CLUSTER] = (
+        settings.DATABASES["default"].get("EMBEDDED_CLUSTER") == "test"
+        and not hasattr(config, "workerinput") and not embedded_postgres.running("test"))
+
+
+def pytest_unconfigure(config):
+    if config.stash.get(STOP_TEST_CLUSTER, False):
         from django.db import connections
 
         connections.close_all()
-        embedded_postgres.stop(cluster.name)
+        embedded_postgres.stop("test")
 
 
 @pytest.fixture

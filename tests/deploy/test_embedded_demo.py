@@ -80,7 +80,9 @@ def demo(tmp_path_factory):
                 time.sleep(1)
         yield base
     finally:
-        os.killpg(server.pid, signal.SIGINT)  # Ctrl-C: its trap stops the cluster it started
+        # Its EXIT trap stops the cluster it started (SIGTERM: a process started in the
+        # background, as CI may start this run, ignores SIGINT).
+        os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=60)
         log.close()
     assert embedded_postgres.running("demo") == was_running
