@@ -148,8 +148,6 @@ def check_database_login(app_configs=None, databases=None, **kwargs) -> list[che
     messages = []
     for alias in databases:
         connection = connections[alias]
-        if connection.vendor != "postgresql":  # SQLite, the demo's database, has no roles
-            continue
         try:
             with connection.cursor() as cursor:
                 login, powers = login_powers(cursor)

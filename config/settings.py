@@ -1,7 +1,11 @@
 """Settings for Coupon Console.
 
-SQLite by default so a fresh machine runs with nothing installed; DATABASE_URL
-(postgres://...) switches to PostgreSQL, the real target.
+PostgreSQL only. DATABASE_URL (postgres://...) names the server; unset, the checkout's own
+embedded PostgreSQL (common/embedded_postgres.py) is started or reused at the first connection,
+so a fresh machine runs
+with nothing but python3: cluster EMBEDDED_DATABASE (`demo` by default, `test` for the suite),
+login EMBEDDED_DATABASE_USER (the owner `postgres` by default; bin/run-demo's server logs in
+as the application role after the owner migrated and ran setup_db_roles, as in production).
 """
 
 import importlib.util
@@ -140,19 +144,27 @@ TEMPLATES = [
 
 WSGI_APPLICATION = "config.wsgi.application"
 
-DATABASES = {
-    "default": database_config(
-        os.environ.get("DATABASE_URL") or f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
-        conn_max_age=0,
-    )
-}
+if os.environ.get("DATABASE_URL"):
+    DATABASES = {"default": database_config(os.environ["DATABASE_URL"], conn_max_age=0)}
+else:
+    from common import embedded_postgres
+
+    cluster = os.environ.get("EMBEDDED_DATABASE", "demo")
+    DATABASES = {"default": database_config(embedded_postgres.url(
+        cluster, user=os.environ.get("EMBEDDED_DATABASE_USER", embedded_postgres.OWNER)),
+        conn_max_age=0)}
+    # common.postgresql starts (or finds) the cluster at the first connection.
+    DATABASES["default"]["EMBEDDED_CLUSTER"] = cluster
+if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+    raise ImproperlyConfigured("DATABASE_URL names a PostgreSQL server (postgres://...); "
+                               "unset, the embedded PostgreSQL is used.")
 # --- Pooled connections: docs/deploy.md ---------------------------------------
-# On PostgreSQL each process keeps a psycopg pool, so a request borrows an open connection
+# Each process keeps a psycopg pool, so a request borrows an open connection
 # instead of paying a connect and authentication. DB_POOL_MAX_SIZE must cover the threads of
 # one process (GUNICORN_THREADS); 0 turns the pool off (behind PgBouncer, say), and a
 # connection then lives per request as before.
 DB_POOL_MAX_SIZE = env_int("DB_POOL_MAX_SIZE", default=10)
-if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and DB_POOL_MAX_SIZE:
+if DB_POOL_MAX_SIZE:
     DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
         "min_size": min(env_int("DB_POOL_MIN_SIZE", default=2), DB_POOL_MAX_SIZE),
         "max_size": DB_POOL_MAX_SIZE,
@@ -169,12 +181,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and DB_POOL
 # max_prepared_statements) a prepared statement may be missing on the next server connection:
 # DATABASE_PREPARED_STATEMENTS=0 turns both off (client-side binding, nothing prepared).
 DATABASE_PREPARED_STATEMENTS = env_flag("DATABASE_PREPARED_STATEMENTS", default=True)
-if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    DATABASES["default"].setdefault("OPTIONS", {}).update(
-        server_side_binding=DATABASE_PREPARED_STATEMENTS,
-        prepare_threshold=env_int("DB_PREPARE_THRESHOLD", default=5)
-        if DATABASE_PREPARED_STATEMENTS else None,
-    )
+DATABASES["default"].setdefault("OPTIONS", {}).update(
+    server_side_binding=DATABASE_PREPARED_STATEMENTS,
+    prepare_threshold=env_int("DB_PREPARE_THRESHOLD", default=5)
+    if DATABASE_PREPARED_STATEMENTS else None,
+)
 # The relay's LISTEN for committed outbox rows holds one session open; through PgBouncer in
 # transaction pooling mode it would hear nothing, so it may connect straight to the primary
 # (a libpq URL; multi-host allowed). Empty: the same server as DATABASE_URL.
@@ -182,16 +193,6 @@ RELAY_LISTEN_DATABASE_URL = os.environ.get("RELAY_LISTEN_DATABASE_URL", "").stri
 if os.environ.get("TEST_DATABASE_NAME"):
     # Lets two test runs share one PostgreSQL server without dropping each other's database.
     DATABASES["default"]["TEST"] = {"NAME": os.environ["TEST_DATABASE_NAME"]}
-if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # Take the write lock at BEGIN and wait for it, so two writers queue instead of one
-    # failing with "database is locked" when it upgrades a read to a write.
-    DATABASES["default"].setdefault("OPTIONS", {}).update(
-        timeout=20, transaction_mode="IMMEDIATE"
-    )
-    # Tests run in memory, as with the plain backend: said explicitly because pytest-django
-    # (xdist) only recognises the plain backend's default and would name a file instead.
-    DATABASES["default"].setdefault("TEST", {}).setdefault("NAME", ":memory:")
-
 # Django's own backends: statements are counted per request (common/db_metrics.py), not by
 # django-prometheus's backends, which wrap every execute in metric calls.
 
@@ -413,8 +414,7 @@ BROKER_URL = os.environ.get("BROKER_URL", "amqp://guest:guest@127.0.0.1:5672/%2F
 # PostgreSQL through config/postgresql: Django's backend whose pool checks each borrowed
 # connection and drains the idle ones at the first that the server dropped (not
 # CONN_HEALTH_CHECKS: the pool then backs off 1, 2, 4 s per dead connection of a request).
-if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    DATABASES["default"]["ENGINE"] = "common.postgresql"
+DATABASES["default"]["ENGINE"] = "common.postgresql"
 # Every wait on the broker (connecting, a publisher confirm, a blocked connection) ends after
 # this many seconds: the relay holds its batch's transaction across the confirm wait.
 BROKER_CONFIRM_TIMEOUT_SECONDS = env_int("BROKER_CONFIRM_TIMEOUT_SECONDS", default=5)
@@ -485,12 +485,11 @@ DATABASE_REPLICA_READ_YOUR_WRITES_SECONDS = env_int(
     "DATABASE_REPLICA_READ_YOUR_WRITES_SECONDS", default=60)
 DATABASE_REPLICA_ALIASES = []
 if DATABASE_REPLICA_URLS:
-    if DATABASES["default"]["ENGINE"] != "common.postgresql":
-        raise ImproperlyConfigured("DATABASE_REPLICA_URLS needs a PostgreSQL DATABASE_URL.")
     for number, url in enumerate(DATABASE_REPLICA_URLS, start=1):
         parsed = database_config(url)
         replica = {**DATABASES["default"], **{key: parsed[key] for key in
                                               ("NAME", "USER", "PASSWORD", "HOST", "PORT")}}
+        replica.pop("EMBEDDED_CLUSTER", None)  # a replica is DATABASE_REPLICA_URLS' server
         options = dict(replica.get("OPTIONS", {}))
         # A replica that is down must cost a request two seconds at most, not the pool's wait.
         options["connect_timeout"] = 2

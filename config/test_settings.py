@@ -21,6 +21,9 @@ if not os.environ.get("LEDGER_CHECKPOINT_DIR"):
 os.environ.setdefault("COUPON_APP_DB_PASSWORD", "test-only-app-role-password")
 os.environ.setdefault("LEDGER_CHAIN_KEYS",
                       "t1:test-only-ledger-chain-key-never-used-outside-the-suite")
+# Without DATABASE_URL the suite runs on the checkout's embedded `test` cluster, never the
+# demo's (common/embedded_postgres.py).
+os.environ.setdefault("EMBEDDED_DATABASE", "test")
 # The test client speaks plain HTTP; HTTPS redirects are tested with the production values.
 os.environ.setdefault("DJANGO_HTTPS", "0")
 

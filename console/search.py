@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from django.core.paginator import Paginator
-from django.db import connection
 from django.db.models import BigIntegerField, Exists, OuterRef, Q, QuerySet, TextField, Value
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Lower
@@ -211,12 +210,9 @@ def deposit_coupon_ids(order_id: str) -> QuerySet:
 
 def as_lock_prefix(text: str) -> str | None:
     """The beginning of a lock id as the database writes it as text, or None if `text` is not
-    one of at least LOCK_PREFIX_MIN characters. PostgreSQL writes a uuid with dashes; SQLite
-    stores the 32 hex digits alone."""
+    one of at least LOCK_PREFIX_MIN characters. PostgreSQL writes a uuid with dashes."""
     typed = text.lower()
-    if not LOCK_ID.fullmatch(typed):
-        return None
-    return typed if connection.vendor == "postgresql" else typed.replace("-", "")
+    return typed if LOCK_ID.fullmatch(typed) else None
 
 
 def coupon_search(*, text: str | None, filters: SearchFilters,

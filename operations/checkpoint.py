@@ -103,7 +103,7 @@ def ledger_checkpoint() -> CheckpointRun:
     key = signing_key()  # first: refuse before reading anything
     directory = checkpoint_directory()
     # Only the outermost block can choose its isolation (a test's transaction already is one).
-    snapshot = connection.vendor == "postgresql" and not connection.in_atomic_block
+    snapshot = not connection.in_atomic_block
     try:
         with transaction.atomic(durable=True):
             run = _checkpoint_in_snapshot(key, snapshot=snapshot)

@@ -192,8 +192,6 @@ def _ensure_role(cursor, role: str, *, login: bool, password: str | None) -> Non
 
 def setup_db_roles() -> list[str]:
     """Creates or refreshes both roles and every grant; answers the tables it granted UPDATE."""
-    if connection.vendor != "postgresql":
-        raise ImproperlyConfigured("database roles exist on PostgreSQL only")
     password = os.environ.get(APP_PASSWORD_ENV) or None
     app, pruner = sql.Identifier(APP_ROLE), sql.Identifier(PRUNER_ROLE)
     with connection.cursor() as cursor:

@@ -43,10 +43,9 @@ from operations.worker import CONNECTION_LOSSES, DATABASE_ERRORS, Lost, run_unti
 log = logging.getLogger(__name__)
 
 EXCHANGE = "coupons"
-# Outbox inserts NOTIFY this channel at commit (trigger `notify_relay` on PostgreSQL).
+# Outbox inserts NOTIFY this channel at commit (trigger `notify_relay`).
 NOTIFY_CHANNEL = "coupons_outbox"
-# Without NOTIFY (SQLite) the relay polls this often; with it, this is only the fallback.
-POLL_SECONDS = 0.2
+# A NOTIFY missed (the LISTEN connection was reopened meanwhile) waits at most this long.
 FALLBACK_POLL_SECONDS = 1.0
 
 
@@ -209,7 +208,7 @@ class Relay:
 
 
 class Wakeup:
-    """Waits for the next committed outbox row: LISTEN on PostgreSQL, a short poll elsewhere.
+    """Waits for the next committed outbox row (LISTEN).
 
     LISTEN starts before the first batch, so a commit between a batch and the wait is queued
     on the listening connection, not missed. The listening connection is its own (not the
@@ -219,11 +218,10 @@ class Wakeup:
 
     def __init__(self):
         self.listener = None
-        self.listens = connection.vendor == "postgresql"
 
     def listen(self) -> None:
         """Opens the LISTEN connection unless open; raises psycopg.Error if it cannot."""
-        if not self.listens or self.listener is not None:
+        if self.listener is not None:
             return
         if settings.RELAY_LISTEN_DATABASE_URL:  # behind PgBouncer: straight to the primary
             self.listener = psycopg.connect(settings.RELAY_LISTEN_DATABASE_URL, autocommit=True)
@@ -235,9 +233,6 @@ class Wakeup:
 
     def wait(self, stop: threading.Event) -> None:
         """Raises psycopg.Error when the LISTEN connection is lost."""
-        if not self.listens:
-            stop.wait(POLL_SECONDS)
-            return
         try:
             for _ in self.listener.notifies(timeout=FALLBACK_POLL_SECONDS, stop_after=1):
                 break

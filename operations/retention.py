@@ -4,10 +4,9 @@ Never removed: an unpublished outbox row (also refused by its trigger), an IN_PR
 Idempotency-Key claim, an inbox message a recorded fact still names (OrderFact.first_message).
 The ledger itself, locks, redemptions and decisions are history and stay.
 
-On PostgreSQL the deletes run inside the prune functions (operations/db_roles.py): the
-application role holds no DELETE on these tables and their triggers refuse every deleter but
-the functions' owner, which also refuses a cutoff inside a window on the database's clock.
-SQLite has neither roles nor triggers: the ORM deletes the same rows.
+The deletes run inside the prune functions (operations/db_roles.py): the application role
+holds no DELETE on these tables and their triggers refuse every deleter but the functions'
+owner, which also refuses a cutoff inside a window on the database's clock.
 """
 
 from datetime import timedelta
@@ -16,7 +15,7 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from coupons import clock
-from coupons.models import IdempotencyRecord, InboxMessage, OrderFact, OutboxEvent, PruneRun
+from coupons.models import PruneRun
 
 
 def retention_prune() -> PruneRun:
@@ -29,10 +28,7 @@ def retention_prune() -> PruneRun:
         inbox_before=now - timedelta(days=windows["INBOX_RETENTION_DAYS"]),
     )
     with transaction.atomic(durable=True):
-        if connection.vendor == "postgresql":
-            _prune_in_database(run)
-        else:
-            _prune_with_orm(run)
+        _prune_in_database(run)
         run.save()
     return run
 
@@ -46,14 +42,3 @@ def _prune_in_database(run: PruneRun) -> None:
         )
         run.outbox_deleted, run.idempotency_deleted, run.inbox_deleted = cursor.fetchone()
 
-
-def _prune_with_orm(run: PruneRun) -> None:
-    run.outbox_deleted, _ = OutboxEvent.objects.filter(
-        published_at__isnull=False, published_at__lt=run.outbox_before
-    ).delete()
-    run.idempotency_deleted, _ = IdempotencyRecord.objects.filter(
-        status=IdempotencyRecord.Status.COMPLETED, completed_at__lt=run.idempotency_before
-    ).delete()
-    run.inbox_deleted, _ = InboxMessage.objects.filter(
-        received_at__lt=run.inbox_before
-    ).exclude(pk__in=OrderFact.objects.values("first_message_id")).delete()

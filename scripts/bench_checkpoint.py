@@ -4,7 +4,7 @@ Rerun (PostgreSQL, the real target; a few minutes on a 2-core machine, most of i
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
         .venv/bin/python scripts/bench_checkpoint.py           # 10,000 then 100,000 coupons
-    .venv/bin/python scripts/bench_checkpoint.py --smoke       # 500 then 2,000, SQLite, seconds
+    .venv/bin/python scripts/bench_checkpoint.py --smoke       # 500 then 2,000, seconds
 
 It never touches the database DATABASE_URL names: it creates a throwaway one
 (`coupon_bench_checkpoint`), migrates it and drops it at the end (bench_setup.py).
@@ -37,7 +37,7 @@ PROOFS = 200
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
-    parser.add_argument("--smoke", action="store_true", help="500 and 2,000 on SQLite")
+    parser.add_argument("--smoke", action="store_true", help="500 and 2,000: seconds")
     parser.add_argument("--db-name", default="coupon_bench_checkpoint")
     args = parser.parse_args()
     if args.smoke:
@@ -155,7 +155,7 @@ def main() -> None:
     os.environ.setdefault("LEDGER_SIGNING_KEY", "YmVuY2gtb25seS1sZWRnZXItc2lnbmluZy1rZXktMzI=")
     with tempfile.TemporaryDirectory(prefix="coupon_bench_checkpoints_") as directory:
         os.environ["LEDGER_CHECKPOINT_DIR"] = directory
-        with throwaway_database(args.db_name, postgres=not args.smoke) as vendor:
+        with throwaway_database(args.db_name) as vendor:
             bench(args, vendor)
 
 

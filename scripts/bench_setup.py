@@ -6,7 +6,6 @@ sys.path when it runs).
 
 import os
 import sys
-import tempfile
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
@@ -48,29 +47,29 @@ def drop_postgres_database(url: str, name: str) -> None:
 
 
 @contextmanager
-def throwaway_database(name: str, setup=None, *, postgres: bool = True):
+def throwaway_database(name: str, setup=None):
     """Run a benchmark in a database of its own, never the one DATABASE_URL names.
 
-    With a PostgreSQL DATABASE_URL (and `postgres`): database `name` on that server, made,
-    set up with `setup(url)` and dropped afterwards; otherwise a temporary SQLite file. Yields
-    the vendor, "postgresql" or "sqlite"; DATABASE_URL then names the throwaway database.
+    Database `name` on DATABASE_URL's server (unset: the checkout's embedded `test` cluster,
+    common/embedded_postgres.py), made, set up with `setup(url)` and dropped afterwards.
+    Yields "postgresql"; DATABASE_URL then names the throwaway database.
     """
     setup = setup or setup_django
     url = os.environ.get("DATABASE_URL", "")
-    if postgres and url.startswith(("postgres://", "postgresql://")):
-        bench_url = create_postgres_database(url, name)
-        try:
-            setup(bench_url)
-            yield "postgresql"
-        finally:
-            from django.db import connections
+    if not url:
+        sys.path.insert(0, str(ROOT))
+        from common import embedded_postgres
 
-            connections.close_all()
-            drop_postgres_database(url, name)
-    else:
-        with tempfile.TemporaryDirectory(prefix="coupon_bench_") as directory:
-            setup(f"sqlite:///{directory}/bench.sqlite3")
-            yield "sqlite"
+        url = embedded_postgres.start("test").url()
+    bench_url = create_postgres_database(url, name)
+    try:
+        setup(bench_url)
+        yield "postgresql"
+    finally:
+        from django.db import connections
+
+        connections.close_all()
+        drop_postgres_database(url, name)
 
 
 def setup_django(database_url: str, *, settings_module: str | None = None) -> None:

@@ -32,7 +32,7 @@ TABLE = ROOT / "scripts" / "hand_mutations.toml"
 # Not copied: other checkouts' and tools' state, none of which the tests read.
 NOT_COPIED = shutil.ignore_patterns(
     ".git", ".venv", "node_modules", "mutants", "__pycache__", ".pytest_cache", ".ruff_cache",
-    ".hypothesis", "test-artifacts", "staticfiles", "db.sqlite3")
+    ".hypothesis", "test-artifacts", "staticfiles", ".pgdata")
 PYTEST_PASSED, PYTEST_FAILED = 0, 1
 
 

@@ -1,4 +1,4 @@
-"""On PostgreSQL the tests run as the application role, as the server does (docs/evidence.md).
+"""The tests run as the application role, as the server does (docs/evidence.md).
 
 pytest-django creates and migrates the test database as the owner (DATABASE_URL's user); then
 `setup_db_roles` runs once per session and every connection Django opens from then on, the
@@ -26,8 +26,6 @@ from django.test import TransactionTestCase
 
 from operations.db_roles import APP_ROLE
 
-ON_POSTGRES = connection.vendor == "postgresql"
-
 
 def _start_as_app_role(sender, connection, **kwargs):
     if connection.alias != NO_DB_ALIAS:  # creating and dropping test databases: the owner
@@ -43,9 +41,6 @@ def _execute(sql: str) -> None:
 @contextmanager
 def as_owner():
     """The block runs as the owner (the connection's login), then as the app role again."""
-    if not ON_POSTGRES:
-        yield
-        return
     _execute("RESET ROLE")
     try:
         yield
@@ -58,10 +53,7 @@ def as_owner():
 @contextmanager
 def past_the_triggers():
     """A write as a superuser gets past every trigger: the owner's login with
-    session_replication_role = replica (no-op on SQLite, which has no triggers)."""
-    if not ON_POSTGRES:
-        yield
-        return
+    session_replication_role = replica."""
     with as_owner():
         _execute("SET session_replication_role = replica")
         try:
@@ -86,9 +78,6 @@ def _flush_as_owner(flush):
 
 @pytest.fixture(scope="session", autouse=True)
 def app_role_session(request, django_db_blocker):
-    if not ON_POSTGRES:
-        yield
-        return
     request.getfixturevalue("django_db_setup")
     with django_db_blocker.unblock():
         # pytest-django sets up only the databases the collected tests ask for: none for a
@@ -114,7 +103,7 @@ def app_role_session(request, django_db_blocker):
 @pytest.fixture(autouse=True)
 def owner_role(request):
     """Tests marked `owner_role` act as the owner (the attacker with its login)."""
-    if not (ON_POSTGRES and request.node.get_closest_marker("owner_role")):
+    if not request.node.get_closest_marker("owner_role"):
         yield
         return
     request.getfixturevalue("db")

@@ -7,6 +7,7 @@ import pytest
 from django.db import connection
 from rest_framework.test import APIClient
 
+from common import embedded_postgres
 from coupons.capabilities import CLIENT_GRANTS
 from coupons.clock import FrozenClock, use_clock
 from coupons.evidence.replay import coupon_check
@@ -35,6 +36,28 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if item.path.relative_to(tests).parts[0] in SYSTEM_FOLDERS:
             item.add_marker(pytest.mark.system)
+
+
+STOP_TEST_CLUSTER = pytest.StashKey[bool]()
+
+
+def pytest_configure(config):
+    """Without DATABASE_URL the suite runs on the embedded `test` cluster (its first connection
+    starts it): a run that found it stopped (the xdist controller, not a worker) stops it at the
+    end; one found running stays, and so does bin/mutation's `mutation` cluster."""
+    from django.conf import settings
+
+    config.stash[STOP_TEST_CLUSTER] = (
+        settings.DATABASES["default"].get("EMBEDDED_CLUSTER") == "test"
+        and not hasattr(config, "workerinput") and not embedded_postgres.running("test"))
+
+
+def pytest_unconfigure(config):
+    if config.stash.get(STOP_TEST_CLUSTER, False):
+        from django.db import connections
+
+        connections.close_all()
+        embedded_postgres.stop("test")
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""PostgreSQL with a pool that survives a database blip.
+"""PostgreSQL with a pool that survives a database blip, on the embedded cluster by default.
 
 Django's own pool check (CONN_HEALTH_CHECKS) hands the pool `check_connection`, and psycopg_pool
 sleeps 1, 2, 4, 8 s between two failed checks of one request, so after every backend was
@@ -14,10 +14,21 @@ import logging
 import psycopg
 from django.db.backends.postgresql import base
 
+from common import embedded_postgres
+
 logger = logging.getLogger(__name__)
 
 
 class DatabaseWrapper(base.DatabaseWrapper):
+    def get_connection_params(self):
+        """Without DATABASE_URL: the checkout's embedded cluster, started or found running
+        first (settings name it in EMBEDDED_CLUSTER), at the socket it listens on."""
+        params = super().get_connection_params()
+        if name := self.settings_dict.get("EMBEDDED_CLUSTER"):
+            cluster = embedded_postgres.start(name)
+            params.update(host=str(cluster.socket_dir), port=cluster.port)
+        return params
+
     def get_new_connection(self, conn_params):
         connection = super().get_new_connection(conn_params)
         pool = self.pool

@@ -12,12 +12,11 @@ What keeps the shortcut honest when someone writes past the database's triggers:
 - the watermark is sealed with the chain key (LEDGER_CHAIN_KEYS), which the database never
   holds: a forged or edited one is ignored, and so is one under a key no longer held;
 - in the query that reads it, the database fingerprints the rows up to the watermark: on
-  PostgreSQL their count and the sum of their `xmin`, the id of the transaction that wrote
+  their count and the sum of their `xmin`, the id of the transaction that wrote
   each row version. Any UPDATE, DELETE or INSERT among them, triggers or not, makes new row
   versions with a newer transaction id, which SQL cannot choose; reading tuple headers costs
   a fraction of re-hashing the rows. (A restore or a table rewrite that gives rows new
-  versions only sends the check back to the whole ledger once.) SQLite has no xmin: there the
-  fingerprint is a digest of every column, computed in process;
+  versions only sends the check back to the whole ledger once.)
 - the coupon's leases and redemptions are counted against the LOCK and REDEEM rows the
   ledger holds, so an inserted or deleted one shows.
 On any mismatch the check re-verifies the whole ledger, and reports what it finds. The
@@ -30,7 +29,6 @@ messages, redemptions, refund decisions, compensations) were verified when it wa
 the incremental check re-reads those written after it, and the full check all of them.
 """
 
-import hashlib
 import hmac
 import json
 import uuid
@@ -145,18 +143,12 @@ def _seal_holds(row) -> bool:
 
 
 def prefix_digest(coupon_id: int, through_version: int) -> str:
-    """The fingerprint DIGEST_SQL computes, for the watermark about to be written (on SQLite a
-    digest of every column, in process: it is the development database)."""
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(DIGEST_SQL.replace(f"{WATERMARK}.coupon_id", "%s")
-                           .replace(f"{WATERMARK}.through_version", "%s"),
-                           [coupon_id, through_version])
-            return cursor.fetchone()[0]
-    columns = [f.attname for f in CouponOperation._meta.concrete_fields]
-    rows = (CouponOperation.objects.filter(coupon_id=coupon_id, to_version__lte=through_version)
-            .order_by("to_version").values_list(*columns))
-    return hashlib.sha256("\n".join(map(repr, rows)).encode()).hexdigest()
+    """The fingerprint DIGEST_SQL computes, for the watermark about to be written."""
+    with connection.cursor() as cursor:
+        cursor.execute(DIGEST_SQL.replace(f"{WATERMARK}.coupon_id", "%s")
+                       .replace(f"{WATERMARK}.through_version", "%s"),
+                       [coupon_id, through_version])
+        return cursor.fetchone()[0]
 
 
 def resume_point(coupon) -> Resume | None:
@@ -168,14 +160,11 @@ def resume_point(coupon) -> Resume | None:
     after_sale_sql = after_sale.newest_row_sql(f"{WATERMARK}.coupon_id")
     extra = {name: RawSQL(f"({sql})", ())
              for name, sql in {**COUNTS_SQL, **after_sale_sql}.items()}
-    if connection.vendor == "postgresql":
-        extra["digest_now"] = RawSQL(f"({DIGEST_SQL})", ())
+    extra["digest_now"] = RawSQL(f"({DIGEST_SQL})", ())
     row = CheckWatermark.objects.filter(coupon_id=coupon.pk).annotate(**extra).first()
     if row is None or not _seal_holds(row):
         return None
-    digest_now = getattr(row, "digest_now", None) or prefix_digest(coupon.pk,
-                                                                   row.through_version)
-    if not hmac.compare_digest(digest_now, row.prefix_digest):
+    if not hmac.compare_digest(row.digest_now, row.prefix_digest):
         return None
     operations = list(CouponOperation.objects.filter(
         coupon_id=coupon.pk, to_version__gte=row.through_version).order_by("to_version"))

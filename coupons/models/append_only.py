@@ -1,13 +1,12 @@
 """History the database protects, not only the ORM.
 
 `AppendOnlyModel` refuses `save()` of an existing row and `delete()`: the friendly first refusal.
-`QuerySet.update()`, `QuerySet.delete()` and raw SQL skip it, so on PostgreSQL every history table
+`QuerySet.update()`, `QuerySet.delete()` and raw SQL skip it, so every history table
 also carries triggers (declared in its Meta, installed by migrations) that refuse the write in the
 database, whoever sends it. They are compiled with `UnswitchableTriggerSql`
 (coupons/models/trigger_sql.py): unlike plain pgtrigger triggers no session setting
 (`pgtrigger.ignore`) switches them off. Row triggers do not see TRUNCATE, so every history table
-also refuses TRUNCATE with a statement trigger. SQLite, the demo database, has no triggers: there
-only the ORM guard and the ledger's hash chain (coupons/evidence/ledger_chain.py) hold.
+also refuses TRUNCATE with a statement trigger.
 
 How to protect a new table (say, published return-policy versions):
 1. Nothing may change a row: subclass `AppendOnlyModel` and put
@@ -19,9 +18,8 @@ How to protect a new table (say, published return-policy versions):
    Use `Refuse`, never `pgtrigger.Protect`: the latter obeys `pgtrigger.ignore`.
 2. `manage.py makemigrations` writes `pgtrigger.migrations.AddTrigger` operations; keep them in
    your migration, after any data backfill of that table (the trigger refuses its UPDATEs).
-   They are no-ops on SQLite.
 3. Add the table to `PROTECTED` in tests/coupons/safety/test_history_protection.py: raw UPDATE and
-   DELETE must fail on PostgreSQL. `manage.py setup_db_roles` (operations/db_roles.py) gives
+   DELETE must fail. `manage.py setup_db_roles` (operations/db_roles.py) gives
    the application role no UPDATE or DELETE on it unless listed there.
 
 The one deleter past `delete_refused(pruned=True)` is `PRUNER_ROLE`, the NOLOGIN owner of the

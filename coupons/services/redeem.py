@@ -58,7 +58,7 @@ def coupon_redeem(*, coupon_id, lease, payment_id: str, ctx) -> RedeemResult:
                            order_id=lease.order_id):
         with command_transaction(ctx):
             now = clock.now()
-            coupon = lock_coupon_row(coupon_id, "current_lock__order_coupon", ctx=ctx)
+            coupon = lock_coupon_row(coupon_id, ctx=ctx)
             if coupon.status == CouponStatus.USED:
                 existing = coupon.redemptions.select_related("lock").filter(
                     succeeded=True, order_id=lease.order_id

@@ -72,13 +72,13 @@ def command_transaction(ctx):
     """A command's own transaction: a savepoint in the caller's, so a refusal rolls back what
     the command wrote and the caller (run_once: the claim, the refusal's row and answer) goes on.
 
-    Not when run_once deferred the claim to this command on PostgreSQL: its row lock claims the
+    Not when run_once deferred the claim to this command: its row lock claims the
     key (outside any savepoint, or a refusal would roll the claim back) and its writes are the
     one statement of coupons.write.transitions.apply_transition, so a refusal, coming before
     that statement or from its compare-and-set that wrote nothing, has nothing to roll back.
     """
     claim = pending_claim(ctx)
-    if claim is None or connection.vendor != "postgresql" or not connection.in_atomic_block:
+    if claim is None or not connection.in_atomic_block:
         return transaction.atomic()
     claim.with_row_lock = True
     return nullcontext()

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import IntegrityError, OperationalError, connection, transaction
+from django.db import OperationalError, connection, transaction
 
 from coupons import clock
 from coupons.errors import CouponError, IdempotencyKeyReused, IdempotencyRequestInProgress
@@ -50,21 +50,10 @@ def request_fingerprint(method: str, path: str, body) -> str:
 def idempotency_claim(*, scope: str, key: str, request_hash: str) -> Claim:
     """Claim a key in the caller's transaction (run_once makes that the command's own)."""
     now = clock.now()
-    if connection.vendor == "postgresql":
-        record_id, inserted = _insert_or_lock(scope, key, request_hash, now)
-        if inserted:
-            return Claim(record_id=record_id)
-        record = IdempotencyRecord.objects.get(pk=record_id)
-    else:
-        try:
-            with transaction.atomic():
-                record = IdempotencyRecord.objects.create(
-                    scope=scope, key=key, request_hash=request_hash,
-                    status=IdempotencyRecord.Status.IN_PROGRESS, claimed_at=now,
-                )
-            return Claim(record_id=record.pk)
-        except IntegrityError:
-            record = IdempotencyRecord.objects.select_for_update().get(scope=scope, key=key)
+    record_id, inserted = _insert_or_lock(scope, key, request_hash, now)
+    if inserted:
+        return Claim(record_id=record_id)
+    record = IdempotencyRecord.objects.get(pk=record_id)
     return _existing_claim(record, request_hash, now)
 
 
@@ -184,28 +173,27 @@ def run_once(
     key again gets the same error, not a second attempt. A key reused for another request, or
     still running in a twin, raises (422 / 409).
 
-    On PostgreSQL the claim is deferred to the command's first statement, its row lock
+    The claim is deferred to the command's first statement, its row lock
     (rows.lock_coupon_row), or made after a command that took none. A key found held there
     answers from the held record: in the same transaction when nothing came before the claim,
     else after rolling back what the command did.
     """
     run = {"key": key, "request_hash": request_hash, "actor": actor, "client_id": client_id,
            "command": command, "success_status": success_status}
-    if connection.vendor == "postgresql":
-        try:
-            claim = DeferredClaim(scope, key, request_hash)
-            with transaction.atomic(durable=True), connection.execute_wrapper(claim.watch):
-                try:
-                    return _run(claim, **run)
-                except ClaimTaken as taken:
-                    if not taken.clean:
-                        raise
-                    record = IdempotencyRecord.objects.get(pk=taken.record_id)
-                    return _run_claimed(_existing_claim(record, request_hash, clock.now()), **run)
-        except ClaimTaken:
-            pass  # rolled back; claim again, first this time
-        except ClaimInProgress:
-            raise IdempotencyRequestInProgress() from None
+    try:
+        claim = DeferredClaim(scope, key, request_hash)
+        with transaction.atomic(durable=True), connection.execute_wrapper(claim.watch):
+            try:
+                return _run(claim, **run)
+            except ClaimTaken as taken:
+                if not taken.clean:
+                    raise
+                record = IdempotencyRecord.objects.get(pk=taken.record_id)
+                return _run_claimed(_existing_claim(record, request_hash, clock.now()), **run)
+    except ClaimTaken:
+        pass  # rolled back; claim again, first this time
+    except ClaimInProgress:
+        raise IdempotencyRequestInProgress() from None
     with transaction.atomic(durable=True):
         claim = idempotency_claim(scope=scope, key=key, request_hash=request_hash)
         return _run_claimed(claim, **run)

@@ -1,7 +1,8 @@
 """A transition's writes as one PostgreSQL statement (coupons.write.transitions uses it).
 
-One data-modifying WITH: the compare-and-set UPDATE (the ORM's own SQL for the same filter, so
-its WHERE carries state, version and ownership exactly as on SQLite), then every row the
+One data-modifying WITH: the compare-and-set UPDATE (the ORM's own SQL for the same filter,
+coupons.write.orm_sql, so its WHERE carries state, version and ownership exactly as the
+queryset says), then every row the
 command declared, the ledger row, its outbox row and the stored answer. Each insert selects
 FROM the compare-and-set's RETURNING and each update asks EXISTS of it, so a compare-and-set
 that matched no row writes nothing at all. Row triggers and foreign keys act on each row as for
@@ -12,12 +13,12 @@ inserts' RETURNING, and the statement returns them for the caller's objects.
 """
 
 from django.db import connection
-from django.db.models.sql import UpdateQuery
 
 from coupons import clock
 from coupons.evidence.seals import row_seal
 from coupons.models import IdempotencyRecord
 from coupons.models.sealed import SealedModel
+from coupons.write.orm_sql import update_sql
 
 CAS_HIT = "EXISTS (SELECT 1 FROM cas)"
 
@@ -34,14 +35,14 @@ def write(*, cas, rows, updates, operation, event, answer) -> list | None:
         parts.append(f"{name} AS ({sql})")
         params.extend(item_params)
 
-    sql, item_params = _update(*cas)
+    sql, item_params = update_sql(*cas)
     with_item("cas", f"{sql} RETURNING 1", item_params)
     names = {}
     for i, row in enumerate(rows):
         names[id(row)] = f"row{i}"
         with_item(f"row{i}", *_insert(row, "cas"))
     for i, (queryset, changes) in enumerate(updates):
-        with_item(f"touch{i}", *_update(queryset.extra(where=[CAS_HIT]), changes))
+        with_item(f"touch{i}", *update_sql(queryset.extra(where=[CAS_HIT]), changes))
     with_item("ledger", *_insert(operation, "cas"))
     with_item("outbox", *_insert(event, "ledger", payload="operation_id",
                                  operation_id="ledger.id"))
@@ -53,13 +54,6 @@ def write(*, cas, rows, updates, operation, event, answer) -> list | None:
         cursor.execute(f"WITH {', '.join(parts)} SELECT {returned}", params)
         ids = list(cursor.fetchone())
     return None if ids[0] is None else ids
-
-
-def _update(queryset, changes) -> tuple[str, list]:
-    query = queryset.query.chain(UpdateQuery)
-    query.add_update_values(changes)
-    sql, params = query.get_compiler(connection=connection).as_sql()
-    return sql, list(params)
 
 
 def _insert(row, source, payload=None, **columns) -> tuple[str, list]:

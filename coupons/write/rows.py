@@ -1,7 +1,6 @@
 """Row locks, taken in one order everywhere: order binding → coupon → refund record."""
 
 from django.db import connection
-from django.db.models import OuterRef, Subquery
 from django.utils.translation import gettext_lazy as _
 
 from coupons import after_sale, clock
@@ -14,28 +13,25 @@ from coupons.models import (
     UserCoupon,
 )
 from coupons.write.context import pending_claim
+from coupons.write.orm_sql import cache_related
 
 
-def lock_coupon_row(coupon_id, *related: str, ctx=None) -> UserCoupon:
+def lock_coupon_row(coupon_id, *, ctx=None) -> UserCoupon:
     """Lock the coupon row for the rest of the transaction.
 
     NO KEY UPDATE, not UPDATE: ledger, lock and outbox inserts that reference the coupon take
     KEY SHARE on it, and we must not block those; we never change the coupon's key. `of=self`
     because the joined lease is nullable (an outer join PostgreSQL cannot lock through).
-    `related` joins what the command reads anyway (REDEEM: the lease's order link).
 
     The same statement reads the hash of the ledger row at the coupon's current version, which
     the next ledger row links to (records.append_operation), instead of a read of its own.
 
-    On PostgreSQL it is one statement that also reads the lease and its order link, whether
+    It is one statement that also reads the lease and its order link, whether
     refunds wait for the lease's order to redeem (`refunds_awaiting_redemption`) and, when
     run_once deferred the claim of `ctx`'s Idempotency-Key to this command, makes the claim
     first: a held key locks nothing and raises ClaimTaken.
     """
-    if connection.vendor == "postgresql":
-        coupon = _locked_in_one_statement(coupon_id, ctx)
-    else:
-        coupon = _locked_by_orm(coupon_id, related)
+    coupon = _locked_in_one_statement(coupon_id, ctx)
     if coupon is None:
         raise NotFound(_("No such coupon."), coupon_id=coupon_id)
     if coupon.ledger_head_hash is not None:
@@ -43,22 +39,6 @@ def lock_coupon_row(coupon_id, *related: str, ctx=None) -> UserCoupon:
     # else: if the row lock waited for a command on this coupon, the row was read again after
     # its commit but the subquery kept the statement's older snapshot and missed that command's
     # ledger row; records.append_operation then reads the head itself.
-    return coupon
-
-
-def _locked_by_orm(coupon_id, related):
-    ledger_head = CouponOperation.objects.filter(
-        coupon=OuterRef("pk"), to_version=OuterRef("state_version")
-    ).values("content_hash")[:1]
-    coupon = (
-        UserCoupon.objects.select_for_update(no_key=True, of=("self",))
-        .select_related("template_version", "current_lock", *related)
-        .annotate(ledger_head_hash=Subquery(ledger_head))
-        .filter(pk=coupon_id)
-        .first()
-    )
-    if coupon is not None:
-        coupon.refunds_awaiting_redemption = None  # not read: the redeem asks after-sale
     return coupon
 
 
@@ -117,9 +97,9 @@ def _instances(row) -> UserCoupon:
         found[alias] = (model.from_db(connection.alias, [f.attname for f in fields], values)
                         if values[0] is not None else None)
     coupon, lock = found["c"], found["l"]
-    UserCoupon._meta.get_field("template_version").set_cached_value(coupon, found["tv"])
-    UserCoupon._meta.get_field("current_lock").set_cached_value(coupon, lock)
+    cache_related(coupon, "template_version", found["tv"])
+    cache_related(coupon, "current_lock", lock)
     if lock is not None:
-        CouponLock._meta.get_field("order_coupon").set_cached_value(lock, found["oc"])
+        cache_related(lock, "order_coupon", found["oc"])
     coupon.ledger_head_hash, coupon.refunds_awaiting_redemption = row[start], row[start + 1]
     return coupon

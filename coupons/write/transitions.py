@@ -1,6 +1,5 @@
 """The state machine as data, the one guard, and the one compare-and-set write."""
 
-from django.db import connection
 from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
@@ -10,14 +9,7 @@ from coupons.models import OperationType as Op
 from coupons.models import UserCoupon
 from coupons.write import one_statement
 from coupons.write.context import answer_record_id
-from coupons.write.idempotency import idempotency_complete
-from coupons.write.records import (
-    append_operation,
-    append_outbox,
-    appended,
-    chained_row,
-    outbox_row,
-)
+from coupons.write.records import appended, chained_row, outbox_row
 
 # op → {from state → allowed to states}.
 TRANSITIONS = {
@@ -77,12 +69,10 @@ def apply_transition(
     The caller holds the row lock, so the CAS cannot lose; it is the last line of defence for
     any path that forgot the lock. `owner` is (order_id, token_hash) for lock-bound commands.
     `rows` are the command's new rows (unsaved), `updates` (queryset, values) pairs, `answer`
-    a function giving the answer's body once the rows are written; on PostgreSQL the body is
-    built before, and `answer_ids` names its keys that take a new row's id.
+    a function giving the answer's body, built before the rows are written: `answer_ids`
+    names its keys that take a new row's id.
 
-    On PostgreSQL all of it is one statement (coupons.write.one_statement); on SQLite one
-    ORM statement each, the CAS first (SQLite checks foreign keys at commit), in the command's
-    savepoint. Either way a missed CAS writes nothing.
+    All of it is one statement (coupons.write.one_statement), so a missed CAS writes nothing.
     """
     if not is_allowed(op_type, coupon.status, to_state):
         raise InvalidState(format_lazy(_("{op} cannot go {from_state}→{to_state}."), op=op_type,
@@ -96,42 +86,23 @@ def apply_transition(
     cas = UserCoupon.objects.filter(**where)
     from_state = coupon.status
     record_id = answer_record_id(ctx) if answer is not None else None
-    if connection.vendor == "postgresql":
-        for field, value in values.items():
-            setattr(coupon, field, value)
-        operation = chained_row(coupon=coupon, op_type=op_type, from_state=from_state,
-                                from_version=expected_version, ctx=ctx, now=now,
-                                **ledger_fields)
-        event = outbox_row(operation)
-        ids = one_statement.write(
-            cas=(cas, values), rows=rows, updates=updates, operation=operation, event=event,
-            answer=None if record_id is None
-            else (record_id, ctx.success_status, answer(), answer_ids or {}),
-        )
-        if ids is None:
-            coupon.refresh_from_db()
-            raise VersionConflict(coupon=coupon)
-        operation.pk, event.pk = ids[:2]
-        for row, row_id in zip(rows, ids[2:], strict=True):
-            row.pk = row_id
-        appended(coupon, operation)
-    else:
-        if cas.update(**values) != 1:
-            coupon.refresh_from_db()
-            raise VersionConflict(coupon=coupon)
-        for row in rows:
-            row.save(force_insert=True)
-        for queryset, update in updates:
-            queryset.update(**update)
-        for field, value in values.items():
-            setattr(coupon, field, value)
-        operation = append_operation(
-            coupon=coupon, op_type=op_type, from_state=from_state,
-            from_version=expected_version, ctx=ctx, now=now, **ledger_fields,
-        )
-        append_outbox(operation)
+    for field, value in values.items():
+        setattr(coupon, field, value)
+    operation = chained_row(coupon=coupon, op_type=op_type, from_state=from_state,
+                            from_version=expected_version, ctx=ctx, now=now, **ledger_fields)
+    event = outbox_row(operation)
+    ids = one_statement.write(
+        cas=(cas, values), rows=rows, updates=updates, operation=operation, event=event,
+        answer=None if record_id is None
+        else (record_id, ctx.success_status, answer(), answer_ids or {}),
+    )
+    if ids is None:
+        coupon.refresh_from_db()
+        raise VersionConflict(coupon=coupon)
+    operation.pk, event.pk = ids[:2]
+    for row, row_id in zip(rows, ids[2:], strict=True):
+        row.pk = row_id
+    appended(coupon, operation)
     if record_id is not None:
-        if connection.vendor != "postgresql":
-            idempotency_complete(ctx, status=ctx.success_status, body=answer())
         ctx.answered_records.add(record_id)
     return operation

@@ -22,12 +22,7 @@ from refunds.api.refund_views import RefundFilter
 from refunds.models import RefundCoupon
 from refunds.selectors import decision_list
 
-pytestmark = [
-    pytest.mark.postgres,
-    pytest.mark.skipif(connection.vendor != "postgresql",
-                       reason="reads PostgreSQL's EXPLAIN; SQLite plans are another matter"),
-    pytest.mark.django_db,
-]
+pytestmark = pytest.mark.django_db
 
 CURSOR = (datetime(2026, 6, 1, tzinfo=UTC), 41)
 

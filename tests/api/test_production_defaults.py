@@ -17,8 +17,13 @@ from coupons import selectors
 from coupons.api import views
 
 ROOT = Path(__file__).resolve().parents[2]
+# The suite's own server (DATABASE_URL's, or the embedded `test` cluster, which the suite stops
+# at its end), never the checkout's demo cluster that a process without either would start.
+SUITE_DATABASE = ({"DATABASE_URL": os.environ["DATABASE_URL"]} if os.environ.get("DATABASE_URL")
+                  else {"EMBEDDED_DATABASE": "test"})
 # A server's environment in docs/deploy.md: nothing else is set.
 PRODUCTION_ENV = {
+    **SUITE_DATABASE,
     "DJANGO_SECRET_KEY": "Zq3-production-like-secret-key-of-sixty-characters-k7Pw92LmXc4",
     "LEASE_TOKEN_SECRET": "lease-token-secret-of-its-own-R8vTq2Lm9XcP4wZ7",
     "LEDGER_CHAIN_KEYS": "c1:ledger-chain-key-of-its-own-Vb7Nq2Xw9Lp4Tz6Rk3Hm8Jd5",

@@ -10,14 +10,8 @@ cached (api.authentication), so it costs nothing after the first request.
 """
 
 import pytest
-from django.db import connection
 
-pytestmark = [
-    pytest.mark.postgres,
-    pytest.mark.skipif(connection.vendor != "postgresql",
-                       reason="counts the PostgreSQL statements (SQLite claims keys otherwise)"),
-    pytest.mark.django_db,
-]
+pytestmark = pytest.mark.django_db
 
 ORDER = {"order_id": "order-A", "user_id": "u1", "order_amount": "300.00"}
 

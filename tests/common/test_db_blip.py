@@ -17,11 +17,7 @@ from django.db import connection
 
 from tests.faults import owner_connection, terminate_backends
 
-pytestmark = [
-    pytest.mark.postgres,
-    pytest.mark.skipif(connection.vendor != "postgresql", reason="the pool is PostgreSQL's"),
-    pytest.mark.django_db(transaction=True),
-]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture(autouse=True)

@@ -31,12 +31,8 @@ def test_the_pool_is_sized_from_the_environment_on_postgresql():
 def test_the_pool_has_defaults_and_turns_off_with_zero():
     assert pool_settings(DATABASE_URL=POSTGRES_URL)["max_size"] == 10
     assert pool_settings(DATABASE_URL=POSTGRES_URL, DB_POOL_MAX_SIZE="0") is None
-    # SQLite opens a file, not a network connection: nothing to pool.
-    assert pool_settings(DB_POOL_MAX_SIZE="7") is None
 
 
-@pytest.mark.postgres
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="the pool is PostgreSQL's")
 @pytest.mark.django_db(transaction=True)
 def test_threads_borrow_pooled_connections_and_give_them_back():
     assert connection.pool is not None

@@ -29,8 +29,6 @@ def test_prepared_statements_are_on_by_default_and_off_with_zero():
     assert binding_options(DATABASE_PREPARED_STATEMENTS="0") == [False, None]
 
 
-@pytest.mark.postgres
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="prepared statements are PG's")
 @pytest.mark.django_db
 def test_a_connection_prepares_the_commands_statements(coupon, clock):
     def prepared() -> int:

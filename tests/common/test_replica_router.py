@@ -121,7 +121,6 @@ def test_a_promoted_copy_or_one_with_nothing_replayed_is_passed_over():
     assert replica_serves(empty, None, max_lag_seconds=5) is False
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="pg_lsn is PostgreSQL's")
 @pytest.mark.django_db
 def test_wal_positions_order_as_postgresql_orders_them():
     positions = ["0/0", "0/1", "0/FFFFFFFF", "1/0", "16/B374D848", "FF/0", "FFFFFFFF/FFFFFFFF"]

@@ -14,16 +14,14 @@ from coupons.models import CheckWatermark
 from tests.console.history import bulk_history
 
 pytestmark = pytest.mark.django_db
-# PostgreSQL fingerprints the verified rows in the watermark's query; SQLite reads them.
-FINGERPRINT = 0 if connection.vendor == "postgresql" else 1
 # Session, user, permissions, the user's groups (the header), the coupon with its template,
 # the check's watermark and the rows after it, one query per timeline source (11), one ledger
 # page, the open conflict cases and what waits for a person (refund decisions, compensations:
 # the diagnosis), the latest checkpoint, the staff notes and the view log's INSERT.
-PAGE_QUERIES = 25 + FINGERPRINT
+PAGE_QUERIES = 25
 # The coupon, the check's watermark and the rows after it, the open conflict cases and what
 # waits for a person (2) (the service client comes from its cache).
-CHECK_QUERIES = 6 + FINGERPRINT
+CHECK_QUERIES = 6
 
 
 def second_view_queries(client, path: str) -> tuple[int, str]:

@@ -1,7 +1,6 @@
 """Double clicks for real on PostgreSQL: the same queue form sent from racing threads."""
 
 import pytest
-from django.db import connection
 from django.test import Client
 
 from coupons.models import CouponOperation, IdempotencyRecord
@@ -10,11 +9,7 @@ from tests.console.queue_objects import pending_decision
 from tests.coupons.concurrency.threads import race
 from tests.refunds.conftest import default_policy  # noqa: F401 (a transactional test's flush drops it)
 
-pytestmark = [
-    pytest.mark.postgres,
-    pytest.mark.skipif(connection.vendor != "postgresql", reason="needs PostgreSQL row locks"),
-    pytest.mark.django_db(transaction=True),
-]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture

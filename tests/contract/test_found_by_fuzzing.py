@@ -1,5 +1,5 @@
 """What Schemathesis found, pinned: each was a 500 on PostgreSQL or a schema the server did not
-keep. They run on SQLite too, where a NUL is stored and only the answers are checked."""
+keep."""
 
 import pytest
 

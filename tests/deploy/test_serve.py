@@ -11,9 +11,12 @@ import urllib.error
 import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
+from django.db import connection
 
+from operations.db_roles import APP_PASSWORD_ENV, APP_ROLE
 from tests.api.test_production_defaults import PRODUCTION_ENV
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,10 +44,17 @@ def get(url: str, **headers) -> tuple[int, dict, bytes]:
         return error.code, dict(error.headers), error.read()
 
 
+def url_for(user: str, database: str, password: str = "") -> str:
+    settings = connection.settings_dict
+    login = f"{user}:{password}" if password else user
+    host = quote(settings["HOST"], safe="")
+    return f"postgres://{login}@{host}:{settings['PORT'] or 5432}/{database}"
+
+
 @contextmanager
 def serving(tmp_path, **environment):
-    """bin/serve on a free port with a server's environment (plus `environment`) and a fresh
-    SQLite file; yields its base URL."""
+    """bin/serve on a free port with a server's environment (plus `environment`: the
+    database's URLs); yields its base URL."""
     if shutil.which("bash") is None:
         pytest.skip("bin/serve is a bash script and bash is not installed")
     try:
@@ -54,7 +64,6 @@ def serving(tmp_path, **environment):
     port = free_port()
     env = {
         "PATH": os.environ.get("PATH", ""), **PRODUCTION_ENV,
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'serve.sqlite3'}",
         "PYTHON": sys.executable, "PORT": str(port), "GUNICORN_BIND": f"127.0.0.1:{port}",
         "GUNICORN_WORKERS": "1", "GUNICORN_THREADS": "2", **environment,
     }
@@ -81,8 +90,19 @@ def serving(tmp_path, **environment):
 
 
 @pytest.fixture
-def served(tmp_path):
-    with serving(tmp_path) as base:
+def roles(fresh_database):
+    """A fresh database as bin/serve runs on it: the owner migrates, coupon_app serves."""
+    # The suite's setup_db_roles sets coupon_app's password from config/test_settings.py; the
+    # role is the cluster's, so bin/serve's setup_db_roles must set the same one.
+    password = os.environ[APP_PASSWORD_ENV]
+    return {"MIGRATION_DATABASE_URL": url_for(connection.settings_dict["USER"], fresh_database),
+            APP_PASSWORD_ENV: password,
+            "DATABASE_URL": url_for(APP_ROLE, fresh_database, password)}
+
+
+@pytest.fixture
+def served(tmp_path, roles):
+    with serving(tmp_path, **roles) as base:
         yield base
 
 
@@ -111,10 +131,10 @@ def test_bin_serve_answers_the_probes_over_plain_http_and_serves_static_files(se
     assert (status, headers["Content-Type"]) == (401, "application/json"), body
 
 
-def test_bin_serve_sums_every_workers_counters_at_metrics(tmp_path):
+def test_bin_serve_sums_every_workers_counters_at_metrics(tmp_path, roles):
     token = "t" * 40
     through_proxy = {"Host": PUBLIC_HOST, "X-Forwarded-Proto": "https"}
-    with serving(tmp_path, GUNICORN_WORKERS="2", METRICS_TOKEN=token,
+    with serving(tmp_path, **roles, GUNICORN_WORKERS="2", METRICS_TOKEN=token,
                  PROMETHEUS_MULTIPROC_DIR=str(tmp_path / "metrics")) as base:
         for _ in range(10):
             assert get(f"{base}/healthz")[0] == 200

@@ -17,35 +17,15 @@ from django.db import connection
 
 from operations.db_roles import APP_PASSWORD_ENV, APP_ROLE
 from tests.api.test_production_defaults import PRODUCTION_ENV, ROOT
-from tests.deploy.test_serve import PUBLIC_HOST, START_SECONDS, get, serving
+from tests.deploy.test_serve import (
+    PUBLIC_HOST,
+    START_SECONDS,
+    get,
+    serving,
+    url_for,
+)
 
-pytestmark = [
-    pytest.mark.postgres,
-    pytest.mark.skipif(connection.vendor != "postgresql",
-                       reason="database roles exist on PostgreSQL only; SQLite has none"),
-]
 THROUGH_PROXY = {"Host": PUBLIC_HOST, "X-Forwarded-Proto": "https"}
-
-
-def url_for(user: str, database: str, password: str = "") -> str:
-    settings = connection.settings_dict
-    login = f"{user}:{password}" if password else user
-    return f"postgres://{login}@{settings['HOST']}:{settings['PORT'] or 5432}/{database}"
-
-
-@pytest.fixture
-def fresh_database():
-    """A database of its own, made and dropped by the owner (the tests' login); roles are the
-    cluster's, so coupon_app is shared with every other test database."""
-    name = f"h_serve_{uuid.uuid4().hex[:12]}"
-    settings = connection.settings_dict
-    with psycopg.connect(host=settings["HOST"], port=settings["PORT"] or 5432,
-                         user=settings["USER"], dbname="postgres", autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-        try:
-            yield name
-        finally:
-            admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
 
 
 def post(url: str, body: dict, key: str) -> tuple[int, dict]:

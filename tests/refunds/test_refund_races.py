@@ -3,7 +3,6 @@
 from decimal import Decimal
 
 import pytest
-from django.db import connection
 from rest_framework.test import APIClient
 
 from coupons.events.inbox import inbox_receive
@@ -15,11 +14,7 @@ from tests.conftest import START
 from tests.coupons.concurrency.threads import all_ok, race
 from tests.refunds.conftest import issue, redeem
 
-pytestmark = [
-    pytest.mark.postgres,
-    pytest.mark.skipif(connection.vendor != "postgresql", reason="needs PostgreSQL row locks"),
-    pytest.mark.django_db(transaction=True),
-]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def ledger(coupon_id):

@@ -174,8 +174,8 @@ class Command(BaseCommand):
     def handle(self, *args, key_file=None, **options):
         if demo_exists():
             self.stdout.write(
-                "Demo data is already there; nothing to do. (To start over, use an empty "
-                "database: delete db.sqlite3 and run migrate, then seed_demo.)"
+                "Demo data is already there; nothing to do. (To start over: bin/run-demo "
+                "--reset.)"
             )
             return
 

@@ -1,17 +1,14 @@
-from django.core.management.base import BaseCommand, CommandError
-from django.db import connection
+from django.core.management.base import BaseCommand
 
 from operations.db_roles import APP_PASSWORD_ENV, APP_ROLE, PRUNER_ROLE, setup_db_roles
 
 
 class Command(BaseCommand):
-    help = (f"PostgreSQL, as the database owner (MIGRATION_DATABASE_URL): create or refresh the "
+    help = (f"As the database owner (MIGRATION_DATABASE_URL): create or refresh the "
             f"application role {APP_ROLE} (password from {APP_PASSWORD_ENV}) and the prune "
             f"role {PRUNER_ROLE}, and their grants. Idempotent: rerun after every migrate.")
 
     def handle(self, *args, **options):
-        if connection.vendor != "postgresql":
-            raise CommandError("setup_db_roles needs PostgreSQL; SQLite has no roles")
         updatable = setup_db_roles()
         self.stdout.write(
             f"{APP_ROLE}: SELECT and INSERT on every table, UPDATE on {len(updatable)} "

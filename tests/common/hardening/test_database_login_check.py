@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import uuid
+from urllib.parse import quote
 
 import pytest
 from django.core import checks
@@ -19,13 +20,7 @@ from common.checks import ALLOW_OWNER_LOGIN_ENV, check_database_login, login_pow
 from operations.db_roles import APP_PASSWORD_ENV, APP_ROLE
 from tests.api.test_production_defaults import PRODUCTION_ENV, ROOT
 
-ON_POSTGRES = connection.vendor == "postgresql"
 APP_ALIAS = "app_login"
-
-
-def postgres_only(test):
-    return pytest.mark.postgres(pytest.mark.skipif(
-        not ON_POSTGRES, reason="database roles exist on PostgreSQL only")(test))
 
 
 def ids(messages) -> list[str]:
@@ -48,7 +43,6 @@ def app_login_alias(django_db_setup, django_db_blocker):
 
 
 @pytest.mark.django_db
-@postgres_only
 def test_a_superuser_login_is_refused_even_after_set_role():
     with connection.cursor() as cursor:
         cursor.execute("SELECT session_user, current_user")
@@ -63,7 +57,6 @@ def test_a_superuser_login_is_refused_even_after_set_role():
     assert "'Database roles'" in error.hint
 
 
-@postgres_only
 def test_the_app_role_login_passes(app_login_alias):
     with connections[app_login_alias].cursor() as cursor:
         assert login_powers(cursor) == (APP_ROLE, [])
@@ -73,7 +66,6 @@ def test_the_app_role_login_passes(app_login_alias):
 
 @pytest.mark.django_db
 @pytest.mark.owner_role
-@postgres_only
 def test_an_owner_that_is_no_superuser_and_its_members_are_refused():
     """Roles made inside the test's transaction, rolled back with it."""
     owner, member, admin = (f"h_serve_{name}_{uuid.uuid4().hex[:8]}"
@@ -97,7 +89,6 @@ def test_an_owner_that_is_no_superuser_and_its_members_are_refused():
 
 
 @pytest.mark.django_db
-@postgres_only
 @pytest.mark.parametrize("opt_out", [ALLOW_OWNER_LOGIN_ENV, "COUPONS_DEMO"])
 def test_the_demo_and_a_developer_may_opt_out_explicitly(monkeypatch, opt_out):
     monkeypatch.setenv(opt_out, "1")
@@ -115,16 +106,9 @@ def test_it_runs_only_with_deploy_and_a_database():
         tags=["database_login"], include_deployment_checks=True, databases=["default"])
 
     assert "config.E003" not in ids(migrate_runs) + ids(plain_check_runs)
-    assert ids(deploy_with_database) == (["config.E003"] if ON_POSTGRES else [])
+    assert ids(deploy_with_database) == ["config.E003"]
 
 
-@pytest.mark.django_db
-@pytest.mark.skipif(ON_POSTGRES, reason="the SQLite case")
-def test_sqlite_has_no_login_to_check():
-    assert check_database_login(databases=["default"]) == []
-
-
-@postgres_only
 def test_the_wsgi_application_gunicorn_loads_refuses_the_superuser_login(django_db_setup):
     """gunicorn runs no system checks; loading config.wsgi does (through bin/serve:
     tests/deploy/test_serve_roles.py)."""
@@ -135,7 +119,8 @@ def test_the_wsgi_application_gunicorn_loads_refuses_the_superuser_login(django_
         return subprocess.run([sys.executable, "-c", "import config.wsgi"], cwd=ROOT, env={
             "PATH": os.environ.get("PATH", ""), "DJANGO_SETTINGS_MODULE": "config.settings",
             **PRODUCTION_ENV, "DATABASE_URL": url.format(
-                user=user, password=password and f":{password}", host=database["HOST"],
+                user=user, password=password and f":{password}",
+                host=quote(database["HOST"], safe=""),
                 port=database["PORT"] or 5432, name=database["NAME"]),
         }, capture_output=True, text=True, timeout=120)
 

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.django_db
 
 
 def sample(name: str, **labels) -> float:
-    labels = {"alias": "default", "vendor": connection.vendor, **labels}
+    labels = {"alias": "default", "vendor": "postgresql", **labels}
     return REGISTRY.get_sample_value(name, labels) or 0.0
 
 

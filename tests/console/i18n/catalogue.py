@@ -27,7 +27,7 @@ MAKEMESSAGES = ["manage.py", "makemessages", "-l", "zh_Hans", "--no-obsolete",
                 "-i", ".venv/*", "-i", "tools/*", "-v", "0"]
 NOT_COPIED = shutil.ignore_patterns(
     ".venv", ".git", "tools", "node_modules", "test-artifacts", "__pycache__", "*.mo",
-    "*.png", "*.sqlite3", ".*cache", "*.egg-info", "staticfiles", "mutants")
+    "*.png", ".pgdata", ".*cache", "*.egg-info", "staticfiles", "mutants")
 
 LETTER = re.compile(r"[^\W\d_]")
 

@@ -7,9 +7,7 @@ from coupons.models import LedgerCheckpoint, LedgerCheckpointChunk
 from operations.checkpoint import ledger_checkpoint
 
 pytestmark = [
-    pytest.mark.django_db, pytest.mark.postgres,
-    pytest.mark.skipif(connection.vendor != "postgresql", reason="triggers are PostgreSQL only"),
-]
+    pytest.mark.django_db,]
 
 
 @pytest.mark.parametrize(("model", "sql"), [

@@ -15,11 +15,7 @@ from coupons.write.idempotency import (
     request_fingerprint,
 )
 
-pytestmark = [
-    pytest.mark.postgres,
-    pytest.mark.skipif(connection.vendor != "postgresql", reason="needs PostgreSQL row locks"),
-    pytest.mark.django_db(transaction=True),
-]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 BODY = {"expected_version": 1, "reason": "risk"}
 STORED = {"stored": "by the first request"}

@@ -9,7 +9,6 @@ drives finds the coupon already USED by the same order.
 from collections import Counter
 
 import pytest
-from django.db import connection
 from rest_framework.test import APIClient
 
 from coupons.evidence.replay import coupon_check
@@ -18,12 +17,7 @@ from coupons.services import service_client_create
 from tests.conftest import lock
 from tests.coupons.concurrency.threads import all_ok, race
 
-pytestmark = [
-    pytest.mark.postgres,
-    pytest.mark.skipif(connection.vendor != "postgresql",
-                       reason="needs PostgreSQL row locks and SKIP LOCKED"),
-    pytest.mark.django_db(transaction=True),
-]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 THREADS = 16
 

@@ -2,7 +2,6 @@
 one ExpiryWarning per lease makes each warning go out exactly once."""
 
 import pytest
-from django.db import connection
 from django.db.models import Count
 
 from coupons.models import ExpiryWarning, OutboxEvent
@@ -10,12 +9,7 @@ from operations import scanners
 from tests.coupons.concurrency.threads import all_ok, race
 from tests.coupons.events.test_presale import deposit, issue, presale_template
 
-pytestmark = [
-    pytest.mark.postgres,
-    pytest.mark.skipif(connection.vendor != "postgresql",
-                       reason="needs PostgreSQL row locks and SKIP LOCKED"),
-    pytest.mark.django_db(transaction=True),
-]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_two_scanners_at_once_warn_each_lease_exactly_once(clock, send):

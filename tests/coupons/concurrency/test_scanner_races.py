@@ -6,7 +6,6 @@ no longer finds it due) or waits and is then refused: never both, never a deadlo
 """
 
 import pytest
-from django.db import connection
 from django.db.models import Count
 
 from coupons.errors import CouponError
@@ -17,12 +16,7 @@ from operations import scanners
 from tests.conftest import lock
 from tests.coupons.concurrency.threads import all_ok, race
 
-pytestmark = [
-    pytest.mark.postgres,
-    pytest.mark.skipif(connection.vendor != "postgresql",
-                       reason="needs PostgreSQL row locks and SKIP LOCKED"),
-    pytest.mark.django_db(transaction=True),
-]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 LEASE = 60
 

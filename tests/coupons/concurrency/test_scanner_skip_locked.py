@@ -18,12 +18,7 @@ from coupons.write.rows import lock_coupon_row
 from operations import scanners
 from tests.conftest import lock
 
-pytestmark = [
-    pytest.mark.postgres,
-    pytest.mark.skipif(connection.vendor != "postgresql",
-                       reason="needs PostgreSQL row locks and SKIP LOCKED"),
-    pytest.mark.django_db(transaction=True),
-]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 LEASE = 60
 LOCK_TIMEOUT_SECONDS = 5

@@ -5,18 +5,13 @@ unique index now decides and the loser answers ALREADY_EXISTS naming the winner.
 """
 
 import pytest
-from django.db import connection
 from rest_framework.test import APIClient
 
 from coupons.models import CouponTemplate, CouponTemplateVersion
 from tests.api.test_commands_api import TEMPLATE
 from tests.coupons.concurrency.threads import race
 
-pytestmark = [
-    pytest.mark.postgres,
-    pytest.mark.skipif(connection.vendor != "postgresql", reason="needs PostgreSQL row locks"),
-    pytest.mark.django_db(transaction=True),
-]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def create_with_key(api_key, idempotency_key):

@@ -10,7 +10,6 @@ That makes 20,160 sequences.
 
 The sequences are walked depth first and every step runs in a savepoint that is rolled back
 once its subtree is done, so a shared prefix runs once and sequences never see each other.
-They run on whichever database the suite uses (PostgreSQL in CI, SQLite by default).
 
 After every sequence: the invariants (docs/design.md) (ledger replay, one active lock, at most one
 redemption, no command made with a lease that was not current), every refused command was

@@ -6,8 +6,8 @@ decide them, sometimes the proposer itself. After every step `coupon_check` repl
 REVERSE and COMPENSATE rows included, and finds nothing wrong; a refused command changed
 nothing; an approval appended exactly one row; the proposer never decided.
 
-Hypothesis settings: max_examples=25, stateful_step_count=30, deadline=None (about 20 s on
-SQLite, 60 s on PostgreSQL on 2 cores).
+Hypothesis settings: max_examples=25, stateful_step_count=30, deadline=None (about 60 s on
+2 cores).
 """
 
 import itertools

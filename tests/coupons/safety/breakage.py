@@ -68,7 +68,7 @@ def fresh(coupon):
 
 def drop_unique_index(name: str) -> None:
     """Lose a partial unique index (a restored dump, a bad migration); the test's transaction
-    rolls the DDL back on SQLite and PostgreSQL alike. Only the owner may (tests/app_role.py)."""
+    rolls the DDL back. Only the owner may (tests/app_role.py)."""
     with as_owner(), connection.cursor() as cursor:
         cursor.execute(f"DROP INDEX {connection.ops.quote_name(name)}")
 

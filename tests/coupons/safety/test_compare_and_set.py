@@ -157,8 +157,8 @@ def unlocked_reads(monkeypatch):
     without a row lock) instead of locking the row: the path the CAS exists for."""
     snapshots = {}
 
-    def stale_row(coupon_id, *related, ctx=None):
-        return snapshots.pop(coupon_id, None) or lock_coupon_row(coupon_id, *related, ctx=ctx)
+    def stale_row(coupon_id, ctx=None):
+        return snapshots.pop(coupon_id, None) or lock_coupon_row(coupon_id, ctx=ctx)
 
     for module in ("void", "renew"):
         monkeypatch.setattr(f"coupons.services.{module}.lock_coupon_row", stale_row)

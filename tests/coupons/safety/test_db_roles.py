@@ -35,11 +35,7 @@ from refunds.services.refund_receive import refund_receive
 from tests.app_role import as_owner
 from tests.conftest import lock
 
-pytestmark = [
-    pytest.mark.django_db,
-    pytest.mark.postgres,
-    pytest.mark.skipif(connection.vendor != "postgresql", reason="roles are PostgreSQL only"),
-]
+pytestmark = pytest.mark.django_db
 
 PERMISSION = "permission denied"
 TRIGGER = "pgtrigger: Cannot"

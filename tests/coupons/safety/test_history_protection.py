@@ -34,9 +34,6 @@ from tests.conftest import START, lock
 # the application role may not even attempt is tests/coupons/safety/test_db_roles.py.
 pytestmark = [pytest.mark.django_db, pytest.mark.owner_role]
 
-postgres_only = pytest.mark.skipif(
-    connection.vendor != "postgresql", reason="triggers are PostgreSQL only"
-)
 REFUSED = "pgtrigger: Cannot"
 
 
@@ -57,10 +54,7 @@ def history(coupon, ctx, send):
 
 @contextmanager
 def triggers_off():
-    """Write as a superuser past the triggers would (a no-op on SQLite, which has none)."""
-    if connection.vendor != "postgresql":
-        yield
-        return
+    """Write as a superuser past the triggers would."""
     with connection.cursor() as cursor:
         cursor.execute("SET session_replication_role = replica")
     try:
@@ -116,8 +110,6 @@ PROTECTED = {
 }
 
 
-@pytest.mark.postgres
-@postgres_only
 @pytest.mark.parametrize(("model", "column", "forged"), PROTECTED.values(), ids=PROTECTED)
 def test_raw_update_of_a_history_row_is_refused(history, model, column, forged):
     row = model.objects.order_by("-pk").first()
@@ -130,8 +122,6 @@ def test_raw_update_of_a_history_row_is_refused(history, model, column, forged):
     assert model.objects.filter(pk=row.pk).values().get() == before
 
 
-@pytest.mark.postgres
-@postgres_only
 @pytest.mark.parametrize(("model", "column", "forged"), PROTECTED.values(), ids=PROTECTED)
 def test_raw_delete_of_a_history_row_is_refused(history, model, column, forged):
     count = model.objects.count()
@@ -144,8 +134,6 @@ def test_raw_delete_of_a_history_row_is_refused(history, model, column, forged):
     assert model.objects.filter(pk=row.pk).exists()
 
 
-@pytest.mark.postgres
-@postgres_only
 def test_queryset_update_and_delete_cannot_rewrite_a_redeem_row(history):
     """The reproduced hole: QuerySet.update skipped the ORM guard and rewrote a REDEEM row."""
     redeem = CouponOperation.objects.get(coupon=history, op_type="REDEEM")
@@ -163,8 +151,6 @@ def test_queryset_update_and_delete_cannot_rewrite_a_redeem_row(history):
     assert OutboxEvent.objects.filter(operation=redeem).exists()
 
 
-@pytest.mark.postgres
-@postgres_only
 def test_outbox_published_at_is_set_once_and_never_changed_or_cleared(history, clock):
     event = OutboxEvent.objects.order_by("pk").first()
     table = OutboxEvent._meta.db_table
@@ -179,8 +165,6 @@ def test_outbox_published_at_is_set_once_and_never_changed_or_cleared(history, c
     assert event.published_at == START
 
 
-@pytest.mark.postgres
-@postgres_only
 def test_inbox_outcome_is_written_once(history, clock):
     message = InboxMessage.objects.create(
         message_id="m-direct", fact_type="OrderClosed", order_id="order-Y", occurred_at=START,
@@ -197,8 +181,6 @@ def test_inbox_outcome_is_written_once(history, clock):
     assert message.outcome == {"action": "NO_COUPON"}
 
 
-@pytest.mark.postgres
-@postgres_only
 def test_only_a_redemptions_succeeded_flag_moves(history):
     """RETURN and REVERSE undo a redemption by this flag; nothing else about it changes."""
     redemption = Redemption.objects.get(coupon=history)
@@ -214,7 +196,7 @@ def test_only_a_redemptions_succeeded_flag_moves(history):
     assert redemption.succeeded is True
 
 
-# --- the hash chain (SQLite and PostgreSQL) -----------------------------------------------
+# --- the hash chain -----------------------------------------------------------------------
 
 
 def test_every_ledger_row_links_to_the_one_before(history):
@@ -316,8 +298,6 @@ def test_the_check_api_shows_the_broken_chain(history, tamper, api):
     ]
 
 
-@pytest.mark.postgres
-@postgres_only
 def test_an_edit_with_triggers_disabled_is_caught_by_the_chain(history):
     """The superuser path: ALTER TABLE ... DISABLE TRIGGER, then a raw UPDATE. The row is put
     back (triggers still off) before the after-test ledger check of tests/conftest.py."""

@@ -32,9 +32,6 @@ from tests.app_role import as_owner
 from tests.conftest import lock
 
 pytestmark = pytest.mark.django_db
-postgres_only = pytest.mark.skipif(
-    connection.vendor != "postgresql", reason="triggers are PostgreSQL only"
-)
 HISTORY_TABLES = [CouponOperation, CouponLock, OrderCoupon, Redemption, UserCoupon]
 STOLEN_LOOKALIKE = "t1:not-the-real-key-but-the-right-key-id-and-length"
 
@@ -57,17 +54,15 @@ def raw(sql, params=()):
 def as_owner_with_triggers_off(write):
     """What the owner of the tables can do: DISABLE TRIGGER USER, write, enable again."""
     with as_owner():
-        if connection.vendor == "postgresql":
-            raw("SET CONSTRAINTS ALL IMMEDIATE")
-            for model in HISTORY_TABLES:
-                raw(f"ALTER TABLE {model._meta.db_table} DISABLE TRIGGER USER")
+        raw("SET CONSTRAINTS ALL IMMEDIATE")
+        for model in HISTORY_TABLES:
+            raw(f"ALTER TABLE {model._meta.db_table} DISABLE TRIGGER USER")
         try:
             write()
         finally:
-            if connection.vendor == "postgresql":
-                raw("SET CONSTRAINTS ALL IMMEDIATE")
-                for model in HISTORY_TABLES:
-                    raw(f"ALTER TABLE {model._meta.db_table} ENABLE TRIGGER USER")
+            raw("SET CONSTRAINTS ALL IMMEDIATE")
+            for model in HISTORY_TABLES:
+                raw(f"ALTER TABLE {model._meta.db_table} ENABLE TRIGGER USER")
 
 
 def wrong_key_hash(row, prev_hash):
@@ -111,8 +106,6 @@ def chain_problems(api, coupon) -> list[str]:
     return next(item for item in body["invariants"] if item["number"] == 7)["problems"]
 
 
-@pytest.mark.postgres
-@postgres_only
 def test_an_owner_who_rechains_with_the_unkeyed_rule_is_caught(redeemed, api,
                                                                   broken_on_purpose):
     broken_on_purpose.add(redeemed.pk)

@@ -47,12 +47,10 @@ def edit_past_triggers(model, pk, **changes):
     """What the owner of the table can do: DISABLE TRIGGER USER, write, enable again."""
     table = model._meta.db_table
     with as_owner(), connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
-            cursor.execute(f"ALTER TABLE {table} DISABLE TRIGGER USER")
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        cursor.execute(f"ALTER TABLE {table} DISABLE TRIGGER USER")
         model.objects.filter(pk=pk).update(**changes)
-        if connection.vendor == "postgresql":
-            cursor.execute(f"ALTER TABLE {table} ENABLE TRIGGER USER")
+        cursor.execute(f"ALTER TABLE {table} ENABLE TRIGGER USER")
 
 
 EDITS = {

@@ -15,8 +15,6 @@ from tests.app_role import as_owner
 from tests.coupons.safety.test_seals import edit_past_triggers
 
 pytestmark = pytest.mark.django_db
-postgres_only = pytest.mark.skipif(connection.vendor != "postgresql",
-                                   reason="triggers and roles are PostgreSQL only")
 
 
 @pytest.fixture
@@ -40,8 +38,6 @@ def refused(sql: str, params=()) -> str:
 TABLES = {"note": ("timeline_staffnote", "author"), "view": ("timeline_viewrecord", "actor")}
 
 
-@pytest.mark.postgres
-@postgres_only
 @pytest.mark.parametrize("kind", TABLES)
 def test_the_owner_cannot_rewrite_delete_or_truncate_them(request, kind):
     row = request.getfixturevalue(kind)
@@ -57,8 +53,6 @@ def test_the_owner_cannot_rewrite_delete_or_truncate_them(request, kind):
     assert type(row).objects.get(pk=row.pk).seal == row.seal
 
 
-@pytest.mark.postgres
-@postgres_only
 @pytest.mark.parametrize("kind", TABLES)
 def test_the_application_role_may_only_read_and_insert_them(request, kind):
     row = request.getfixturevalue(kind)
@@ -69,8 +63,6 @@ def test_the_application_role_may_only_read_and_insert_them(request, kind):
     assert "permission denied" in refused(f"DELETE FROM {table} WHERE id = %s", [row.pk])
 
 
-@pytest.mark.postgres
-@postgres_only
 def test_saved_filters_stay_the_persons_to_change(django_user_model, coupon):
     from console.models import SavedFilter
 

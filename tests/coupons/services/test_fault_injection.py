@@ -13,8 +13,6 @@ from pkgutil import resolve_name
 from unittest import mock
 
 import pytest
-from django.db import connection
-from django.db.models.query import QuerySet
 
 from coupons.models import (
     CommandRejection,
@@ -89,82 +87,22 @@ def after_create(model):
     return patch
 
 
-def after_save(model):
-    """model.save: a command's new row, written by coupons.write.transitions (SQLite)."""
-
-    def patch(step):
-        real = model.save
-
-        def crashing(row, *args, **kwargs):
-            real(row, *args, **kwargs)
-            step.fired += 1
-            raise InjectedCrash(step.label)
-
-        return mock.patch.object(model, "save", crashing)
-
-    return patch
-
-
-def after_update(model):
-    """QuerySet.update on one model: the coupon CAS (UserCoupon) or a lease's end (CouponLock)."""
-
-    def patch(step):
-        real = QuerySet.update
-
-        def crashing(queryset, **kwargs):
-            updated = real(queryset, **kwargs)
-            if queryset.model is model:
-                step.fired += 1
-                raise InjectedCrash(step.label)
-            return updated
-
-        return mock.patch.object(QuerySet, "update", crashing)
-
-    return patch
-
-
-def ledger_steps(command, answered_by=None):
-    """The ledger row, the outbox row and the Idempotency-Key answer, patched where the
-    command looks them up (issue writes its rows itself; the others through transitions,
-    which stores the answer of the commands that declare it)."""
-    module = "issue" if command == "issue" else "transitions"
-    return {
-        "ledger row": after_call(f"coupons.services.{module}.append_operation"),
-        "outbox row": after_call(f"coupons.services.{module}.append_outbox"),
-        "stored answer": after_call(
-            f"coupons.services.{answered_by or command}.idempotency_complete"),
-    }
-
-
-CAS = {"coupon compare-and-set": after_update(UserCoupon)}
-if connection.vendor == "postgresql":
-    # The compare-and-set and every row of a transition are one statement
-    # (coupons.write.one_statement); the crash comes right after it.
-    ONE = {"coupon compare-and-set": after_call("coupons.write.one_statement.write")}
-    WRITE_STEPS = {
-        "issue": {"coupon row": after_create(UserCoupon), **ledger_steps("issue")},
-        **{command: ONE for command in ("lock", "renew", "redeem", "release", "void")},
-        "expire": {**ONE, "stored answer": ledger_steps("expire")["stored answer"]},
-    }
-else:
-    WRITE_STEPS = {
-        "issue": {"coupon row": after_create(UserCoupon), **ledger_steps("issue")},
-        "lock": {"lease row": after_save(CouponLock), "order link": after_save(OrderCoupon),
-                 **CAS, **ledger_steps("lock", "transitions")},
-        "renew": {"lease expiry": after_update(CouponLock), **CAS,
-                  **ledger_steps("renew", "transitions")},
-        "redeem": {"redemption": after_save(Redemption), "lease end": after_update(CouponLock),
-                   **CAS, **ledger_steps("redeem")},
-        "release": {"lease end": after_update(CouponLock), **CAS,
-                    **ledger_steps("release", "transitions")},
-        "expire": {**CAS, **ledger_steps("expire")},
-        "void": {"lease end": after_update(CouponLock), **CAS,
-                 **ledger_steps("void", "transitions")},
-    }
+# The compare-and-set and every row of a transition are one statement
+# (coupons.write.one_statement); the crash comes right after it.
+ONE = {"coupon compare-and-set": after_call("coupons.write.one_statement.write")}
+WRITE_STEPS = {
+    # issue writes its rows itself, one statement each.
+    "issue": {"coupon row": after_create(UserCoupon),
+              "ledger row": after_call("coupons.services.issue.append_operation"),
+              "outbox row": after_call("coupons.services.issue.append_outbox"),
+              "stored answer": after_call("coupons.services.issue.idempotency_complete")},
+    **{command: ONE for command in ("lock", "renew", "redeem", "release", "void")},
+    "expire": {**ONE, "stored answer": after_call("coupons.services.expire.idempotency_complete")},
+}
 
 
 def write_step(command, step):
-    """`step` of `command`; on PostgreSQL the one statement it is part of."""
+    """`step` of `command`, or the one statement it is part of."""
     steps = WRITE_STEPS[command]
     return steps.get(step) or steps["coupon compare-and-set"]
 

@@ -40,10 +40,7 @@ SUITE = [
     "tests/api/test_commands_api.py",
 ]
 
-pytestmark = [
-    pytest.mark.ha,
-    pytest.mark.skipif(connection.vendor != "postgresql", reason="PgBouncer pools PostgreSQL"),
-]
+pytestmark = pytest.mark.ha
 
 INI = """\
 [databases]

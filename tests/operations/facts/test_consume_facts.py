@@ -241,14 +241,8 @@ def test_metrics_port_serves_the_consumers_counters_on_localhost(
     assert 'coupons_facts_consumed_total{outcome="DEAD_LETTERED"}' in page
 
 
-def status_of(user_id: str) -> str | None:
-    """None while the consumer's thread holds the table: in-memory SQLite shares one cache
-    between threads and answers "database table is locked" instead of waiting (a flaky
-    failure of the test below on SQLite)."""
-    try:
-        return UserCoupon.objects.get(user_id=user_id).status
-    except OperationalError:
-        return None
+def status_of(user_id: str) -> str:
+    return UserCoupon.objects.get(user_id=user_id).status
 
 
 @pytest.mark.django_db(transaction=True)

@@ -17,12 +17,8 @@ from tests.coupons.events.test_presale import presale_template
 from tests.faults import TcpProxy, terminate_this_threads_backend
 from tests.operations.facts.conftest import event_body
 
-# A consumer thread writing while the test reads: PostgreSQL (in-memory SQLite locks tables).
-pytestmark = [
-    pytest.mark.postgres,
-    pytest.mark.skipif(connection.vendor != "postgresql", reason="threads on one database"),
-    pytest.mark.django_db(transaction=True),
-]
+# A consumer thread writing while the test reads.
+pytestmark = pytest.mark.django_db(transaction=True)
 
 ORDERS = 10
 DEADLINE = START + timedelta(days=14)

@@ -1,6 +1,6 @@
 """Reconciliation holds one batch at a time: its peak memory does not grow with the coupons.
 
-Runs scripts/bench_reconcile.py (a throwaway SQLite file, bulk-loaded honest histories with
+Runs scripts/bench_reconcile.py (a throwaway database, bulk-loaded honest histories with
 planted faults) at 1,000 and 10,000 coupons; the script itself fails if the findings are not
 exactly the planted ones. A run that kept every coupon would peak about ten times higher.
 """

@@ -1,7 +1,6 @@
 """Reconciliation under concurrency, on PostgreSQL with real threads."""
 
 import pytest
-from django.db import connection
 
 from coupons.models import CouponOperation, Finding
 from operations.reconcile import finding_apply
@@ -9,12 +8,7 @@ from tests.app_role import past_the_triggers
 from tests.coupons.concurrency.threads import all_ok, race
 from tests.operations.reconciliation.conftest import closed_order_still_locked, reconcile
 
-pytestmark = [
-    pytest.mark.postgres,
-    pytest.mark.skipif(connection.vendor != "postgresql",
-                       reason="needs PostgreSQL row locks and concurrent transactions"),
-    pytest.mark.django_db(transaction=True),
-]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_two_runs_at_once_keep_one_open_finding_per_fault(template, ctx):

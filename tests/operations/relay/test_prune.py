@@ -96,9 +96,7 @@ def test_the_ledger_check_accepts_a_pruned_event_but_not_a_missing_one(template,
     )
 
 
-@pytest.mark.postgres
 @pytest.mark.owner_role
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="triggers exist on PostgreSQL only")
 def test_no_one_deletes_an_unpublished_event_not_even_past_the_guard(template, ctx, clock):
     many_events(template, ctx, coupons=1)
     event = OutboxEvent.objects.first()

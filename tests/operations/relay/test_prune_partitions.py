@@ -13,11 +13,7 @@ from operations.outbox_partitions import outbox_partition_create, partition_name
 from operations.retention import retention_prune
 from tests.app_role import as_owner
 
-pytestmark = [
-    pytest.mark.django_db,
-    pytest.mark.postgres,
-    pytest.mark.skipif(connection.vendor != "postgresql", reason="partitions are PostgreSQL's"),
-]
+pytestmark = pytest.mark.django_db
 
 
 def day_partition(clock, days_ago: int) -> tuple[str, datetime]:

@@ -1,21 +1,19 @@
 """RELAY_LISTEN_DATABASE_URL: behind PgBouncer in transaction pooling mode the
 relay's LISTEN would hear nothing, so it may hold its session straight on the primary."""
 
+from urllib.parse import quote
+
 import psycopg
 import pytest
 from django.db import connection
 
 from operations.relay import NOTIFY_CHANNEL, Wakeup
 
-pytestmark = [
-    pytest.mark.postgres,
-    pytest.mark.skipif(connection.vendor != "postgresql", reason="LISTEN is PostgreSQL's"),
-]
-
 
 def direct_url(port) -> str:
     settings = connection.settings_dict
-    return (f"postgres://{settings['USER']}@{settings['HOST'] or '127.0.0.1'}:{port}/"
+    host = quote(settings["HOST"] or "127.0.0.1", safe="")
+    return (f"postgres://{settings['USER']}@{host}:{port}/"
             f"{settings['NAME']}?application_name=relay-listen")
 
 

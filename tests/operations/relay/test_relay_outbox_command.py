@@ -63,8 +63,6 @@ def test_the_loop_backs_off_while_the_broker_is_down_then_catches_up(
     assert [m["headers"]["state_version"] for m in messages] == [1, 2, 3]
 
 
-@pytest.mark.postgres
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="NOTIFY is PostgreSQL's")
 @pytest.mark.django_db(transaction=True)
 def test_a_commit_wakes_the_relay_well_under_a_second(template, ctx, broker_queue, make_relay):
     relay, stop = make_relay(), threading.Event()

@@ -10,11 +10,7 @@ from coupons.models import OutboxEvent
 from tests.coupons.concurrency.threads import race
 from tests.operations.relay.history import many_events
 
-pytestmark = [
-    pytest.mark.postgres,
-    pytest.mark.skipif(connection.vendor != "postgresql", reason="needs PostgreSQL SKIP LOCKED"),
-    pytest.mark.django_db(transaction=True),
-]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def drain(relay) -> int:

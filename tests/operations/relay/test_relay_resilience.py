@@ -69,8 +69,6 @@ def wait_until_published(seconds: float = 30) -> None:
         time.sleep(0.1)
 
 
-@pytest.mark.postgres
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="LISTEN and backends to kill")
 @pytest.mark.django_db(transaction=True)
 def test_the_long_running_relay_survives_a_broker_cut_and_its_database_connections_killed(
     template, ctx, settings, broker_queue, proxy,

@@ -24,8 +24,6 @@ def losses() -> float:
         {"process": "scan_leases", "connection": "database"}) or 0
 
 
-@pytest.mark.postgres
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="a backend to kill")
 @pytest.mark.django_db(transaction=True)
 def test_a_looping_lease_scanner_killed_mid_scan_releases_every_due_lease(
     template, ctx, clock, settings, monkeypatch,

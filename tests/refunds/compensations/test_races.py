@@ -3,7 +3,6 @@
 from collections import Counter
 
 import pytest
-from django.db import connection
 
 from coupons.models import CouponOperation, OperationType, Redemption, UserCoupon
 from coupons.services import CommandContext, coupon_void
@@ -12,11 +11,7 @@ from refunds.services.compensation_decide import compensation_approve
 from refunds.services.compensation_propose import compensation_propose
 from tests.coupons.concurrency.threads import race
 
-pytestmark = [
-    pytest.mark.postgres,
-    pytest.mark.skipif(connection.vendor != "postgresql", reason="needs PostgreSQL row locks"),
-    pytest.mark.django_db(transaction=True),
-]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def as_user(name):

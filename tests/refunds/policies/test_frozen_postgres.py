@@ -17,12 +17,6 @@ from refunds.services.policies import (
 )
 from tests.coupons.concurrency.threads import race
 
-pytestmark = [
-    pytest.mark.postgres,
-    pytest.mark.skipif(connection.vendor != "postgresql",
-                       reason="the freezing trigger exists on PostgreSQL only"),
-]
-
 KEEP_ALL = [{"label": "nothing comes back", "when": {}, "action": "KEEP_USED"}]
 RETURN_ALL = [{"label": "everything back", "when": {}, "action": "RETURN"}]
 TABLE = ReturnPolicyVersion._meta.db_table

@@ -1,0 +1,146 @@
+"""bin/run-demo on the embedded PostgreSQL 18, as a new user runs it: no DATABASE_URL.
+
+The demo starts (or reuses) the checkout's `.pgdata/demo` cluster, migrates and grants as the
+owner and serves as the application role: the server's connections are coupon_app's, the
+ledger refuses an UPDATE (the role's grants, and the triggers even for the owner), and a lock
+and a redeem go through the API. The rest of the suite runs on DATABASE_URL's server in CI
+(PostgreSQL 15), so this is what covers the embedded major there.
+
+It starts the checkout's own demo (a minute on a fresh checkout), so it runs only with
+DEMO_SMOKE_TESTS=1, which .ci/run sets; it never resets the demo, and stops the cluster at the
+end only if it started it.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import time
+import urllib.error
+import urllib.request
+import uuid
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from common import embedded_postgres
+from operations.db_roles import APP_ROLE
+from tests.deploy.test_serve import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+START_SECONDS = 600  # a fresh checkout: install, initdb, migrate, seed
+FORGE = ("UPDATE coupons_couponoperation SET actor = 'forged' "
+         "WHERE id = (SELECT min(id) FROM coupons_couponoperation)")
+
+pytestmark = pytest.mark.skipif(os.environ.get("DEMO_SMOKE_TESTS") != "1",
+                                reason="starts the checkout's demo; DEMO_SMOKE_TESTS=1 runs it")
+
+
+def demo_env(**extra) -> dict:
+    """bin/run-demo's environment as a user's shell has it: no DATABASE_URL, none of the
+    suite's settings."""
+    keep = ("PATH", "HOME", "LANG", "TMPDIR")
+    return {**{k: os.environ[k] for k in keep if k in os.environ}, **extra}
+
+
+def call(url, body=None, key=None) -> tuple[int, dict]:
+    request = urllib.request.Request(
+        url, data=None if body is None else json.dumps(body).encode(),
+        method="GET" if body is None else "POST",
+        headers={"Content-Type": "application/json", "Authorization": f"Token {key}",
+                 "Idempotency-Key": str(uuid.uuid4())})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    was_running = embedded_postgres.running("demo")
+    port = free_port()
+    log = (tmp_path_factory.mktemp("demo") / "run-demo.log").open("w+")
+    server = subprocess.Popen([str(ROOT / "bin" / "run-demo")], cwd=ROOT,
+                              env=demo_env(PORT=str(port)), stdout=log,
+                              stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                              start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + START_SECONDS
+        while True:
+            try:
+                urllib.request.urlopen(f"{base}/healthz", timeout=5)
+                break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    log.seek(0)
+                    pytest.fail(f"bin/run-demo did not serve:\n{log.read()[-5000:]}")
+                time.sleep(1)
+        yield base
+    finally:
+        # Its EXIT trap stops the cluster it started (SIGTERM: a process started in the
+        # background, as CI may start this run, ignores SIGINT).
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=60)
+        log.close()
+    assert embedded_postgres.running("demo") == was_running
+
+
+def owner() -> psycopg.Connection:
+    return psycopg.connect(embedded_postgres.start("demo").url(), autocommit=True)
+
+
+def test_the_demo_server_logs_in_as_the_application_role(demo):
+    assert urllib.request.urlopen(f"{demo}/login/", timeout=30).status == 200
+    with owner() as conn:
+        assert conn.execute("SHOW server_version_num").fetchone()[0].startswith("18")
+        logins = conn.execute(
+            "SELECT DISTINCT usename::text FROM pg_stat_activity "
+            "WHERE datname = current_database() AND backend_type = 'client backend' "
+            "AND pid <> pg_backend_pid()").fetchall()
+    # runserver's pool keeps its connections open: each is coupon_app's.
+    assert logins == [(APP_ROLE,)]
+    cluster = embedded_postgres.start("demo")
+    with psycopg.connect(cluster.url(user=APP_ROLE), autocommit=True) as app:
+        assert app.execute("SELECT current_user").fetchone() == (APP_ROLE,)
+
+
+def test_the_ledger_refuses_an_update_from_the_app_role_and_from_the_owner(demo):
+    cluster = embedded_postgres.start("demo")
+    with psycopg.connect(cluster.url(user=APP_ROLE), autocommit=True) as app, \
+            pytest.raises(psycopg.errors.InsufficientPrivilege):
+        app.execute(FORGE)
+    # The owner may UPDATE, but the history trigger refuses it.
+    with owner() as conn, pytest.raises(psycopg.errors.RaiseException, match="pgtrigger"):
+        conn.execute(FORGE)
+
+
+def test_a_lock_and_a_redeem_go_through_the_api(demo):
+    created = subprocess.run(
+        [str(ROOT / ".venv" / "bin" / "python"), "manage.py", "create_service_client",
+         f"smoke-{uuid.uuid4().hex[:8]}", "--allow", "all"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+        env=demo_env(DJANGO_SETTINGS_MODULE="config.test_settings", EMBEDDED_DATABASE="demo",
+                     EMBEDDED_DATABASE_USER=APP_ROLE))
+    assert created.returncode == 0, created.stderr
+    key = created.stdout.splitlines()[-1]
+
+    status, template = call(f"{demo}/api/v1/templates", {
+        "code": f"smoke-{uuid.uuid4().hex[:8]}", "name": "30 off 200", "kind": "AMOUNT_OFF",
+        "face_value": "30.00", "min_order_amount": "200.00", "valid_days": 30}, key)
+    assert status == 201, template
+    status, coupon = call(f"{demo}/api/v1/coupons",
+                          {"template_id": template["id"], "user_id": "smoke"}, key)
+    assert status == 201, coupon
+    status, locked = call(f"{demo}/api/v1/coupons/{coupon['id']}/lock",
+                          {"order_id": "smoke-A", "user_id": "smoke", "order_amount": "300.00"},
+                          key)
+    assert (status, locked.get("status")) == (200, "LOCKED"), locked
+    status, redeemed = call(f"{demo}/api/v1/coupons/{coupon['id']}/redeem", {
+        "order_id": "smoke-A", "lock_token": locked["lock_token"],
+        "expected_version": locked["state_version"], "payment_id": "smoke-P"}, key)
+    assert (status, redeemed.get("status")) == (200, "USED"), redeemed
+    status, ledger = call(f"{demo}/api/v1/coupons/{coupon['id']}/operations", key=key)
+    assert [row["op_type"] for row in ledger["results"]] == ["ISSUE", "LOCK", "REDEEM"]
