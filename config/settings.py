@@ -174,6 +174,13 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
         prepare_threshold=env_int("DB_PREPARE_THRESHOLD", default=5)
         if DATABASE_PREPARED_STATEMENTS else None,
     )
+# Long-running processes (relay, fact consumer, scanners in --loop): the server ends a session
+# of theirs idle in a transaction this long (a frozen relay's claimed rows are freed; longer
+# than a batch's publishing takes), and TCP keepalives find a vanished peer in about this long
+# (operations/worker.py). Behind PgBouncer, which refuses startup options unless told to
+# ignore them, set its idle_transaction_timeout instead.
+WORKER_IDLE_IN_TRANSACTION_SECONDS = env_int("WORKER_IDLE_IN_TRANSACTION_SECONDS", default=60)
+WORKER_TCP_KEEPALIVE_SECONDS = env_int("WORKER_TCP_KEEPALIVE_SECONDS", default=30)
 # The relay's LISTEN for committed outbox rows holds one session open; through PgBouncer in
 # transaction pooling mode it would hear nothing, so it may connect straight to the primary
 # (a libpq URL; multi-host allowed). Empty: the same server as DATABASE_URL.
