@@ -26,6 +26,7 @@ pytestmark = [
 ]
 
 ROOT = Path(__file__).resolve().parents[3]
+APP_NAME = f"frozen-relay-test-{os.getpid()}"
 
 
 def drain(relay, rounds=50) -> int:
@@ -104,11 +105,20 @@ def test_a_frozen_relay_holds_back_only_its_own_coupons(
 
 
 def sessions_holding_rows_idle() -> int:
-    """Sessions of the test database idle in a transaction that holds row locks: another
-    process's (the test's own connection is in autocommit; the owner sees every session)."""
+    """The relay process's sessions idle in a transaction that holds row locks (the owner sees
+    every session)."""
     with as_owner(), connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
-                       " AND state = 'idle in transaction' AND backend_xid IS NOT NULL")
+        cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = %s"
+                       " AND state = 'idle in transaction' AND backend_xid IS NOT NULL",
+                       [APP_NAME])
+        return cursor.fetchone()[0]
+
+
+def relay_sessions(query_like) -> int:
+    """The relay process's sessions whose last statement is like `query_like`."""
+    with as_owner(), connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = %s"
+                       " AND query LIKE %s", [APP_NAME, query_like])
         return cursor.fetchone()[0]
 
 
@@ -125,7 +135,7 @@ def relay_process(broker_queue):
                "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:"
                                f"{database['PORT']}/{database['NAME']}",
                "BROKER_URL": proxy.url(), "BROKER_CONFIRM_TIMEOUT_SECONDS": "120",
-               "WORKER_IDLE_IN_TRANSACTION_SECONDS": "2"}
+               "WORKER_IDLE_IN_TRANSACTION_SECONDS": "2", "PGAPPNAME": APP_NAME}
         env.pop("TEST_DATABASE_NAME", None)
         process = subprocess.Popen(
             [sys.executable, "manage.py", "relay_outbox", "--exchange", broker_queue.exchange],
@@ -157,7 +167,9 @@ def test_a_stopped_relay_process_frees_its_coupons_when_its_idle_transaction_is_
 ):
     proxy, start = relay_process
     frozen = start()
-    time.sleep(3)  # connected to the broker and listening
+    # Listening, and its first (empty) batch committed, which it does once connected to the
+    # broker.
+    wait_for(lambda: relay_sessions("LISTEN %") == 1 and relay_sessions("COMMIT") >= 1)
     assert frozen.poll() is None
     proxy.blackhole()  # its publish now waits for a confirm that never comes
     many_events(template, ctx, coupons=3)
