@@ -5,6 +5,7 @@ SQLite by default so a fresh machine runs with nothing installed; DATABASE_URL
 """
 
 import importlib.util
+import ipaddress
 import os
 from datetime import timedelta
 from pathlib import Path
@@ -249,6 +250,19 @@ AXES_ENABLE_ADMIN = False
 TRUSTED_PROXY_COUNT = env_int(
     "TRUSTED_PROXY_COUNT", default=1 if env_flag("DJANGO_BEHIND_TLS_PROXY", default=False) else 0
 )
+# The proxies' own addresses or networks (comma-separated): X-Forwarded-For is believed only on
+# a request whose peer is one of them, so a client that reaches the server past the proxy (the
+# default 0.0.0.0 bind) cannot name any address it likes for itself.
+TRUSTED_PROXY_ADDRESSES = env_list("TRUSTED_PROXY_ADDRESSES")
+if TRUSTED_PROXY_COUNT and not TRUSTED_PROXY_ADDRESSES:
+    raise ImproperlyConfigured(
+        "TRUSTED_PROXY_COUNT (or DJANGO_BEHIND_TLS_PROXY=1) needs TRUSTED_PROXY_ADDRESSES: the "
+        "addresses of the proxies whose X-Forwarded-For is believed (docs/deploy.md).")
+for _address in TRUSTED_PROXY_ADDRESSES:
+    try:
+        ipaddress.ip_network(_address, strict=False)
+    except ValueError as _error:
+        raise ImproperlyConfigured(f"TRUSTED_PROXY_ADDRESSES: {_error}") from None
 AXES_CLIENT_IP_CALLABLE = "common.client_address.client_address"
 # Attempts are database rows (AxesDatabaseHandler), so each test starts clean and
 # `manage.py axes_reset` (or axes_reset_username NAME) unlocks.

@@ -25,6 +25,7 @@ PRODUCTION_ENV = {
     "DJANGO_ALLOWED_HOSTS": "coupons.example.com",
     "DJANGO_CSRF_TRUSTED_ORIGINS": "https://coupons.example.com",
     "DJANGO_BEHIND_TLS_PROXY": "1",
+    "TRUSTED_PROXY_ADDRESSES": "10.0.0.2",
 }
 
 
@@ -250,3 +251,19 @@ def test_the_log_filter_leaves_ordinary_ids_alone():
     RedactSecrets().filter(record)
 
     assert record.getMessage() == message
+
+
+@pytest.mark.parametrize(("addresses", "message"), [
+    (None, "needs TRUSTED_PROXY_ADDRESSES"),
+    ("10.0.0.2, not-an-address", "TRUSTED_PROXY_ADDRESSES: 'not-an-address'"),
+])
+def test_behind_a_proxy_the_server_does_not_start_without_the_proxies_addresses(
+    addresses, message
+):
+    env = without("TRUSTED_PROXY_ADDRESSES")
+    if addresses is not None:
+        env["TRUSTED_PROXY_ADDRESSES"] = addresses
+    result = manage("check", env=env)
+
+    assert result.returncode != 0
+    assert message in result.stderr
