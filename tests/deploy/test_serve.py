@@ -44,7 +44,7 @@ def get(url: str, **headers) -> tuple[int, dict, bytes]:
 @contextmanager
 def serving(tmp_path, **environment):
     """bin/serve on a free port with a server's environment (plus `environment`) and a fresh
-    SQLite file; yields its base URL."""
+    SQLite file, migrated by the release step first (SERVE_MIGRATE=1); yields its base URL."""
     if shutil.which("bash") is None:
         pytest.skip("bin/serve is a bash script and bash is not installed")
     try:
@@ -56,7 +56,8 @@ def serving(tmp_path, **environment):
         "PATH": os.environ.get("PATH", ""), **PRODUCTION_ENV,
         "DATABASE_URL": f"sqlite:///{tmp_path / 'serve.sqlite3'}",
         "PYTHON": sys.executable, "PORT": str(port), "GUNICORN_BIND": f"127.0.0.1:{port}",
-        "GUNICORN_WORKERS": "1", "GUNICORN_THREADS": "2", **environment,
+        "GUNICORN_WORKERS": "1", "GUNICORN_THREADS": "2", "SERVE_MIGRATE": "1",
+        "TMPDIR": str(tmp_path), **environment,
     }
     log = (tmp_path / "serve.log").open("w+")
     server = subprocess.Popen([str(ROOT / "bin" / "serve")], cwd=tmp_path, env=env,
@@ -128,3 +129,25 @@ def test_bin_serve_sums_every_workers_counters_at_metrics(tmp_path):
     # Ten probes (and the waits for the start) whichever worker answered each.
     assert float(counted.split()[1]) >= 12
     assert b"coupons_outbox_unpublished 0.0" in body
+
+
+def test_bin_serve_does_not_migrate_and_is_not_ready_until_the_release_step_ran(tmp_path):
+    with serving(tmp_path, SERVE_MIGRATE="0") as base:
+        status, _, body = get(f"{base}/readyz")
+        assert status == 503  # the log says why: migrations not applied
+
+        release = subprocess.run(
+            [str(ROOT / "bin" / "release")], cwd=tmp_path, timeout=START_SECONDS, env={
+                "PATH": os.environ.get("PATH", ""), **PRODUCTION_ENV, "PYTHON": sys.executable,
+                "DATABASE_URL": f"sqlite:///{tmp_path / 'serve.sqlite3'}"})
+
+        assert release.returncode == 0
+        assert get(f"{base}/readyz")[0] == 200
+
+
+def test_each_instance_has_its_own_control_socket_and_metrics_directory(tmp_path):
+    with serving(tmp_path) as base:
+        port = base.rsplit(":", 1)[1]
+        run_dir = tmp_path / f"coupon-console-127_0_0_1_{port}"
+        assert (run_dir / "gunicorn.ctl").is_socket()
+        assert any((run_dir / "metrics").glob("*.db"))  # the worker's counters
