@@ -500,6 +500,13 @@ DATABASE_REPLICA_ALIASES = []
 if DATABASE_REPLICA_URLS:
     if DATABASES["default"]["ENGINE"] != "common.postgresql":
         raise ImproperlyConfigured("DATABASE_REPLICA_URLS needs a PostgreSQL DATABASE_URL.")
+    # A caller's last write position lives in the cache (common/replica_reads.py): in one
+    # process's memory without Redis, so a caller whose next request reaches another worker or
+    # instance would read from a replica that has not replayed their write.
+    if not os.environ.get("REDIS_URL"):
+        raise ImproperlyConfigured(
+            "DATABASE_REPLICA_URLS needs REDIS_URL: read-your-writes keeps each caller's last "
+            "write position in the cache, which every server process must share.")
     for number, url in enumerate(DATABASE_REPLICA_URLS, start=1):
         parsed = database_config(url)
         replica = {**DATABASES["default"], **{key: parsed[key] for key in
