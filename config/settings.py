@@ -115,6 +115,9 @@ MIDDLEWARE = [
     "common.console_only.Messages",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "common.console_only.Htmx",
+    # A person's API reads (with their console session) and admin change pages, in the view
+    # log (console/view_log.py).
+    "console.view_log.ViewLog",
     # Last, as django-axes asks: it answers a locked-out sign-in.
     "common.console_only.Axes",
     "django_prometheus.middleware.PrometheusAfterMiddleware",
