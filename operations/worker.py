@@ -98,7 +98,11 @@ def use_worker_sessions() -> None:
     connection = connections["default"]
     if connection.vendor != "postgresql":
         return
-    connection.settings_dict.setdefault("OPTIONS", {}).update(session_options())
+    options = connection.settings_dict.setdefault("OPTIONS", {})
+    added = session_options()
+    # Startup options the database URL already carries are kept, ours after them.
+    added["options"] = " ".join(filter(None, [options.get("options"), added["options"]]))
+    options.update(added)
     # Connections opened before (and the pool made with the old options) are not reused.
     connection.close()
     connection.close_pool()
