@@ -4,6 +4,7 @@ Counters live in Django's cache: per process with the default LocMemCache, share
 process once CACHES points at Redis (REDIS_URL).
 """
 
+from django.core.cache import cache
 from rest_framework.settings import api_settings
 from rest_framework.throttling import SimpleRateThrottle
 
@@ -11,7 +12,26 @@ from common.client_address import client_address
 from coupons.models import ServiceClient
 
 
+class Histories:
+    """The throttles' view of the cache: a value that is not a list of request times (a key
+    someone else wrote in Redis, one that is not JSON, which the serializer reads as None) is a
+    miss, so that caller's history starts again instead of every request answering 500."""
+
+    def get(self, key, default=None):
+        value = cache.get(key)
+        if isinstance(value, list) and all(
+            isinstance(t, int | float) and not isinstance(t, bool) for t in value
+        ):
+            return value
+        return [] if default is None else default
+
+    def set(self, key, value, timeout):
+        cache.set(key, value, timeout)
+
+
 class PerCallerRateThrottle(SimpleRateThrottle):
+    cache = Histories()
+
     def get_rate(self):
         # Read at each request, not once at import as DRF does, so a changed setting applies.
         # A rate left out (a test's own rates) is not throttled.

@@ -9,6 +9,7 @@ as the application role after the owner migrated and ran setup_db_roles, as in p
 """
 
 import importlib.util
+import ipaddress
 import os
 from datetime import timedelta
 from pathlib import Path
@@ -119,6 +120,9 @@ MIDDLEWARE = [
     "common.console_only.Messages",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "common.console_only.Htmx",
+    # A person's API reads (with their console session) and admin change pages, in the view
+    # log (console/view_log.py).
+    "console.view_log.ViewLog",
     # Last, as django-axes asks: it answers a locked-out sign-in.
     "common.console_only.Axes",
     "django_prometheus.middleware.PrometheusAfterMiddleware",
@@ -186,6 +190,13 @@ DATABASES["default"].setdefault("OPTIONS", {}).update(
     prepare_threshold=env_int("DB_PREPARE_THRESHOLD", default=5)
     if DATABASE_PREPARED_STATEMENTS else None,
 )
+# Long-running processes (relay, fact consumer, scanners in --loop): the server ends a session
+# of theirs idle in a transaction this long (a frozen relay's claimed rows are freed; longer
+# than a batch's publishing takes), and TCP keepalives find a vanished peer in about this long
+# (operations/worker.py). Behind PgBouncer, which refuses startup options unless told to
+# ignore them, set its idle_transaction_timeout instead.
+WORKER_IDLE_IN_TRANSACTION_SECONDS = env_int("WORKER_IDLE_IN_TRANSACTION_SECONDS", default=60)
+WORKER_TCP_KEEPALIVE_SECONDS = env_int("WORKER_TCP_KEEPALIVE_SECONDS", default=30)
 # The relay's LISTEN for committed outbox rows holds one session open; through PgBouncer in
 # transaction pooling mode it would hear nothing, so it may connect straight to the primary
 # (a libpq URL; multi-host allowed). Empty: the same server as DATABASE_URL.
@@ -244,6 +255,19 @@ AXES_ENABLE_ADMIN = False
 TRUSTED_PROXY_COUNT = env_int(
     "TRUSTED_PROXY_COUNT", default=1 if env_flag("DJANGO_BEHIND_TLS_PROXY", default=False) else 0
 )
+# The proxies' own addresses or networks (comma-separated): X-Forwarded-For is believed only on
+# a request whose peer is one of them, so a client that reaches the server past the proxy (the
+# default 0.0.0.0 bind) cannot name any address it likes for itself.
+TRUSTED_PROXY_ADDRESSES = env_list("TRUSTED_PROXY_ADDRESSES")
+if TRUSTED_PROXY_COUNT and not TRUSTED_PROXY_ADDRESSES:
+    raise ImproperlyConfigured(
+        "TRUSTED_PROXY_COUNT (or DJANGO_BEHIND_TLS_PROXY=1) needs TRUSTED_PROXY_ADDRESSES: the "
+        "addresses of the proxies whose X-Forwarded-For is believed (docs/deploy.md).")
+for _address in TRUSTED_PROXY_ADDRESSES:
+    try:
+        ipaddress.ip_network(_address, strict=False)
+    except ValueError as _error:
+        raise ImproperlyConfigured(f"TRUSTED_PROXY_ADDRESSES: {_error}") from None
 AXES_CLIENT_IP_CALLABLE = "common.client_address.client_address"
 # Attempts are database rows (AxesDatabaseHandler), so each test starts clean and
 # `manage.py axes_reset` (or axes_reset_username NAME) unlocks.
@@ -485,6 +509,13 @@ DATABASE_REPLICA_READ_YOUR_WRITES_SECONDS = env_int(
     "DATABASE_REPLICA_READ_YOUR_WRITES_SECONDS", default=60)
 DATABASE_REPLICA_ALIASES = []
 if DATABASE_REPLICA_URLS:
+    # A caller's last write position lives in the cache (common/replica_reads.py): in one
+    # process's memory without Redis, so a caller whose next request reaches another worker or
+    # instance would read from a replica that has not replayed their write.
+    if not os.environ.get("REDIS_URL"):
+        raise ImproperlyConfigured(
+            "DATABASE_REPLICA_URLS needs REDIS_URL: read-your-writes keeps each caller's last "
+            "write position in the cache, which every server process must share.")
     for number, url in enumerate(DATABASE_REPLICA_URLS, start=1):
         parsed = database_config(url)
         replica = {**DATABASES["default"], **{key: parsed[key] for key in

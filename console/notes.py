@@ -27,6 +27,14 @@ class NoteAlreadyEdited(CouponError):
                            "again. Your text is kept in the form.")
 
 
+class NoteFormAlreadySent(CouponError):
+    code = "NOTE_FORM_ALREADY_SENT"
+    http_status = 409
+    message = gettext_lazy("This form was already sent with another note, so yours was not "
+                           "written. Your text is kept in the form: open the coupon again to "
+                           "add it.")
+
+
 class NoteNotFound(CouponError):
     code = "NOT_FOUND"
     http_status = 404
@@ -36,7 +44,8 @@ class NoteNotFound(CouponError):
 def note_add(*, coupon_id: int, author: str, text: str, form_key: str,
              replaces: StaffNote | None = None) -> StaffNote:
     """Writes a note (or the new wording of `replaces`). The same form sent twice answers the
-    note its first sending wrote."""
+    note its first sending wrote; the key sent again by someone else, or with other text, is
+    refused (NoteFormAlreadySent): answering the first note would tell them theirs was kept."""
     if replaces is not None and replaces.coupon_id != coupon_id:
         raise NoteNotFound(note_id=replaces.pk)
     try:
@@ -50,6 +59,11 @@ def note_add(*, coupon_id: int, author: str, text: str, form_key: str,
             if sent_before.coupon_id != coupon_id:
                 raise ValidationFailed(
                     form_key=_("This form's key was used on another coupon.")) from None
+            replaces_id = replaces.pk if replaces is not None else None
+            if (sent_before.author, sent_before.text, sent_before.replaces_id) != (
+                author, text, replaces_id
+            ):
+                raise NoteFormAlreadySent(note_id=sent_before.pk) from None
             return sent_before
         raise NoteAlreadyEdited(note_id=replaces.pk if replaces else None) from None
 

@@ -190,6 +190,32 @@ def _ensure_role(cursor, role: str, *, login: bool, password: str | None) -> Non
                 time.sleep(0.1)
 
 
+def _insert_without_ids(cursor, app) -> None:
+    """INSERT on every column but the ids the database hands out (identity or serial).
+
+    A row inserted with an id of its own, say the sequence's next ones, made the inserts that
+    drew those ids fail, the refusals' records with them. Without the privilege on the column
+    the role can only take an id from its sequence (PostgreSQL's column INSERT privilege: an
+    INSERT may name only granted columns, the others get their defaults).
+    """
+    cursor.execute("""
+        SELECT c.relname, array_agg(a.attname::text ORDER BY a.attnum)
+                            FILTER (WHERE a.attidentity = '' AND (d.adbin IS NULL
+                                    OR pg_get_expr(d.adbin, d.adrelid) NOT LIKE %s))
+          FROM pg_class c
+          JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = 'public'
+          JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+          LEFT JOIN pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum
+         WHERE c.relkind IN ('r', 'p')
+         GROUP BY c.relname
+        HAVING bool_or(a.attidentity <> '' OR pg_get_expr(d.adbin, d.adrelid) LIKE %s)
+    """, ["nextval(%", "nextval(%"])
+    for table, columns in cursor.fetchall():
+        _run(cursor, sql.SQL("REVOKE INSERT ON {} FROM {}").format(sql.Identifier(table), app))
+        _run(cursor, sql.SQL("GRANT INSERT ({}) ON {} TO {}").format(
+            sql.SQL(", ").join(map(sql.Identifier, columns)), sql.Identifier(table), app))
+
+
 def setup_db_roles() -> list[str]:
     """Creates or refreshes both roles and every grant; answers the tables it granted UPDATE."""
     password = os.environ.get(APP_PASSWORD_ENV) or None
@@ -215,6 +241,7 @@ def setup_db_roles() -> list[str]:
                 "TO {app}",
             ):
                 _run(cursor, sql.SQL(statement).format(db=database, app=app, pruner=pruner))
+            _insert_without_ids(cursor, app)
             framework = sorted(t for t in tables if not t.startswith(OUR_PREFIXES))
             personal = [t for t in PERSONAL if t in tables]
             for table in [*framework, *personal]:  # sessions, auth, axes, admin log, settings

@@ -7,10 +7,13 @@ A relay killed before its commit leaves the rows unpublished: the next batch sen
 (a duplicate with the same event id), never loses one.
 
 Per-coupon order: a coupon's rows have increasing ids in version order (each command holds the
-coupon row lock while it inserts its row). A failed publish blocks the same coupon's later rows
-for the rest of the batch; a row whose coupon has an earlier unpublished row outside this batch
-(another relay holds it: concurrent SKIP LOCKED scans interleave, so a batch can get a coupon's
-first and third rows while another gets the second) is left for later.
+coupon row lock while it inserts its row). A batch claims whole coupons: it locks
+each coupon's earliest unpublished row (SKIP LOCKED) and then that coupon's later rows, so a
+coupon another relay holds is skipped whole and a frozen relay (stopped, or its host gone until
+the database's idle-in-transaction timeout ends its transaction) blocks only its own coupons.
+A failed publish blocks the same coupon's later rows for the rest of the batch; a row whose
+coupon has an earlier unpublished row outside this batch (another relay holds it without the
+coupon's earliest row, as a relay from before whole-coupon claims would) is left for later.
 
 Resilience: each publish waits for its confirm at most BROKER_CONFIRM_TIMEOUT_SECONDS
 (operations/broker.py), so the batch's transaction is never held longer by a silent broker.
@@ -30,12 +33,10 @@ import pika.exceptions
 import psycopg
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import IntegerField
-from django.db.models.functions import Coalesce, Mod
 
 from coupons import clock
 from coupons.models import OutboxEvent
-from operations import broker
+from operations import broker, worker
 from operations.metrics import RELAY_PUBLISH_FAILURES
 from operations.selectors import outbox_lag
 from operations.worker import CONNECTION_LOSSES, DATABASE_ERRORS, Lost, run_until_stopped
@@ -162,18 +163,38 @@ class Relay:
         return result
 
     def _claim(self) -> list[OutboxEvent]:
-        rows = OutboxEvent.objects.filter(published_at__isnull=True)
+        """Whole coupons: a relay holds a coupon by locking its earliest unpublished row.
+
+        `heads` locks, SKIP LOCKED, the earliest unpublished row of up to `batch_size` coupons
+        (an event without a coupon is its own head); the batch is then those coupons' unpublished
+        rows in id order. A coupon whose earliest row another relay holds is skipped whole, so
+        a relay frozen mid-batch holds back only its own coupons: its coupons' later rows can
+        no longer fill everyone else's window.
+        """
+        table = connection.ops.quote_name(OutboxEvent._meta.db_table)
+        where, params = ["TRUE"], []
         if self.shards > 1:
             # Events without a coupon (LedgerCheckpointed) go out from shard 0.
-            rows = rows.alias(shard=Coalesce(Mod("coupon_id", self.shards), 0,
-                                             output_field=IntegerField())).filter(
-                shard=self.shard)
+            where.append("COALESCE(o.coupon_id %% %s, 0) = %s")
+            params += [self.shards, self.shard]
         if self.coupon_id is not None:
-            rows = rows.filter(coupon_id=self.coupon_id)
-        # of=("self",): lock the outbox rows only, never the coupons the commands need.
-        return list(
-            rows.order_by("id").select_for_update(skip_locked=True, of=("self",))[: self.batch_size]
-        )
+            where.append("o.coupon_id = %s")
+            params.append(self.coupon_id)
+        return list(OutboxEvent.objects.raw(f"""
+            WITH heads AS (
+                SELECT o.id, o.coupon_id FROM {table} o
+                 WHERE o.published_at IS NULL AND {" AND ".join(where)}
+                   AND NOT EXISTS (SELECT 1 FROM {table} p
+                                    WHERE p.coupon_id = o.coupon_id AND p.published_at IS NULL
+                                      AND p.id < o.id)
+                 ORDER BY o.id LIMIT %s FOR UPDATE OF o SKIP LOCKED
+            )
+            SELECT o.* FROM {table} o
+             WHERE o.published_at IS NULL
+               AND (o.id IN (SELECT id FROM heads)
+                    OR o.coupon_id IN (SELECT coupon_id FROM heads))
+             ORDER BY o.id LIMIT %s FOR UPDATE OF o SKIP LOCKED
+        """, [*params, self.batch_size, self.batch_size]))  # noqa: S608 - names are the model's
 
     @staticmethod
     def _in_coupon_order(events: list[OutboxEvent]) -> set[int]:
@@ -224,7 +245,8 @@ class Wakeup:
         if self.listener is not None:
             return
         if settings.RELAY_LISTEN_DATABASE_URL:  # behind PgBouncer: straight to the primary
-            self.listener = psycopg.connect(settings.RELAY_LISTEN_DATABASE_URL, autocommit=True)
+            self.listener = psycopg.connect(settings.RELAY_LISTEN_DATABASE_URL, autocommit=True,
+                                            **worker.session_options())
         else:
             params = connection.get_connection_params()
             params.pop("cursor_factory", None)  # Django's, for its own cursors

@@ -10,7 +10,7 @@ import threading
 from collections.abc import Callable, Iterator
 
 from django.conf import settings
-from django.db import InterfaceError, OperationalError
+from django.db import InterfaceError, OperationalError, connections
 from prometheus_client import Counter
 
 # What a lost or refused database connection raises through Django.
@@ -73,9 +73,44 @@ def run_until_stopped(step: Callable[[], None], *, process: str, stop: threading
         backoff.reset()
 
 
+def session_options() -> dict:
+    """libpq connection parameters for a long-running process's database sessions.
+
+    A frozen process (SIGSTOP, a hung host) must not hold its transaction, and the row locks in
+    it, for ever: the server ends a session idle in a transaction past
+    WORKER_IDLE_IN_TRANSACTION_SECONDS, and TCP keepalives on both ends find a peer that is gone
+    within about WORKER_TCP_KEEPALIVE_SECONDS instead of the kernel's two hours. Requests get
+    none of it (a console request never idles in a transaction).
+    """
+    keepalive = settings.WORKER_TCP_KEEPALIVE_SECONDS
+    probes, interval = 3, max(1, keepalive // 3)
+    server = {"tcp_keepalives_idle": keepalive, "tcp_keepalives_interval": interval,
+              "tcp_keepalives_count": probes,
+              "idle_in_transaction_session_timeout": settings.WORKER_IDLE_IN_TRANSACTION_SECONDS
+              * 1000}
+    return {"keepalives": 1, "keepalives_idle": keepalive, "keepalives_interval": interval,
+            "keepalives_count": probes,
+            "options": " ".join(f"-c {name}={value}" for name, value in server.items())}
+
+
+def use_worker_sessions() -> None:
+    """From now on this process's database connections carry `session_options()`."""
+    connection = connections["default"]
+    options = connection.settings_dict.setdefault("OPTIONS", {})
+    added = session_options()
+    # Startup options the database URL already carries are kept, ours after them.
+    added["options"] = " ".join(filter(None, [options.get("options"), added["options"]]))
+    options.update(added)
+    # Connections opened before (and the pool made with the old options) are not reused.
+    connection.close()
+    connection.close_pool()
+
+
 @contextlib.contextmanager
 def until_sigterm() -> Iterator[threading.Event]:
-    """The stop event of a management command's loop: set by SIGTERM or Ctrl-C."""
+    """The stop event of a management command's loop: set by SIGTERM or Ctrl-C. The loop's
+    database sessions are a worker's (`use_worker_sessions`)."""
+    use_worker_sessions()
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:

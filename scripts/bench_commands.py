@@ -390,6 +390,7 @@ def start_server(database_url, args):
            "GUNICORN_BIND": f"127.0.0.1:{port}", "GUNICORN_WORKERS": str(args.workers),
            "GUNICORN_THREADS": str(args.threads), "SERVE_MIGRATE": "0",
            "DJANGO_ALLOWED_HOSTS": "127.0.0.1", "DJANGO_BEHIND_TLS_PROXY": "1",
+           "TRUSTED_PROXY_ADDRESSES": "127.0.0.1",
            "API_THROTTLE_SERVICE_CLIENT": "1000000/min", "DB_POOL_MAX_SIZE": str(args.threads),
            # A throwaway database this script created and owns: no app role to serve as.
            "ALLOW_DB_OWNER_LOGIN": "1"}

@@ -30,6 +30,7 @@ def run(args):
     from datetime import timedelta
     from io import StringIO
 
+    from django.conf import settings
     from django.contrib.auth.models import User
     from django.core.management import call_command
     from django.db import connection
@@ -41,6 +42,7 @@ def run(args):
     from coupons.models import CouponTemplate
     from coupons.services import CommandContext, coupon_issue
 
+    settings.COUPONS_DEMO = True  # a throwaway database: the demo's logins are harmless here
     call_command("seed_demo", stdout=StringIO())
     template = CouponTemplate.objects.get(code="demo-30-off-200")
     now = timezone.now()

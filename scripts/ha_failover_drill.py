@@ -256,6 +256,7 @@ def drill(args, url: str, exchange: str, facts) -> dict:
            "GUNICORN_BIND": f"127.0.0.1:{port}", "GUNICORN_WORKERS": "2",
            "GUNICORN_THREADS": str(max(4, args.clients // 2)), "SERVE_MIGRATE": "0",
            "DJANGO_ALLOWED_HOSTS": "127.0.0.1", "DJANGO_BEHIND_TLS_PROXY": "1",
+           "TRUSTED_PROXY_ADDRESSES": "127.0.0.1",
            "API_THROTTLE_SERVICE_CLIENT": "1000000/min", "DB_POOL_MAX_SIZE": "",
            # The cluster's database is this drill's own: no app role to serve as.
            "ALLOW_DB_OWNER_LOGIN": "1", "WORKER_RETRY_MAX_MS": "2000"}

@@ -49,6 +49,7 @@ def parse_args():
 def setup_served(database_url: str) -> None:
     """Django as bin/serve runs it (pooled connections, multiprocess metrics), migrated."""
     os.environ.update({"DJANGO_ALLOWED_HOSTS": "127.0.0.1", "DJANGO_BEHIND_TLS_PROXY": "1",
+                       "TRUSTED_PROXY_ADDRESSES": "127.0.0.1",
                        "API_THROTTLE_SERVICE_CLIENT": "1000000/min",
                        "PROMETHEUS_MULTIPROC_DIR": tempfile.mkdtemp(prefix="coupon-profile-")})
     setup_django(database_url)

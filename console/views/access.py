@@ -48,7 +48,8 @@ class ConsolePage(View):
         if needed is None or not request.user.has_perm(needed.perm):
             return denied(request, needed)
         response = super().dispatch(request, *args, **kwargs)
-        if self.audit_page and request.method == "GET" and response.status_code == 200:
+        # HEAD too: Django answers it with the GET view, so the page was read all the same.
+        if self.audit_page and request.method in ("GET", "HEAD") and response.status_code == 200:
             record_view(request, page=self.audit_page, coupon_id=kwargs.get("coupon_id"))
         return response
 

@@ -158,6 +158,8 @@ class CouponPage(ConsolePage):
 class CouponTimelinePart(ConsolePage):
     """One page of the timeline for htmx; a plain visit goes to the full page at that page."""
 
+    audit_page = "coupon-timeline"
+
     def get(self, request, coupon_id: int):
         coupon = _coupon(coupon_id)
         if not request.htmx:
@@ -169,6 +171,8 @@ class CouponTimelinePart(ConsolePage):
 
 class CouponLedgerPart(ConsolePage):
     """One page of the ledger table for htmx; a plain visit goes to the full page."""
+
+    audit_page = "coupon-ledger"
 
     def get(self, request, coupon_id: int):
         coupon = _coupon(coupon_id)

@@ -29,16 +29,16 @@ def lock_coupon_row(coupon_id, *, ctx=None) -> UserCoupon:
     It is one statement that also reads the lease and its order link, whether
     refunds wait for the lease's order to redeem (`refunds_awaiting_redemption`) and, when
     run_once deferred the claim of `ctx`'s Idempotency-Key to this command, makes the claim
-    first: a held key locks nothing and raises ClaimTaken.
+    first: a held key locks nothing and raises ClaimTaken. When the row lock had to wait for
+    another command on the coupon, a second statement reads those rows again (see below).
     """
     coupon = _locked_in_one_statement(coupon_id, ctx)
     if coupon is None:
         raise NotFound(_("No such coupon."), coupon_id=coupon_id)
     if coupon.ledger_head_hash is not None:
         coupon.ledger_head = (coupon.state_version, coupon.ledger_head_hash)
-    # else: if the row lock waited for a command on this coupon, the row was read again after
-    # its commit but the subquery kept the statement's older snapshot and missed that command's
-    # ledger row; records.append_operation then reads the head itself.
+    # else: no ledger row at the coupon's version (a gap, which the per-coupon check reports);
+    # records.append_operation then looks for the head itself.
     return coupon
 
 
@@ -50,41 +50,60 @@ JOINED = (("c", UserCoupon), ("tv", CouponTemplateVersion), ("l", CouponLock),
 def _locked_in_one_statement(coupon_id, ctx):
     from coupons.write.idempotency import ClaimTaken, claim_ctes, claiming
 
-    qn = connection.ops.quote_name
-    select = [f"{alias}.{qn(f.column)} AS {alias}_{i}" for alias, model in JOINED
-              for i, f in enumerate(model._meta.concrete_fields)]
-    awaiting, awaiting_params = after_sale.awaiting_redemption_sql("c")
     claim = pending_claim(ctx) if ctx is not None else None
     claim = claim if claim is not None and claim.with_row_lock else None
-    locked = f"""
-        SELECT {", ".join(select)},
-               (SELECT h.content_hash FROM {CouponOperation._meta.db_table} h
-                 WHERE h.coupon_id = c.id AND h.to_version = c.state_version LIMIT 1) AS head,
-               {awaiting} AS awaiting
-          FROM {UserCoupon._meta.db_table} c
-          JOIN {CouponTemplateVersion._meta.db_table} tv ON tv.id = c.template_version_id
-          LEFT JOIN {CouponLock._meta.db_table} l ON l.id = c.current_lock_id
-          LEFT JOIN {OrderCoupon._meta.db_table} oc ON oc.lock_id = l.id
-         WHERE c.id = %s {"AND (SELECT inserted FROM claim)" if claim else ""}
-           FOR NO KEY UPDATE OF c
-    """  # noqa: S608 - table and column names are the models', every value is a parameter
+    awaiting, awaiting_params = after_sale.awaiting_redemption_sql("c")
     params = [*awaiting_params, coupon_id]
     with connection.cursor() as cursor:
         if claim is None:
-            cursor.execute(locked, params)
+            cursor.execute(_locked_sql(awaiting), params)
             row = cursor.fetchone()
         else:
             ctes, claim_params = claim_ctes(claim.scope, claim.key, claim.request_hash,
                                             clock.now())
-            claiming(cursor, f"WITH {ctes}, locked AS ({locked}) SELECT claim.id, "
-                             "claim.inserted, locked.* "
+            claiming(cursor, f"WITH {ctes}, locked AS ({_locked_sql(awaiting, claimed=True)}) "
+                             "SELECT claim.id, claim.inserted, locked.* "
                              "FROM claim LEFT JOIN locked ON true", [*claim_params, *params])
             record_id, inserted, *row = cursor.fetchone()
             if not inserted:
                 raise ClaimTaken(record_id, clean=claim.clean)
             claim.record_id = record_id
             row = row if row[0] is not None else None
+        if row is not None and not row[-1]:
+            # The row lock waited for a command on this coupon that committed after the
+            # statement began: PostgreSQL re-checked the coupon row at its new version but kept
+            # the lease, order link, ledger head and refunds flag as the statement's snapshot had
+            # them (say, no lease while the coupon is now LOCKED). Read them again: with the row
+            # lock held, this statement's snapshot has the coupon as it stays.
+            cursor.execute(_locked_sql(awaiting), params)
+            row = cursor.fetchone()
     return None if row is None else _instances(row)
+
+
+def _locked_sql(awaiting, *, claimed=False) -> str:
+    """The row lock and every read that comes with it; `claimed`: only if the claim was made.
+
+    The last column, `as_seen`, is false when the coupon row locked is not the version the
+    statement's snapshot has (the scalar subquery reads that version, the locked row is the
+    newest), that is when the lock waited for a concurrent command's commit.
+    """
+    qn = connection.ops.quote_name
+    select = [f"{alias}.{qn(f.column)} AS {alias}_{i}" for alias, model in JOINED
+              for i, f in enumerate(model._meta.concrete_fields)]
+    return f"""
+        SELECT {", ".join(select)},
+               (SELECT h.content_hash FROM {CouponOperation._meta.db_table} h
+                 WHERE h.coupon_id = c.id AND h.to_version = c.state_version LIMIT 1) AS head,
+               {awaiting} AS awaiting,
+               (SELECT s.xmin FROM {UserCoupon._meta.db_table} s WHERE s.id = c.id) = c.xmin
+                 AS as_seen
+          FROM {UserCoupon._meta.db_table} c
+          JOIN {CouponTemplateVersion._meta.db_table} tv ON tv.id = c.template_version_id
+          LEFT JOIN {CouponLock._meta.db_table} l ON l.id = c.current_lock_id
+          LEFT JOIN {OrderCoupon._meta.db_table} oc ON oc.lock_id = l.id
+         WHERE c.id = %s {"AND (SELECT inserted FROM claim)" if claimed else ""}
+           FOR NO KEY UPDATE OF c
+    """  # noqa: S608 - table and column names are the models', every value is a parameter
 
 
 def _instances(row) -> UserCoupon:

@@ -30,6 +30,7 @@ PRODUCTION_ENV = {
     "DJANGO_ALLOWED_HOSTS": "coupons.example.com",
     "DJANGO_CSRF_TRUSTED_ORIGINS": "https://coupons.example.com",
     "DJANGO_BEHIND_TLS_PROXY": "1",
+    "TRUSTED_PROXY_ADDRESSES": "10.0.0.2",
 }
 
 
@@ -256,3 +257,34 @@ def test_the_log_filter_leaves_ordinary_ids_alone():
     RedactSecrets().filter(record)
 
     assert record.getMessage() == message
+
+
+@pytest.mark.parametrize(("addresses", "message"), [
+    (None, "needs TRUSTED_PROXY_ADDRESSES"),
+    ("10.0.0.2, not-an-address", "TRUSTED_PROXY_ADDRESSES: 'not-an-address'"),
+])
+def test_behind_a_proxy_the_server_does_not_start_without_the_proxies_addresses(
+    addresses, message
+):
+    env = without("TRUSTED_PROXY_ADDRESSES")
+    if addresses is not None:
+        env["TRUSTED_PROXY_ADDRESSES"] = addresses
+    result = manage("check", env=env)
+
+    assert result.returncode != 0
+    assert message in result.stderr
+
+
+def test_read_replicas_need_redis_for_read_your_writes_across_processes():
+    env = {**PRODUCTION_ENV, "DATABASE_URL": "postgres://coupon_app@127.0.0.1:5432/coupons",
+           "DATABASE_REPLICA_URLS": "postgres://coupon_app@127.0.0.1:5433/coupons"}
+    refused = manage("check", env=env)
+
+    assert refused.returncode != 0
+    assert "DATABASE_REPLICA_URLS needs REDIS_URL" in refused.stderr
+
+    shared = manage("shell", "-v0", "-c", "from django.conf import settings as s; "
+                    "print(s.DATABASE_REPLICA_ALIASES, s.CACHES['default']['BACKEND'])",
+                    env={**env, "REDIS_URL": "redis://127.0.0.1:6379/11"})
+    assert shared.returncode == 0, shared.stderr
+    assert shared.stdout.split() == ["['replica_1']", "django.core.cache.backends.redis.RedisCache"]

@@ -4,8 +4,11 @@ BEGIN, then (a) one statement that claims the Idempotency-Key and, if it was fre
 coupon row and reads all the command needs (terms, lease, order link, ledger head, whether
 refunds wait for the redemption: coupons.write.rows), then (b) one statement that writes the
 compare-and-set, the command's rows, the ledger and outbox rows and the stored answer
-(coupons.write.one_statement), then COMMIT. The hand-written cycle of
-scripts/bench_commands.py ("raw") sends one statement per row instead. The service client is
+(coupons.write.one_statement), then COMMIT. A row lock that had to wait for a concurrent
+command on the coupon adds one statement between (a) and (b), which reads the lease, order
+link, ledger head and refunds flag again (tests/coupons/concurrency/test_stale_lease_races.py).
+The hand-written cycle of scripts/bench_commands.py ("raw") sends one statement per row
+instead. The service client is
 cached (api.authentication), so it costs nothing after the first request.
 """
 

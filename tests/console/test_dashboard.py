@@ -135,6 +135,7 @@ def test_the_outbox_card_counts_unpublished_events_and_ages_the_oldest(signed_in
 @pytest.fixture
 def seeded(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    settings.COUPONS_DEMO = True
     call_command("seed_demo", stdout=StringIO())
 
 

@@ -52,6 +52,25 @@ def test_the_same_form_sent_twice_writes_one_note(signed_in, coupon):
     assert StaffNote.objects.count() == 1
 
 
+@pytest.mark.parametrize("second", ["another person", "other text"])
+def test_a_form_key_sent_again_with_another_note_is_refused_not_answered_as_written(
+    signed_in, coupon, second
+):
+    key = str(uuid.uuid4())
+    client = signed_in("operator", "olga")
+    add(client, coupon, "Checked with payments.", key=key)
+    if second == "another person":
+        client = signed_in("operator", "oscar")
+    text = "Checked with payments." if second == "another person" else "Refund sent."
+
+    answer = add(client, coupon, text, key=key)
+
+    assert answer.status_code == 409
+    assert "was already sent with another note" in answer.content.decode()
+    assert text in answer.content.decode()  # kept in the form
+    assert StaffNote.objects.count() == 1
+
+
 def test_an_edit_is_a_new_note_and_the_timeline_shows_the_latest_with_its_chain(signed_in,
                                                                               coupon):
     client = signed_in("operator", "olga")

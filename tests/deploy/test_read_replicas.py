@@ -182,7 +182,8 @@ def app(cluster):
     seeded = json.loads(manage("shell", "-c", SEED, env=env).strip().splitlines()[-1])
     served = {**env, "DB_POOL_MAX_SIZE": "2",
               "DATABASE_URL": f"postgres://coupon_app@127.0.0.1:{primary}/{DATABASE}",
-              "DATABASE_REPLICA_URLS": f"postgres://coupon_app@127.0.0.1:{replica}/{DATABASE}"}
+              "DATABASE_REPLICA_URLS": f"postgres://coupon_app@127.0.0.1:{replica}/{DATABASE}",
+              "REDIS_URL": "redis://127.0.0.1:6379/11"}
     logs = Path(cluster.directory)
     with (gunicorn({**served, "DATABASE_REPLICA_MAX_LAG_SECONDS": "3600"},
                    logs / "patient.log") as patient,

@@ -54,7 +54,8 @@ def url_for(user: str, database: str, password: str = "") -> str:
 @contextmanager
 def serving(tmp_path, **environment):
     """bin/serve on a free port with a server's environment (plus `environment`: the
-    database's URLs); yields its base URL."""
+    database's URLs), migrated by the release step first (SERVE_MIGRATE=1); yields its base
+    URL."""
     if shutil.which("bash") is None:
         pytest.skip("bin/serve is a bash script and bash is not installed")
     try:
@@ -65,7 +66,8 @@ def serving(tmp_path, **environment):
     env = {
         "PATH": os.environ.get("PATH", ""), **PRODUCTION_ENV,
         "PYTHON": sys.executable, "PORT": str(port), "GUNICORN_BIND": f"127.0.0.1:{port}",
-        "GUNICORN_WORKERS": "1", "GUNICORN_THREADS": "2", **environment,
+        "GUNICORN_WORKERS": "1", "GUNICORN_THREADS": "2", "SERVE_MIGRATE": "1",
+        "TMPDIR": str(tmp_path), **environment,
     }
     log = (tmp_path / "serve.log").open("w+")
     server = subprocess.Popen([str(ROOT / "bin" / "serve")], cwd=tmp_path, env=env,
@@ -148,3 +150,26 @@ def test_bin_serve_sums_every_workers_counters_at_metrics(tmp_path, roles):
     # Ten probes (and the waits for the start) whichever worker answered each.
     assert float(counted.split()[1]) >= 12
     assert b"coupons_outbox_unpublished 0.0" in body
+
+
+def test_bin_serve_does_not_migrate_and_is_not_ready_until_the_release_step_ran(tmp_path,
+                                                                               roles):
+    with serving(tmp_path, **roles, SERVE_MIGRATE="0") as base:
+        status, _, body = get(f"{base}/readyz")
+        assert status == 503  # the log says why: migrations not applied
+
+        release = subprocess.run(
+            [str(ROOT / "bin" / "release")], cwd=tmp_path, timeout=START_SECONDS, env={
+                "PATH": os.environ.get("PATH", ""), **PRODUCTION_ENV, "PYTHON": sys.executable,
+                **roles})
+
+        assert release.returncode == 0
+        assert get(f"{base}/readyz")[0] == 200
+
+
+def test_each_instance_has_its_own_control_socket_and_metrics_directory(tmp_path, roles):
+    with serving(tmp_path, **roles) as base:
+        port = base.rsplit(":", 1)[1]
+        run_dir = tmp_path / f"coupon-console-127_0_0_1_{port}"
+        assert (run_dir / "gunicorn.ctl").is_socket()
+        assert any((run_dir / "metrics").glob("*.db"))  # the worker's counters

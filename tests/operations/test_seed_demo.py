@@ -6,7 +6,7 @@ from io import StringIO
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from coupons.models import (
     CommandRejection,
@@ -27,6 +27,14 @@ INCIDENT_USER = "user_demo_1001"
 def fast_password_hashing(settings):
     # The demo logins get real passwords; the default hasher would make each seed take seconds.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    settings.COUPONS_DEMO = True
+
+
+def test_seed_demo_refuses_without_coupons_demo(settings):
+    settings.COUPONS_DEMO = False
+    with pytest.raises(CommandError, match="COUPONS_DEMO=1"):
+        seed()
+    assert not get_user_model().objects.exists()
 
 
 def seed() -> str:

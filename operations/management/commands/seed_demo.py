@@ -13,9 +13,10 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 from django.db.models import Count
 from django.utils import timezone
 
@@ -172,6 +173,11 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, key_file=None, **options):
+        if not settings.COUPONS_DEMO:
+            # It makes a superuser whose password is printed in the README: never on a
+            # database that is not a demo's.
+            raise CommandError("seed_demo makes demo logins (admin / admin-demo): it runs only "
+                               "with COUPONS_DEMO=1, as bin/run-demo sets.")
         if demo_exists():
             self.stdout.write(
                 "Demo data is already there; nothing to do. (To start over: bin/run-demo "

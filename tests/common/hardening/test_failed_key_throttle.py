@@ -23,6 +23,7 @@ ATTACKER, NEIGHBOUR = "203.0.113.9", "198.51.100.7"
 def three_per_minute(settings):
     cache.clear()
     settings.TRUSTED_PROXY_COUNT = 1
+    settings.TRUSTED_PROXY_ADDRESSES = ["10.0.0.2"]
     settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {
         **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], "anonymous": "3/min"}}
     yield

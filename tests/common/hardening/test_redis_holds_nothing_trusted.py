@@ -139,3 +139,19 @@ def test_what_the_app_stores_in_redis_is_json(redis_cache, coupon):
         value = redis_cache.get(stored)
         json.loads(value)  # never a pickle
     assert cache.get(_cache_key(ServiceClient.objects.get(name="reader").key_hash))
+
+
+@pytest.mark.parametrize("stored", [b"\x80\x04not json", b"12", b'{"a": 1}', b'["x"]'],
+                         ids=["not-json", "a-number", "an-object", "not-times"])
+def test_a_throttle_key_that_holds_no_request_times_reads_as_a_miss(
+    redis_cache, service_client, coupon, stored
+):
+    client, key = service_client
+    throttle_key = f"{PREFIX}:1:throttle_service_client_{client.pk}"
+    redis_cache.set(throttle_key, stored)
+
+    answer = read(key, coupon)
+
+    assert answer.status_code == 200, answer.content
+    # The history starts again from this request.
+    assert json.loads(redis_cache.get(throttle_key))[0] > 0

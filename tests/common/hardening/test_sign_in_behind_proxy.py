@@ -20,6 +20,7 @@ FORMS = {"console": ("/login/", "/"), "admin": ("/admin/login/?next=/admin/", "/
 @pytest.fixture
 def behind_one_proxy(settings):
     settings.TRUSTED_PROXY_COUNT = 1
+    settings.TRUSTED_PROXY_ADDRESSES = [PROXY]
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     User.objects.create_user("operator2", password="right-password-42", is_staff=True,
                              is_superuser=True)
@@ -75,6 +76,30 @@ def test_the_client_address_is_the_entry_the_outermost_trusted_proxy_wrote(
     settings, count, forwarded, expected,
 ):
     settings.TRUSTED_PROXY_COUNT = count
+    settings.TRUSTED_PROXY_ADDRESSES = ["10.0.0.0/24"]
     request = RequestFactory().get("/", REMOTE_ADDR=PROXY, HTTP_X_FORWARDED_FOR=forwarded)
 
     assert client_address(request) == expected
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_a_peer_that_is_not_a_trusted_proxy_cannot_name_its_address(
+    behind_one_proxy, client, form, settings,
+):
+    # Past the proxy (the default 0.0.0.0 bind): each guess claims another address.
+    for n in range(settings.AXES_FAILURE_LIMIT):
+        client.post(FORMS[form][0], {"username": "operator2", "password": f"guess-{n}"},
+                    REMOTE_ADDR=ATTACKER, HTTP_X_FORWARDED_FOR=f"192.0.2.{n}")
+    answer = client.post(FORMS[form][0], {"username": "operator2",
+                                          "password": "right-password-42"},
+                         REMOTE_ADDR=ATTACKER, HTTP_X_FORWARDED_FOR="192.0.2.200")
+    assert answer.status_code == 429  # locked out by its own address
+    assert sign_in(client, form, "right-password-42", address=OPERATOR).status_code == 302
+
+
+def test_x_forwarded_for_from_an_untrusted_peer_is_ignored(settings):
+    settings.TRUSTED_PROXY_COUNT = 1
+    settings.TRUSTED_PROXY_ADDRESSES = [PROXY]
+    request = RequestFactory().get("/", REMOTE_ADDR=ATTACKER, HTTP_X_FORWARDED_FOR=OPERATOR)
+
+    assert client_address(request) == ATTACKER

@@ -214,7 +214,9 @@ INSERT_ONLY = [
 @pytest.mark.parametrize("table", INSERT_ONLY)
 def test_the_app_role_may_only_read_and_add_to_the_evidence_tables(db, table):
     [grants] = execute(
-        "SELECT has_table_privilege(%s, %s, 'SELECT'), has_table_privilege(%s, %s, 'INSERT'),"
+        # INSERT on the columns, not the table: never on the ids the database hands out.
+        "SELECT has_table_privilege(%s, %s, 'SELECT'),"
+        " has_any_column_privilege(%s, %s, 'INSERT'),"
         " has_table_privilege(%s, %s, 'UPDATE'), has_table_privilege(%s, %s, 'DELETE'),"
         " has_any_column_privilege(%s, %s, 'UPDATE')", [APP_ROLE, table] * 5)
     assert grants == (True, True, False, False, False)
@@ -329,3 +331,27 @@ def test_setup_db_roles_converges_a_stray_grant_is_taken_back(db):
         " has_table_privilege(%s, 'coupons_couponoperation', 'DELETE'),"
         " has_table_privilege(%s, 'coupons_couponoperation', 'TRUNCATE')", [APP_ROLE] * 3)
     assert (update, delete, truncate) == (False, False, False)
+
+
+def test_the_app_role_cannot_insert_rows_with_ids_of_its_own():
+    """Rows with the sequence's next ids would make the inserts that draw them fail: every
+    command's refusal record among them (a 500, the refusal unrecorded)."""
+    error = refused(
+        "INSERT INTO coupons_commandrejection (id, op_type, error_code, message, order_id,"
+        " actor, idempotency_key, details, created_at, seal)"
+        " SELECT last_value + n, 'LOCK', 'X', '', '', 'attacker', '', '{}', now(), ''"
+        " FROM coupons_commandrejection_id_seq, generate_series(1, 5) n")
+    assert PERMISSION in error
+    # Every table whose id the database hands out: no INSERT on that column.
+    with connection.cursor() as cursor:
+        cursor.execute("""
+            SELECT c.relname FROM pg_class c
+              JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = 'public'
+              JOIN pg_attribute a ON a.attrelid = c.oid AND a.attidentity <> ''
+             WHERE c.relkind IN ('r', 'p')
+               AND has_column_privilege(%s, c.oid, a.attname, 'INSERT')""", [APP_ROLE])
+        assert cursor.fetchall() == []
+    # Drawn from the sequence, the same row goes in.
+    execute("INSERT INTO coupons_commandrejection (op_type, error_code, message, order_id,"
+            " actor, idempotency_key, details, created_at, seal)"
+            " VALUES ('LOCK', 'X', '', '', 'test', '', '{}', now(), '')")

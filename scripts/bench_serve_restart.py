@@ -1,0 +1,88 @@
+"""Benchmark a restart of bin/serve: seconds from start to the first answer of /healthz.
+
+Rerun (PostgreSQL; the two roles of docs/deploy.md, the owner from DATABASE_URL):
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
+        .venv/bin/python scripts/bench_serve_restart.py --port 8200 --runs 3
+
+It creates a throwaway database (`coupon_bench_serve` unless --db-name), runs the release step
+once (bin/release: migrate and setup_db_roles as the owner), then starts bin/serve --runs times
+each way on --port, as the application role: with SERVE_MIGRATE=1 (what every start did before:
+migrate and setup_db_roles again) and with the default (no migration, a `migrate --check`).
+"""
+
+import argparse
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from urllib.parse import urlsplit, urlunsplit
+
+from bench_setup import ROOT, create_postgres_database, drop_postgres_database, load_average
+
+APP_PASSWORD = "test-only-app-role-password"  # the suite's: the role is the cluster's
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--port", type=int, default=8200)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--db-name", default="coupon_bench_serve")
+    return parser.parse_args()
+
+
+def start_seconds(env, port) -> float:
+    started = time.monotonic()
+    server = subprocess.Popen([str(ROOT / "bin" / "serve")], cwd=ROOT, env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True)
+    try:
+        while True:
+            if server.poll() is not None:
+                raise SystemExit(f"bin/serve exited with {server.returncode}")
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1).read()
+                return time.monotonic() - started
+            except OSError:
+                time.sleep(0.05)
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(30)
+
+
+def main() -> None:
+    args = parse_args()
+    url = os.environ["DATABASE_URL"]
+    owner_url = create_postgres_database(url, args.db_name)
+    parts = urlsplit(owner_url)
+    app_url = urlunsplit(parts._replace(
+        netloc=f"coupon_app:{APP_PASSWORD}@{parts.hostname}:{parts.port or 5432}"))
+    env = {"PATH": os.environ["PATH"], "PYTHON": sys.executable,
+           "DJANGO_SECRET_KEY": "benchmark-only-secret-key-of-32-bytes-or-more",
+           "LEASE_TOKEN_SECRET": "benchmark-only-lease-token-secret-of-32-bytes",
+           "LEDGER_CHAIN_KEYS": "b1:benchmark-only-ledger-chain-key-never-use",
+           "DJANGO_ALLOWED_HOSTS": "127.0.0.1", "DJANGO_HTTPS": "0",
+           "MIGRATION_DATABASE_URL": owner_url, "DATABASE_URL": app_url,
+           "COUPON_APP_DB_PASSWORD": APP_PASSWORD, "GUNICORN_BIND": f"127.0.0.1:{args.port}"}
+    try:
+        subprocess.run([str(ROOT / "bin" / "release")], cwd=ROOT, env=env, check=True)
+        figures = {}
+        for name, extra in (("migrating at every start (before)", {"SERVE_MIGRATE": "1"}),
+                            ("release step apart (now)", {})):
+            figures[name] = [start_seconds({**env, **extra}, args.port)
+                             for _ in range(args.runs)]
+    finally:
+        drop_postgres_database(url, args.db_name)
+    for name, runs in figures.items():
+        print(f"{name}: median {statistics.median(runs):.1f}s "
+              f"({', '.join(f'{r:.1f}' for r in runs)})")
+    before, now = (statistics.median(runs) for runs in figures.values())
+    print(f"restart: {before:.1f}s before, {now:.1f}s now ({before / now:.1f}x)")
+    print(f"load average {load_average()} on {os.cpu_count()} CPUs")
+
+
+if __name__ == "__main__":
+    main()
