@@ -7,6 +7,7 @@ appended to the ledger, and the coupon's check names the difference (invariant 9
 """
 
 import pytest
+from django.contrib.auth.models import Group, User
 from django.db import connection
 
 from coupons.evidence.replay import coupon_check
@@ -102,12 +103,15 @@ def test_a_manual_review_turned_into_a_return_by_update_is_not_executed(
 
 
 def test_bulk_approve_in_the_console_refuses_an_edited_decision(
-        operator, coupon, ctx, broken_on_purpose):
+        client, coupon, ctx, broken_on_purpose):
     decision = pending(coupon, ctx)
     raw("UPDATE refunds_refundcoupon SET action = 'RETURN' WHERE id = %s", decision.pk)
     broken_on_purpose.add(coupon.pk)
+    olga = User.objects.create_user("olga")
+    olga.groups.add(Group.objects.get(name="operator"))
+    client.force_login(olga)
 
-    answer = bulk(operator, "decision_bulk", [decision.pk], "approve")
+    answer = bulk(client, "decision_bulk", [decision.pk], "approve")
 
     assert "EVIDENCE_MISMATCH" in answer.content.decode()
     assert RefundCoupon.objects.get(pk=decision.pk).status == "PENDING_APPROVAL"
