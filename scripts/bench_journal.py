@@ -44,8 +44,8 @@ def measure(samples: dict, name: str, command):
 def one_round(n: int, template, samples: dict) -> None:
     from coupons.services import CommandContext, coupon_issue, coupon_redeem
     from coupons.services.cases import case_open, case_resolve
-    from coupons.write.context import LeaseProof
     from coupons.services.lock import coupon_lock
+    from coupons.write.context import LeaseProof
     from refunds.services.compensation_decide import compensation_approve
     from refunds.services.compensation_propose import compensation_propose
     from refunds.services.refund_receive import refund_receive
