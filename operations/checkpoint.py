@@ -33,6 +33,7 @@ from coupons.evidence.checkpoint_proofs import unverified_checkpoints
 from coupons.evidence.checkpoint_verify import Verdict, checkpoint_entries, signed_body
 from coupons.models import (
     CouponOperation,
+    JournalLeaf,
     LedgerCheckpoint,
     LedgerCheckpointChunk,
     OutboxEvent,
@@ -143,6 +144,7 @@ def _checkpoint_in_snapshot(key, directory: Path, *, snapshot: bool) -> Checkpoi
             f"refusing to sign: the ledger is not an extension of checkpoint "
             f"{previous['number']}, the last this signer signed ({len(problems)} coupons): "
             + "; ".join(problems[:10]))
+    journal_size, journal_root = journal_head(previous)
     chunks.flush()
     root = merkle.root_of_nodes([bytes.fromhex(r) for r in chunks.roots]).hex()
     body = {
@@ -154,6 +156,8 @@ def _checkpoint_in_snapshot(key, directory: Path, *, snapshot: bool) -> Checkpoi
         "previous_number": previous["number"] if previous else None,
         "previous_root": previous["root"] if previous else None,
         "previous_size": previous["tree_size"] if previous else None,
+        "journal_size": journal_size,
+        "journal_root": journal_root,
         "key_id": key_id(public),
     }
     text, signature = sign(body, key)
@@ -169,6 +173,36 @@ def _checkpoint_in_snapshot(key, directory: Path, *, snapshot: bool) -> Checkpoi
     )
     return CheckpointRun(checkpoint=checkpoint, chunks_stored=chunks.stored,
                          ignored_rows=ignored)
+
+
+def journal_head(previous: dict | None) -> tuple[int, str]:
+    """(size, root) of the journal's Merkle log, every leaf recomputed from its entry's
+    content; refused unless it extends the log `previous` signed (RFC 9162 consistency proof
+    from its size and root to these)."""
+    nodes = []
+    while True:  # by pages of positions: a refusal leaves no cursor open in the transaction
+        page = list(JournalLeaf.objects.filter(index__gte=len(nodes)).order_by("index")
+                    .values_list("index", "leaf_hash", "entry__content")[:STREAM_ROWS])
+        for index, stored, content in page:
+            leaf = merkle.leaf_hash(content.encode())
+            if index != len(nodes) or leaf.hex() != stored:
+                raise CheckpointRefused(
+                    f"refusing to sign: journal log position {len(nodes)} is missing or its "
+                    "entry is not the one sequenced there")
+            nodes.append(leaf)
+        if len(page) < STREAM_ROWS:
+            break
+    root = merkle.root_of_nodes(nodes)
+    signed_size = (previous or {}).get("journal_size") or 0
+    if signed_size:
+        signed_root = bytes.fromhex(previous["journal_root"])
+        if signed_size > len(nodes) or not merkle.consistency_holds(
+                signed_size, len(nodes), merkle.consistency_proof(signed_size, nodes),
+                signed_root, root):
+            raise CheckpointRefused(
+                f"refusing to sign: the journal log ({len(nodes)} entries) is not an "
+                f"extension of the {signed_size} entries checkpoint {previous['number']} signed")
+    return len(nodes), root.hex()
 
 
 def own_previous(directory: Path, public, ignored: list[int]) -> dict | None:

@@ -57,3 +57,25 @@ class JournalEntry(AppendOnlyModel):
 
     def __str__(self):
         return f"journal {self.pk}: {self.subject} {self.subject_id} {self.kind}"
+
+
+class JournalLeaf(AppendOnlyModel):
+    """The journal's Merkle log (RFC 9162): the entry at log position `index`.
+
+    Positions are given after commit, consecutively, by one writer: the sequencer function
+    (`operations/db_roles.py`, SECURITY DEFINER, owned by its own role; the application role
+    may call it but not INSERT here). An entry that commits late gets the next position, never
+    one below a size already signed. `leaf_hash` is SHA-256(0x00 || content), computed by the
+    database from the entry's content; the signer recomputes it.
+    """
+
+    index = models.BigIntegerField(primary_key=True)
+    entry = models.OneToOneField(JournalEntry, on_delete=models.PROTECT, related_name="leaf")
+    leaf_hash = models.CharField(max_length=64)
+    sequenced_at = models.DateTimeField()
+
+    class Meta:
+        triggers = append_only_triggers()
+
+    def __str__(self):
+        return f"log {self.index}: journal {self.entry_id}"
