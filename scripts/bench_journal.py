@@ -9,11 +9,14 @@ In a throwaway database (`coupon_bench_journal`), through the services in-proces
 transaction per command as the API runs them: a compensation proposed and approved, a refund
 received for a redeemed coupon (decided and executed at once) and one waiting for an
 operator, then approved; a conflict case opened and resolved. Per command: statements (BEGIN
-and COMMIT included) and the process's CPU ms. The same script runs unchanged on a checkout
-without the journal, which is the baseline the figures are compared with (docs/evidence.md).
+and COMMIT included) and the process's CPU ms. Then --log-entries synthetic entries: the
+sequencer's rate and the signer's recompute of the whole log. The same script runs unchanged
+on a checkout without the journal (it skips the log part there), which is the baseline the
+figures are compared with (docs/evidence.md).
 """
 
 import argparse
+import io
 import os
 import statistics
 import time
@@ -26,6 +29,8 @@ def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=200)
     parser.add_argument("--db-name", default="coupon_bench_journal")
+    parser.add_argument("--log-entries", type=int, default=100_000,
+                        help="synthetic entries for the sequencer's and the signer's rates")
     parser.add_argument("--smoke", action="store_true", help="5 rounds: shows the script works")
     return parser.parse_args()
 
@@ -89,6 +94,44 @@ def one_round(n: int, template, samples: dict) -> None:
         case_id=case.pk, action="DISMISS", note="paid twice", ctx=bob))
 
 
+def log_rates(count: int) -> None:
+    """The sequencer's rate over `count` new entries, and the signer's recompute of the whole
+    log (every leaf from its content, the root, a consistency proof from half of it)."""
+    from django.core.management import call_command
+    from django.db import connection
+
+    from coupons.evidence import merkle
+    from operations.checkpoint import journal_head
+
+    call_command("setup_db_roles", stdout=io.StringIO())
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO coupons_journalentry (subject, subject_id, kind, actor, parent_hash, "
+            "content, content_hash, created_at) SELECT 'bench.synthetic', n, 'opened', 'bench', "
+            "NULL, c, encode(sha256(convert_to(c, 'UTF8')), 'hex'), now() FROM "
+            "generate_series(1, %s) n, LATERAL (SELECT '{\"id\":' || n || "
+            "',\"row\":{\"amount\":\"20.00\",\"note\":\"' || repeat('x', 200) || "
+            "'\"}}' AS c) t", [count])
+    started = time.monotonic()
+    call_command("sequence_journal", stdout=io.StringIO())
+    sequenced = time.monotonic() - started
+    started = time.monotonic()
+    size, root = journal_head(None)
+    head = time.monotonic() - started
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT leaf_hash FROM coupons_journalleaf ORDER BY index")
+        nodes = [bytes.fromhex(row[0]) for row in cursor.fetchall()]
+    started = time.monotonic()
+    proof = merkle.consistency_proof(size // 2, nodes)
+    assert merkle.consistency_holds(size // 2, size, proof,
+                                    merkle.root_of_nodes(nodes[:size // 2]), bytes.fromhex(root))
+    consistency = time.monotonic() - started
+    print(f"sequencer: {size} entries in {sequenced:.2f} s = {size / sequenced:.0f} entries/s; "
+          f"signer's log recompute: {head:.2f} s ({head * 1_000_000 / size:.1f} s per million "
+          f"entries); consistency proof + check at {size}: {consistency * 1000:.0f} ms; "
+          f"load average {load_average()}")
+
+
 def main():
     args = parse_args()
     rounds = 5 if args.smoke else args.rounds
@@ -109,6 +152,9 @@ def main():
             cpu = [v[1] * 1000 for v in values]
             print(f"{name:28} {statements:>10.0f} {statistics.median(cpu):>11.2f} "
                   f"{statistics.fmean(cpu):>12.2f}")
+        if os.path.exists(os.path.join(os.path.dirname(__file__), "..", "operations",
+                                       "management", "commands", "sequence_journal.py")):
+            log_rates(100 if args.smoke else args.log_entries)
 
 
 if __name__ == "__main__":
