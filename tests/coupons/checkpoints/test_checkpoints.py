@@ -11,7 +11,7 @@ from django.db import connection
 
 from coupons.evidence.checkpoint_keys import public_key_text
 from coupons.evidence.replay import coupon_check
-from coupons.models import LedgerCheckpoint, LedgerCheckpointChunk, OutboxEvent
+from coupons.models import LedgerCheckpoint, LedgerCheckpointChunk, OutboxEvent, UserCoupon
 from coupons.services import coupon_void
 from operations.checkpoint import CheckpointRefused, ledger_checkpoint
 from tests.app_role import past_the_triggers
@@ -201,6 +201,25 @@ def test_the_signer_refuses_a_rollback_after_its_checkpoint(
         ledger_checkpoint()
 
     assert LedgerCheckpoint.objects.count() == 1
+
+
+def test_a_coupon_put_back_to_an_older_version_after_a_checkpoint_is_named_by_the_next(
+        redeemed, checkpoint_dir, public_key, broken_on_purpose, monkeypatch):
+    """The auditor does not rely on the signer's refusal: a second checkpoint signed over a
+    coupon row moved back to v2 behind the triggers (by a signer that skipped its own check,
+    an older one or one that lost its record) is named by verify_ledger against the first."""
+    ledger_checkpoint()
+    with past_the_triggers():
+        UserCoupon.objects.filter(pk=redeemed.pk).update(state_version=2)
+    broken_on_purpose.add(redeemed.pk)
+    monkeypatch.setattr("operations.checkpoint._Extension.problems", lambda self: [])
+    ledger_checkpoint()
+
+    status, out = verify(checkpoint_file(checkpoint_dir, 2), "--public-key", public_key)
+
+    assert status == 1
+    assert (f"coupon {redeemed.pk}: checkpoint 2 has v2, after v3 in checkpoint 1: its "
+            f"history went back or was rewritten") in out
 
 
 def test_a_rewrite_before_any_checkpoint_is_undetectable(redeemed, checkpoint_dir, public_key):
