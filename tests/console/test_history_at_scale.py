@@ -19,11 +19,12 @@ FINGERPRINT = 0 if connection.vendor == "postgresql" else 1
 # Session, user, permissions, the user's groups (the header), the coupon with its template,
 # the check's watermark and the rows after it, one query per timeline source (11), one ledger
 # page, the open conflict cases and what waits for a person (refund decisions, compensations:
-# the diagnosis), the latest checkpoint, the staff notes and the view log's INSERT.
-PAGE_QUERIES = 25 + FINGERPRINT
+# the diagnosis), the latest checkpoint, the staff notes, the view log's INSERT and the
+# journal's fold of the coupon's decisions, compensations and cases (3).
+PAGE_QUERIES = 28 + FINGERPRINT
 # The coupon, the check's watermark and the rows after it, the open conflict cases and what
-# waits for a person (2) (the service client comes from its cache).
-CHECK_QUERIES = 6 + FINGERPRINT
+# waits for a person (2), the journal's fold (3) (the service client comes from its cache).
+CHECK_QUERIES = 9 + FINGERPRINT
 
 
 def second_view_queries(client, path: str) -> tuple[int, str]:
