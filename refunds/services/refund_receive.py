@@ -22,7 +22,7 @@ from django.db import transaction
 
 from coupons import clock
 from coupons.errors import CouponError, RefundIdReused
-from coupons.evidence.journal import journaled_insert, require_folds, with_journal
+from coupons.evidence.journal import fold_problem, journaled_insert, with_journal
 from coupons.models import (
     CouponOperation,
     CouponStatus,
@@ -160,9 +160,10 @@ def refunds_awaiting_redemption(*, coupon, redemption, ctx) -> None:
     )).order_by("pk")
     for decision in waiting:
         # What the refund service sent (amount, type, risk flag) is decided on only as the
-        # journal received it.
-        require_folds(decision)
-        refund_decide(decision, ctx=ctx)
+        # journal received it. A decision changed past the services is left waiting (the
+        # coupon's check names it) rather than refusing the payment's redeem.
+        if fold_problem(decision) is None:
+            refund_decide(decision, ctx=ctx)
 
 
 def refund_decide(decision: RefundCoupon, *, ctx) -> RefundCoupon:

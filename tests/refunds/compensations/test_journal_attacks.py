@@ -18,9 +18,12 @@ from coupons.models import (
     OperationType,
     UserCoupon,
 )
+from coupons.services import coupon_redeem
 from refunds.models import Compensation, RefundCoupon
+from tests.conftest import lock
 from tests.console.test_team_lists import bulk
 from tests.refunds.compensations.conftest import approve, error, ok, propose
+from tests.refunds.conftest import refund
 from tests.refunds.test_refunds_api import pending
 
 pytestmark = pytest.mark.django_db
@@ -131,3 +134,19 @@ def test_every_move_of_a_decision_is_an_entry_chained_to_the_one_before(operator
     assert [entry.parent_hash for entry in entries] == [
         None, entries[0].content_hash, entries[1].content_hash]
     assert journal_problems(coupon.pk) == []
+
+
+def test_a_waiting_refund_edited_by_update_is_not_decided_when_the_redemption_comes(
+        coupon, ctx, broken_on_purpose):
+    _, proof = lock(coupon, ctx, order_id="order-A")
+    [decision] = refund(ctx, "r-early").decisions
+    assert decision.status == "AWAITING_REDEMPTION"
+    raw("UPDATE refunds_refundcoupon SET refund_amount = 2700.00 WHERE id = %s", decision.pk)
+    broken_on_purpose.add(coupon.pk)
+
+    coupon_redeem(coupon_id=coupon.pk, lease=proof, payment_id="pay-order-A", ctx=ctx)
+
+    assert UserCoupon.objects.get(pk=coupon.pk).status == "USED"  # the payment still counts
+    assert RefundCoupon.objects.get(pk=decision.pk).status == "AWAITING_REDEMPTION"
+    assert journal_problems(coupon.pk) == [
+        f'refund coupon {decision.pk}: refund_amount is "2700.00", its journal says "270.00"']
