@@ -462,6 +462,10 @@ if METRICS_TOKEN and len(METRICS_TOKEN) < 32:
 # that sign read it (coupons/evidence/checkpoint_keys.py); the server never signs, so it starts
 # without.
 LEDGER_SIGNING_KEY = os.environ.get("LEDGER_SIGNING_KEY", "")
+# The public half (`manage.py ledger_public_key`), for the web servers: a page or a proof shows
+# only a checkpoint whose signature verifies under it (unset: the public half of
+# LEDGER_SIGNING_KEY where that is set; neither: no checkpoint is shown as verified).
+LEDGER_PUBLIC_KEY = os.environ.get("LEDGER_PUBLIC_KEY", "")
 # Where `ledger_checkpoint` writes each signed checkpoint as a new file (never overwritten):
 # a directory another system copies away, or a mount of append-only storage.
 LEDGER_CHECKPOINT_DIR = os.environ.get("LEDGER_CHECKPOINT_DIR", "")

@@ -251,3 +251,14 @@ class CompensationPending(CouponError):
 class OperationNotReversible(BusinessRuleError):
     code = "OPERATION_NOT_REVERSIBLE"
     message = _("This kind of operation cannot be reversed.")
+
+
+class EvidenceMismatch(CouponError):
+    """The row a decision is about differs from what its journal says was written (someone
+    changed it outside the services): nothing is decided on it. Details name the row, the
+    first column that differs and both values."""
+
+    code = "EVIDENCE_MISMATCH"
+    http_status = 409
+    message = _("The record differs from its journal; it was changed outside the service and "
+                "cannot be decided.")

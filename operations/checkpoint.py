@@ -29,8 +29,11 @@ from coupons.evidence.checkpoint_keys import (
     sign,
     signing_key,
 )
+from coupons.evidence.checkpoint_proofs import unverified_checkpoints
+from coupons.evidence.checkpoint_verify import Verdict, checkpoint_entries, signed_body
 from coupons.models import (
     CouponOperation,
+    JournalLeaf,
     LedgerCheckpoint,
     LedgerCheckpointChunk,
     OutboxEvent,
@@ -51,6 +54,8 @@ class CheckpointRun:
     checkpoint: LedgerCheckpoint
     files_written: list[Path] = field(default_factory=list)
     chunks_stored: int = 0
+    # Ids of stored rows this signer did not sign (any login can INSERT one): left alone.
+    ignored_rows: list[int] = field(default_factory=list)
 
 
 def checkpoint_directory() -> Path:
@@ -106,41 +111,54 @@ def ledger_checkpoint() -> CheckpointRun:
     snapshot = not connection.in_atomic_block
     try:
         with transaction.atomic(durable=True):
-            run = _checkpoint_in_snapshot(key, snapshot=snapshot)
+            run = _checkpoint_in_snapshot(key, directory, snapshot=snapshot)
     except IntegrityError as twin:
         raise CheckpointRefused("another ledger_checkpoint committed the same number first; "
                                 "run it again") from twin
-    run.files_written = write_missing_files(directory)
+    run.files_written = write_missing_files(directory, key.public_key(), run.ignored_rows)
     return run
 
 
-def _checkpoint_in_snapshot(key, *, snapshot: bool) -> CheckpointRun:
+def _checkpoint_in_snapshot(key, directory: Path, *, snapshot: bool) -> CheckpointRun:
     if snapshot:
         with connection.cursor() as cursor:
             # Every head from one moment, while commands go on; must be the first statement.
             cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
     now = clock.now()
-    previous = LedgerCheckpoint.objects.order_by("-number").first()
+    public = key.public_key()
+    ignored = unverified_checkpoints(public)
+    previous = own_previous(directory, public, ignored)
+    extension = _Extension(previous)
     chunks, entries = _Chunks(), []
     for coupon_id, version, head in chain_heads():
+        extension.see(coupon_id, version, head)
         entries.append([coupon_id, version, head])
         if len(entries) == merkle.CHUNK:
             chunks.close(entries)
             entries = []
     if entries:
         chunks.close(entries)
+    problems = extension.problems()
+    if problems:
+        raise CheckpointRefused(
+            f"refusing to sign: the ledger is not an extension of checkpoint "
+            f"{previous['number']}, the last this signer signed ({len(problems)} coupons): "
+            + "; ".join(problems[:10]))
+    journal_size, journal_root = journal_head(previous)
     chunks.flush()
     root = merkle.root_of_nodes([bytes.fromhex(r) for r in chunks.roots]).hex()
     body = {
         "format": FORMAT,
-        "number": previous.number + 1 if previous else 1,
+        "number": _free_number(previous["number"] + 1 if previous else 1),
         "tree_size": chunks.size,
         "root": root,
         "time": iso(now),
-        "previous_number": previous.number if previous else None,
-        "previous_root": previous.root if previous else None,
-        "previous_size": previous.tree_size if previous else None,
-        "key_id": key_id(key.public_key()),
+        "previous_number": previous["number"] if previous else None,
+        "previous_root": previous["root"] if previous else None,
+        "previous_size": previous["tree_size"] if previous else None,
+        "journal_size": journal_size,
+        "journal_root": journal_root,
+        "key_id": key_id(public),
     }
     text, signature = sign(body, key)
     checkpoint = LedgerCheckpoint.objects.create(
@@ -153,21 +171,148 @@ def _checkpoint_in_snapshot(key, *, snapshot: bool) -> CheckpointRun:
         payload={**{k: v for k, v in body.items() if k != "format"},
                  "checkpoint_id": checkpoint.pk, **checkpoint_document(checkpoint)},
     )
-    return CheckpointRun(checkpoint=checkpoint, chunks_stored=chunks.stored)
+    return CheckpointRun(checkpoint=checkpoint, chunks_stored=chunks.stored,
+                         ignored_rows=ignored)
+
+
+def journal_head(previous: dict | None) -> tuple[int, str]:
+    """(size, root) of the journal's Merkle log, every leaf recomputed from its entry's
+    content; refused unless it extends the log `previous` signed (RFC 9162 consistency proof
+    from its size and root to these)."""
+    nodes = []
+    while True:  # by pages of positions: a refusal leaves no cursor open in the transaction
+        page = list(JournalLeaf.objects.filter(index__gte=len(nodes)).order_by("index")
+                    .values_list("index", "leaf_hash", "entry__content")[:STREAM_ROWS])
+        for index, stored, content in page:
+            leaf = merkle.leaf_hash(content.encode())
+            if index != len(nodes) or leaf.hex() != stored:
+                raise CheckpointRefused(
+                    f"refusing to sign: journal log position {len(nodes)} is missing or its "
+                    "entry is not the one sequenced there")
+            nodes.append(leaf)
+        if len(page) < STREAM_ROWS:
+            break
+    root = merkle.root_of_nodes(nodes)
+    signed_size = (previous or {}).get("journal_size") or 0
+    if signed_size:
+        signed_root = bytes.fromhex(previous["journal_root"])
+        if signed_size > len(nodes) or not merkle.consistency_holds(
+                signed_size, len(nodes), merkle.consistency_proof(signed_size, nodes),
+                signed_root, root):
+            raise CheckpointRefused(
+                f"refusing to sign: the journal log ({len(nodes)} entries) is not an "
+                f"extension of the {signed_size} entries checkpoint {previous['number']} signed")
+    return len(nodes), root.hex()
+
+
+def own_previous(directory: Path, public, ignored: list[int]) -> dict | None:
+    """The body of the newest checkpoint this signer signed: its files, each verified under its
+    own key and linked to the one before, and the rows of the table that verify under that key
+    (a run whose file was not written yet). Never a row it did not sign. A file that does not
+    verify or does not follow is refused: the signer's own record was changed."""
+    previous = None
+    for path in sorted(directory.glob("checkpoint-*.json")):
+        try:
+            body = signed_body(json.loads(path.read_text()), public)
+        except (ValueError, AttributeError):
+            body = None
+        if body is None:
+            raise CheckpointRefused(f"refusing to sign: {path.name} does not verify under this "
+                                    "signer's key (its own record was changed)")
+        if previous is not None and (body["previous_number"], body["previous_root"],
+                                     body["previous_size"]) != (
+                previous["number"], previous["root"], previous["tree_size"]):
+            raise CheckpointRefused(f"refusing to sign: {path.name} does not follow "
+                                    f"checkpoint {previous['number']}")
+        previous = body
+    newer = (LedgerCheckpoint.objects.exclude(pk__in=ignored)
+             .filter(number__gt=previous["number"] if previous else 0).order_by("-number")
+             .first())
+    return json.loads(newer.body) if newer is not None else previous
+
+
+def _free_number(number: int) -> int:
+    """`number`, or the next one no stored row holds: a row someone else inserted under the
+    number never takes it from the signer."""
+    taken = set(LedgerCheckpoint.objects.filter(number__gte=number)
+                .values_list("number", flat=True))
+    while number in taken:
+        number += 1
+    return number
+
+
+class _Extension:
+    """Whether the heads streaming in extend the previous signed checkpoint: every coupon it
+    signed is still there, at the same head or later, and a coupon that moved on still has, at
+    the signed version, the very row that was signed (so a rewrite followed by a new step, or
+    a rollback, is refused before anything is signed)."""
+
+    def __init__(self, previous: dict | None):
+        self.found, self.moved, self.verdict = [], [], Verdict()
+        self.leaves = iter(())
+        if previous is not None:
+            stored = LedgerCheckpoint.objects.filter(number=previous["number"]).first()
+            if stored is None or json.loads(stored.body) != previous:
+                raise CheckpointRefused(
+                    f"refusing to sign: the database no longer holds checkpoint "
+                    f"{previous['number']} as this signer signed it")
+            # Streamed beside the heads; a chunk that does not make its signed root is refused.
+            self.leaves = checkpoint_entries(stored, self.verdict)
+        self.leaf = next(self.leaves, None)
+
+    def see(self, coupon_id, version, head) -> None:
+        while self.leaf is not None and self.leaf[0] < coupon_id:
+            self.found.append(f"coupon {self.leaf[0]} is gone")
+            self.leaf = next(self.leaves, None)
+        if self.leaf is None or self.leaf[0] != coupon_id:
+            return
+        _, signed_version, signed_head = self.leaf
+        if version < signed_version:
+            self.found.append(f"coupon {coupon_id} went back from v{signed_version} to "
+                              f"v{version}")
+        elif version == signed_version and head != signed_head:
+            self.found.append(f"coupon {coupon_id}: v{version} is not the row signed")
+        elif version > signed_version:
+            self.moved.append(self.leaf)
+        self.leaf = next(self.leaves, None)
+
+    def problems(self) -> list[str]:
+        while self.leaf is not None:
+            self.found.append(f"coupon {self.leaf[0]} is gone")
+            self.leaf = next(self.leaves, None)
+        self.found.extend(self.verdict.problems)
+        for start in range(0, len(self.moved), STREAM_ROWS):
+            batch = self.moved[start:start + STREAM_ROWS]
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT o.coupon_id, o.content_hash FROM coupons_couponoperation o "
+                    "JOIN unnest(%s::bigint[], %s::int[]) AS s(coupon_id, version) "
+                    "ON o.coupon_id = s.coupon_id AND o.to_version = s.version",
+                    [[leaf[0] for leaf in batch], [leaf[1] for leaf in batch]])
+                now_there = dict(cursor.fetchall())
+            for coupon_id, version, head in batch:
+                if now_there.get(coupon_id) != head:
+                    self.found.append(f"coupon {coupon_id}: v{version} is not the row signed "
+                                      "(rewritten, then moved on)")
+        return self.found
 
 
 def checkpoint_file_name(number: int) -> str:
     return f"checkpoint-{number:08d}.json"
 
 
-def write_missing_files(directory: Path) -> list[Path]:
-    """Every stored checkpoint without its file gets one; an existing file is never touched."""
+def write_missing_files(directory: Path, public, ignored: list[int]) -> list[Path]:
+    """Every stored checkpoint this signer signed without its file gets one; an existing file
+    is never touched, and a row it did not sign (`ignored`) never becomes a file."""
     present = {p.name for p in directory.glob("checkpoint-*.json")}
-    missing = [number for number in LedgerCheckpoint.objects.values_list("number", flat=True)
+    signed = LedgerCheckpoint.objects.exclude(pk__in=ignored)
+    missing = [number for number in signed.values_list("number", flat=True)
                if checkpoint_file_name(number) not in present]
     written = []
-    for checkpoint in LedgerCheckpoint.objects.filter(number__in=missing).order_by(
+    for checkpoint in signed.filter(number__in=missing).order_by(
             "number").only("number", "body", "signature"):
+        if signed_body(checkpoint_document(checkpoint), public) is None:
+            continue
         path = directory / checkpoint_file_name(checkpoint.number)
         # O_EXCL: a file that appeared meanwhile (another run) is left as it is.
         try:

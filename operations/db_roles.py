@@ -120,6 +120,43 @@ DROP_PARTITIONS_SQL = {
 }
 
 
+# The one writer of journal log positions (NOLOGIN, no members): it owns the sequencer function
+# and is the only role that may INSERT a leaf.
+SEQUENCER_ROLE = "coupon_sequencer"
+SEQUENCE_FUNCTION = "coupons_sequence_journal"
+# Serialises sequencers: each INSERT then sees every position the one before it gave.
+SEQUENCER_LOCK = 9162
+
+
+def _sequencer_sql() -> sql.Composed:
+    """The sequencer: the journal entries without a position, in id order (at most
+    `max_entries`), get the next consecutive ones, with their leaf hashes, in one statement."""
+    return sql.SQL("""
+        CREATE OR REPLACE FUNCTION {name}(max_entries integer) RETURNS bigint
+        LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp
+        AS $fn$
+        DECLARE
+            added bigint;
+        BEGIN
+            PERFORM pg_advisory_xact_lock({lock});
+            INSERT INTO coupons_journalleaf (index, entry_id, leaf_hash, sequenced_at)
+            SELECT base.next + row_number() OVER (ORDER BY e.id) - 1, e.id,
+                   encode(sha256('\\x00'::bytea || convert_to(e.content, 'UTF8')), 'hex'),
+                   now()
+            FROM (SELECT coalesce(max(index) + 1, 0) AS next FROM coupons_journalleaf) base,
+                 (SELECT id, content FROM coupons_journalentry j
+                  WHERE NOT EXISTS (SELECT 1 FROM coupons_journalleaf l WHERE l.entry_id = j.id)
+                  ORDER BY id LIMIT max_entries) e;
+            GET DIAGNOSTICS added = ROW_COUNT;
+            RETURN added;
+        END $fn$;
+        ALTER FUNCTION {name}(integer) OWNER TO {sequencer};
+        REVOKE ALL ON FUNCTION {name}(integer) FROM PUBLIC;
+        GRANT EXECUTE ON FUNCTION {name}(integer) TO {app};
+    """).format(name=sql.Identifier(SEQUENCE_FUNCTION), lock=sql.Literal(SEQUENCER_LOCK),
+                sequencer=sql.Identifier(SEQUENCER_ROLE), app=sql.Identifier(APP_ROLE))
+
+
 def _function_sql(name: str, floor: str) -> sql.Composed:
     return sql.SQL("""
         CREATE OR REPLACE FUNCTION {name}(cutoff timestamptz) RETURNS bigint
@@ -223,6 +260,7 @@ def setup_db_roles() -> list[str]:
     with connection.cursor() as cursor:
         _ensure_role(cursor, APP_ROLE, login=True, password=password)
         _ensure_role(cursor, PRUNER_ROLE, login=False, password=None)
+        _ensure_role(cursor, SEQUENCER_ROLE, login=False, password=None)
         tables = set(connection.introspection.table_names(cursor))
         with transaction.atomic():
             cursor.execute("SELECT current_database()")
@@ -259,5 +297,14 @@ def setup_db_roles() -> list[str]:
             _run(cursor, sql.SQL("GRANT SELECT ON coupons_orderfact TO {}").format(pruner))
             for name, floor in retention_floors().items():
                 _run(cursor, _function_sql(name, floor))
+            sequencer = sql.Identifier(SEQUENCER_ROLE)
+            _run(cursor, sql.SQL("GRANT USAGE ON SCHEMA public TO {}").format(sequencer))
+            _run(cursor, sql.SQL("REVOKE ALL ON coupons_journalleaf FROM {}").format(sequencer))
+            # Log positions come only from the sequencer: the application may read them.
+            _run(cursor, sql.SQL("REVOKE INSERT ON coupons_journalleaf FROM {}").format(app))
+            _run(cursor, sql.SQL("GRANT SELECT ON coupons_journalentry TO {}").format(sequencer))
+            _run(cursor, sql.SQL("GRANT SELECT, INSERT ON coupons_journalleaf TO {}")
+                 .format(sequencer))
+            _run(cursor, _sequencer_sql())
     outbox_partitions_ahead()
     return [*framework, *personal, *UPDATABLE, *UPDATABLE_COLUMNS]

@@ -7,10 +7,11 @@ from coupons.models.append_only import (
     frozen_once_closed,
     truncate_refused,
 )
+from coupons.models.journal import Journaled
 from coupons.models.sealed import SealedModel
 
 
-class Compensation(SealedModel):
+class Compensation(Journaled, SealedModel):
     """Money owed to an order, or a ledger operation to undo, decided by a second person.
 
     Recorded by the coupon service (a SUBSTITUTE presale with no substitute, a conflict case
@@ -24,6 +25,12 @@ class Compensation(SealedModel):
     detail_fields = ("amount", "reason", "decision_note")
     # Sealed when proposed, resealed with the decision (compensation_decide saves the status).
     SEALED_ON_UPDATE = ("status",)
+    # Proposed by an operator or recorded by the service; then decided once. The decision moves
+    # only the decision's columns: what was proposed is what is approved.
+    JOURNAL_OPENS = ("proposed", "recorded", "existing")
+    JOURNAL_STEPS = ("approved", "rejected")
+    JOURNAL_MOVES = ("status", "decided_by", "decided_at", "decision_note",
+                     "resulting_operation_id")
 
     class Kind(models.TextChoices):
         PRESALE_EXPIRED_COUPON = "PRESALE_EXPIRED_COUPON"
@@ -168,7 +175,7 @@ class ReturnPolicyVersion(models.Model):
     @property
     def is_published(self) -> bool:
         return self.status == self.Status.PUBLISHED
-class RefundCoupon(SealedModel):
+class RefundCoupon(Journaled, SealedModel):
     """One refund's two decisions about one coupon the order redeemed (docs/after-sale.md).
 
     The money decision: the coupon's share of this refund, pro-rated from the order's discount
@@ -177,6 +184,19 @@ class RefundCoupon(SealedModel):
     Only coupons.services changes `status`, each move a compare-and-set in one transaction;
     every move writes the row's new seal in the same UPDATE (refund_execute.decision_move).
     """
+
+    # Received, then each move of its status (refund_execute.decision_move); what the refund
+    # service sent (amount, type, risk flag) and who received it never move.
+    JOURNAL_OPENS = ("received", "existing")
+    JOURNAL_STEPS = ("waiting", "recommended", "decided", "executed", "approved", "rejected",
+                     "return_linked")
+    JOURNAL_MOVES = (
+        "redemption_id", "order_amount", "order_discount", "paid_amount", "refunded_total",
+        "coupon_share", "action", "facts", "policy_version_id", "rule_index", "rule_label",
+        "requires_approval", "compensation", "status", "reason", "decided_at", "reviewed_by",
+        "reviewed_at", "review_note", "executed_action", "operation_id",
+        "compensation_coupon_id", "compensation_record_id",
+    )
 
     class Status(models.TextChoices):
         AWAITING_REDEMPTION = "AWAITING_REDEMPTION"  # the order's redemption is not known yet

@@ -53,6 +53,16 @@ def signing_key() -> Ed25519PrivateKey:
         raise KeyProblem(f"LEDGER_SIGNING_KEY: {bad}") from bad
 
 
+def verifying_key() -> Ed25519PublicKey | None:
+    """The key pages and proofs verify checkpoints under: LEDGER_PUBLIC_KEY, else the public
+    half of LEDGER_SIGNING_KEY; None when neither is set."""
+    if settings.LEDGER_PUBLIC_KEY:
+        return public_key_from_text(settings.LEDGER_PUBLIC_KEY)
+    if settings.LEDGER_SIGNING_KEY:
+        return signing_key().public_key()
+    return None
+
+
 def public_key_from_text(text: str) -> Ed25519PublicKey:
     return _pem_or_base64(text, private=False)
 

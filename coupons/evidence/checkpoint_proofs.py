@@ -2,11 +2,18 @@
 the coupon page says about it. A proof costs two reads (the checkpoint row, one chunk) and the
 hashes of one chunk and of the chunk roots, whatever the number of coupons."""
 
+import json
 from bisect import bisect_right
 from dataclasses import dataclass
+from datetime import datetime
 
 from coupons.evidence import merkle
-from coupons.evidence.checkpoint_keys import checkpoint_document
+from coupons.evidence.checkpoint_keys import (
+    checkpoint_document,
+    key_id,
+    signature_holds,
+    verifying_key,
+)
 from coupons.models import CouponOperation, LedgerCheckpoint, LedgerCheckpointChunk, UserCoupon
 from coupons.write.payloads import iso
 
@@ -27,8 +34,45 @@ class Placement:
     chunk_entries: list
 
 
+def verified(checkpoint: LedgerCheckpoint, key) -> LedgerCheckpoint | None:
+    """The row with its number, size, root and time as signed, or None when its signature does
+    not hold under `key` or its stored chunk roots do not make the signed root."""
+    if not signature_holds(checkpoint.body, checkpoint.signature, key):
+        return None
+    body = json.loads(checkpoint.body)
+    try:
+        roots = [bytes.fromhex(root) for root in checkpoint.chunk_roots]
+        first_ids = [int(first) for first in checkpoint.chunk_first_ids]
+    except (TypeError, ValueError):
+        return None
+    if merkle.root_of_nodes(roots).hex() != body["root"] or len(first_ids) != len(roots):
+        return None
+    checkpoint.number, checkpoint.tree_size, checkpoint.root = (
+        body["number"], body["tree_size"], body["root"])
+    checkpoint.signed_at = datetime.fromisoformat(body["time"])
+    checkpoint.chunk_first_ids = first_ids
+    return checkpoint
+
+
 def latest_checkpoint() -> LedgerCheckpoint | None:
-    return LedgerCheckpoint.objects.order_by("-number").first()
+    """The newest checkpoint that verifies under the verifying key (checkpoint_keys). A row
+    the signer did not sign (any login can INSERT one) is skipped, whatever number or date it
+    claims: it never reaches a page or a proof."""
+    key = verifying_key()
+    if key is None:
+        return None
+    candidates = LedgerCheckpoint.objects.filter(key_id=key_id(key)).order_by("-number")
+    for checkpoint in candidates.iterator(chunk_size=20):
+        if (found := verified(checkpoint, key)) is not None:
+            return found
+    return None
+
+
+def unverified_checkpoints(key) -> list[int]:
+    """Ids of the stored checkpoints that do not verify under `key`: the signer reports and
+    ignores them; pages and proofs never show them."""
+    return [checkpoint.pk for checkpoint in LedgerCheckpoint.objects.order_by("pk").iterator()
+            if checkpoint.key_id != key_id(key) or verified(checkpoint, key) is None]
 
 
 def coupon_placement(checkpoint: LedgerCheckpoint, coupon_id: int) -> Placement | None:
@@ -36,7 +80,9 @@ def coupon_placement(checkpoint: LedgerCheckpoint, coupon_id: int) -> Placement 
     chunk_number = bisect_right(checkpoint.chunk_first_ids, coupon_id) - 1
     if chunk_number < 0:
         return None
-    chunk = LedgerCheckpointChunk.objects.get(root=checkpoint.chunk_roots[chunk_number])
+    chunk = LedgerCheckpointChunk.objects.filter(root=checkpoint.chunk_roots[chunk_number]).first()
+    if chunk is None:  # a stored chunk gone: the page says the coupon is not covered
+        return None
     ids = [entry[0] for entry in chunk.entries]
     position = bisect_right(ids, coupon_id) - 1
     if position < 0 or ids[position] != coupon_id:

@@ -87,3 +87,52 @@ def inclusion_path(index: int, chunk_leaves: list[bytes], chunk_roots: list[byte
     """The whole tree's path for leaf `index` of chunk `chunk_number`: first within its chunk,
     then the chunk among the chunk roots (the same tree, see the module docstring)."""
     return [*path_of_nodes(index, chunk_leaves), *path_of_nodes(chunk_number, chunk_roots)]
+
+
+def consistency_proof(m: int, nodes: list[bytes]) -> list[bytes]:
+    """PROOF(m, D[n]) of RFC 9162 2.1.4.1 over hashed leaves: that the tree of the first m
+    leaves is a prefix of the tree of all of them (0 < m <= n)."""
+    return _subproof(m, nodes, True)
+
+
+def _subproof(m: int, nodes: list[bytes], whole: bool) -> list[bytes]:
+    n = len(nodes)
+    if m == n:
+        return [] if whole else [root_of_nodes(nodes)]
+    k = split(n)
+    if m <= k:
+        return [*_subproof(m, nodes[:k], whole), root_of_nodes(nodes[k:])]
+    return [*_subproof(m - k, nodes[k:], False), root_of_nodes(nodes[:k])]
+
+
+def consistency_holds(m: int, n: int, proof: list[bytes], old_root: bytes,
+                      new_root: bytes) -> bool:
+    """RFC 9162 2.1.4.2: does `proof` show the tree of size m with `old_root` is a prefix of
+    the tree of size n with `new_root`?"""
+    if not 0 < m <= n:
+        return False
+    if m == n:
+        return not proof and old_root == new_root
+    if m & (m - 1) == 0:  # a power of two: the old root is the first node of the path
+        proof = [old_root, *proof]
+    if not proof:
+        return False
+    fn, sn = m - 1, n - 1
+    while fn & 1:
+        fn >>= 1
+        sn >>= 1
+    fr = sr = proof[0]
+    for node in proof[1:]:
+        if sn == 0:
+            return False
+        if fn & 1 or fn == sn:
+            fr = node_hash(node, fr)
+            sr = node_hash(node, sr)
+            while not fn & 1 and fn != 0:
+                fn >>= 1
+                sn >>= 1
+        else:
+            sr = node_hash(sr, node)
+        fn >>= 1
+        sn >>= 1
+    return sn == 0 and fr == old_root and sr == new_root

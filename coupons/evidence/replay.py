@@ -9,6 +9,7 @@ from django.utils.translation import gettext_lazy, ngettext
 from coupons import after_sale
 from coupons.evidence import check_watermark
 from coupons.evidence.check_watermark import Replayed, Resume
+from coupons.evidence.journal import coupon_fold_problems
 from coupons.evidence.ledger_chain import chain_breaks, unkeyed_note
 from coupons.evidence.seals import broken_seals, seal_problem
 from coupons.models import (
@@ -37,6 +38,8 @@ INVARIANTS = {
     7: gettext_lazy("replaying the ledger gives the coupon's current state and version"),
     8: gettext_lazy("every sealed evidence row (order binding, redemption, refusal, inbox "
                     "message, refund decision, compensation) is as it was written"),
+    9: gettext_lazy("every refund decision, compensation and conflict case is the fold of its "
+                    "journal entries"),
 }
 LEASE_BOUND = {OperationType.RENEW, OperationType.REDEEM, OperationType.RELEASE}
 LEASE_ENDING = {
@@ -91,6 +94,10 @@ def coupon_check(coupon, *, full: bool = False) -> CheckReport:
         replayed, operations, marks = _check_since(report, coupon, resume)
         previous = resume.through_version
     report.steps_taken = replayed.steps
+    # Always every journaled row of the coupon, whatever the watermark: an UPDATE of an old
+    # row past the services (a case dismissed, a proposal's amount) shows as soon as it is made.
+    for problem in coupon_fold_problems(coupon):
+        report.fail(9, problem)
     if report.ok and operations:
         check_watermark.remember(coupon, previous_version=previous, replayed=replayed,
                                  head_hash=operations[-1].content_hash, marks=marks)

@@ -12,7 +12,6 @@ whole row inserted by someone holding the key. The surrogate id is left out (it 
 before the INSERT), so two rows of one table swapped whole are not caught either.
 """
 
-import copy
 import hmac
 
 from django.conf import settings
@@ -31,15 +30,6 @@ def row_seal(row, key_id: str | None = None, leaves_out: tuple[str, ...] | None 
         leaves_out = row.SEAL_LEAVES_OUT
     skip = SEAL_COLUMNS | set(leaves_out)
     return f"{key_id}:" + mac(key_id, f"seal:{row._meta.label_lower}", canonical_json(row, skip))
-
-
-def resealed(row, **changes) -> str:
-    """The seal `row` has once `changes` are written: for a compare-and-set UPDATE that sets
-    them, so the seal goes in the same statement."""
-    moved = copy.copy(row)
-    for name, value in changes.items():
-        setattr(moved, name, value)
-    return row_seal(moved)
 
 
 def seal_problem(row, leaves_out: tuple[str, ...] | None = None) -> str | None:

@@ -12,6 +12,7 @@ from coupons.models.findings import (
 )
 from coupons.models.idempotency import IdempotencyRecord
 from coupons.models.inbox import FactType, InboxMessage, OrderFact
+from coupons.models.journal import Journaled, JournalEntry, JournalLeaf
 from coupons.models.ledger import CouponOperation, OperationType, UnkeyedLedgerPrefix
 from coupons.models.locks import CouponLock, LockStatus, OrderCoupon
 from coupons.models.outbox import OutboxEvent
@@ -39,6 +40,9 @@ __all__ = [
     "Repair",
     "Severity",
     "InboxMessage",
+    "Journaled",
+    "JournalEntry",
+    "JournalLeaf",
     "LedgerCheckpoint",
     "LedgerCheckpointChunk",
     "OrderFact",

@@ -1,6 +1,7 @@
 from django.db import models
 
 from coupons.models.append_only import delete_refused, frozen_once_closed
+from coupons.models.journal import Journaled
 
 
 class CaseStatus(models.TextChoices):
@@ -17,8 +18,14 @@ class Recommendation(models.TextChoices):
     MANUAL_REVIEW = "MANUAL_REVIEW"
 
 
-class ConflictCase(models.Model):
+class ConflictCase(Journaled):
     """A fact the coupon could not follow (a late payment after release, ...), for a person."""
+
+    # Opened by the service, closed once by a person: the closing moves only its own columns.
+    JOURNAL_OPENS = ("opened", "existing")
+    JOURNAL_STEPS = ("resolved", "dismissed")
+    JOURNAL_MOVES = ("status", "resolved_at", "resolved_by", "resolution", "resolution_note")
+    JOURNAL_LEAVES_OUT = ()
 
     # What only holders of VIEW_CASE_DETAILS see (coupons.redaction).
     detail_fields = ("resolution_note", "evidence")

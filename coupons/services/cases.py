@@ -10,6 +10,7 @@ from django.utils.translation import gettext_lazy as _
 
 from coupons import after_sale, clock
 from coupons.errors import CaseNotOpen, NotFound, ValidationFailed
+from coupons.evidence.journal import journaled_insert, journaled_update, require_folds, with_journal
 from coupons.models import (
     CaseStatus,
     ConflictCase,
@@ -22,6 +23,9 @@ from coupons.services.redeem import coupon_redeem
 from coupons.write.context import CommandContext, LeaseProof
 from coupons.write.rows import lock_coupon_row
 from coupons.write.transitions import is_past_validity
+
+# Who the journal names as opening a case: the fact coordinator, not a person.
+CASE_OPENER = "system:coordinator"
 
 
 def recommend(coupon, order_id: str, now) -> tuple[str, str]:
@@ -58,13 +62,14 @@ def case_open(*, coupon, order_id, fact_type, payment_id="", evidence) -> Confli
     )
     if existing is not None:
         return existing
+    case = ConflictCase(
+        coupon=coupon, order_id=order_id, payment_id=payment_id, fact_type=fact_type,
+        recommendation=recommendation, summary=summary, evidence=evidence, opened_at=now,
+    )
     try:
         with transaction.atomic():
-            return ConflictCase.objects.create(
-                coupon=coupon, order_id=order_id, payment_id=payment_id, fact_type=fact_type,
-                recommendation=recommendation, summary=summary, evidence=evidence,
-                opened_at=now,
-            )
+            journaled_insert(case, kind="opened", actor=CASE_OPENER, at=now)
+            return case
     except IntegrityError:  # the same fact, delivered twice at once, opened it first
         return ConflictCase.objects.get(
             coupon=coupon, order_id=order_id, fact_type=fact_type, status=CaseStatus.OPEN
@@ -79,7 +84,10 @@ def case_resolve(*, case_id, action: str, note: str, ctx: CommandContext) -> Con
         if case is None:
             raise NotFound(_("No such conflict case."), case_id=case_id)
         lock_coupon_row(case.coupon_id)  # lock order: coupon before the case row
-        case = ConflictCase.objects.select_for_update().get(pk=case_id)
+        case = with_journal(ConflictCase.objects.select_for_update()).get(pk=case_id)
+        # A case closed past the services is no longer open in its journal: nothing is applied
+        # on a row that is not what the journal says.
+        require_folds(case)
         if case.status != CaseStatus.OPEN:
             raise CaseNotOpen(current_state=case.status)
         if action == "APPLY":
@@ -91,12 +99,15 @@ def case_resolve(*, case_id, action: str, note: str, ctx: CommandContext) -> Con
             resolution = "MANUAL" if action == "RESOLVE" else "DISMISSED"
         else:
             raise ValidationFailed(_("Unknown action."), action=action)
-        case.status = CaseStatus.DISMISSED if action == "DISMISS" else CaseStatus.RESOLVED
-        case.resolution = resolution
-        case.resolution_note = note[:1000]
-        case.resolved_by = ctx.actor
-        case.resolved_at = clock.now()
-        case.save()
+        now = clock.now()
+        journaled_update(
+            case, where={"status": CaseStatus.OPEN},
+            changes={"status": CaseStatus.DISMISSED if action == "DISMISS"
+                     else CaseStatus.RESOLVED,
+                     "resolution": resolution, "resolution_note": note[:1000],
+                     "resolved_by": ctx.actor, "resolved_at": now},
+            kind="dismissed" if action == "DISMISS" else "resolved", actor=ctx.actor, at=now,
+        )
         return case
 
 

@@ -15,7 +15,7 @@ from django.utils.translation import gettext_lazy as _
 from coupons import clock
 from coupons.errors import BrokerUnavailable, FindingNotOpen, NotFound, ValidationFailed
 from coupons.events.facts import stored_lease
-from coupons.evidence.seals import resealed
+from coupons.evidence.journal import journaled_update, require_folds, with_journal
 from coupons.models import (
     CouponStatus,
     Finding,
@@ -126,16 +126,18 @@ def _release(fault, coupon, ctx) -> None:
 
 
 def _redrive_return(fault, coupon, ctx) -> None:
-    decision = RefundCoupon.objects.select_related("redemption").get(
+    decision = with_journal(RefundCoupon.objects.select_related("redemption")).get(
         pk=fault.evidence["decision_id"])
+    require_folds(decision)
     _returned, operation = coupon_return(
         coupon_id=coupon.pk, redemption=decision.redemption, refund_id=decision.refund_id,
         expected_version=coupon.state_version, ctx=ctx,
         reason=f"reconciliation: re-drive of refund {decision.refund_id}'s RETURN",
     )
     # The decision now names the RETURN it always meant; only a decision without one moves.
-    RefundCoupon.objects.filter(pk=decision.pk, operation__isnull=True).update(
-        operation=operation, seal=resealed(decision, operation=operation))
+    journaled_update(decision, where={"operation__isnull": True},
+                     changes={"operation": operation}, kind="return_linked", actor=ctx.actor,
+                     at=clock.now())
 
 
 def _redrive_events(coupon_id: int) -> None:

@@ -12,6 +12,7 @@ from coupons.errors import (
     SameOperator,
     ValidationFailed,
 )
+from coupons.evidence.journal import journaled_update, require_folds, with_journal
 from coupons.models import CouponStatus, OperationType
 from coupons.services.reversals import restore_redemption, reversal_target
 from coupons.write.idempotency import idempotency_complete
@@ -47,8 +48,8 @@ def compensation_reject(*, compensation_id, note: str, ctx) -> Compensation:
 @contextmanager
 def _deciding(compensation_id, op_type: str, ctx):
     """Lock the coupon, then the compensation (coupon before its compensations, everywhere);
-    check that it is still open and that the decider is not its proposer. A refusal rolls
-    back and is recorded with the decider."""
+    check that it is what its journal says was proposed, that it is still open and that the
+    decider is not its proposer. A refusal rolls back and is recorded with the decider."""
     coupon_id, order_id = (
         Compensation.objects.filter(pk=compensation_id).values_list("coupon_id", "order_id")
         .first() or (None, "")
@@ -60,8 +61,11 @@ def _deciding(compensation_id, op_type: str, ctx):
         if coupon_id is None:
             raise NotFound(_("No such compensation."), compensation_id=compensation_id)
         coupon = lock_coupon_row(coupon_id)
-        compensation = (Compensation.objects.select_for_update(of=("self",))
-                        .select_related("operation").get(pk=compensation_id))
+        compensation = with_journal(Compensation.objects.select_for_update(of=("self",))
+                                    .select_related("operation")).get(pk=compensation_id)
+        # First: an amount, a kind or a proposer changed past the services is never decided
+        # on, and four eyes are checked against the proposer the journal names.
+        require_folds(compensation)
         if compensation.status != Compensation.Status.PROPOSED:
             raise CompensationNotOpen(current_state=compensation.status,
                                       compensation_id=compensation.pk,
@@ -105,12 +109,13 @@ def _pay(coupon, compensation, *, ctx, now):
 
 
 def _decided(compensation, status, note, ctx, now, *, resulting_operation=None):
-    compensation.status = status
-    compensation.decided_by = ctx.actor
-    compensation.decided_at = now
-    compensation.decision_note = note[:1000]
-    compensation.resulting_operation = resulting_operation
-    compensation.save(update_fields=["status", "decided_by", "decided_at", "decision_note",
-                                     "resulting_operation"])
+    # The entry names the proposal's entry as its parent (the row lock keeps it the tip).
+    journaled_update(
+        compensation, where={"status": Compensation.Status.PROPOSED},
+        changes={"status": status, "decided_by": ctx.actor, "decided_at": now,
+                 "decision_note": note[:1000], "resulting_operation": resulting_operation},
+        kind="approved" if status == Compensation.Status.APPROVED else "rejected",
+        actor=ctx.actor, at=now,
+    )
     idempotency_complete(ctx, status=ctx.success_status, body=compensation_payload(compensation))
     return compensation

@@ -6,6 +6,7 @@ from django.utils.translation import gettext_lazy as _
 
 from coupons import clock
 from coupons.errors import CompensationPending, NotFound, ValidationFailed
+from coupons.evidence.journal import journaled_insert
 from coupons.models import CouponOperation
 from coupons.services.reversals import reversal_target
 from coupons.write.idempotency import idempotency_complete
@@ -45,12 +46,14 @@ def compensation_propose(
             raise CompensationPending(compensation_id=pending.pk, operation_id=operation.pk)
         if amount is None:
             reversal_target(coupon, operation, now)
-        compensation = Compensation.objects.create(
+        compensation = Compensation(
             kind=Compensation.Kind.REVERSE_OPERATION if amount is None else Compensation.Kind.MONEY,
             coupon=coupon, operation=operation, order_id=operation.order_id, amount=amount,
             reason=reason[:500], created_by=ctx.actor, created_at=now,
             idempotency_key=ctx.idempotency_key, request_hash=ctx.request_hash,
         )
+        # The proposal is its journal entry: the approval decides what that entry says.
+        journaled_insert(compensation, kind="proposed", actor=ctx.actor, at=now)
         idempotency_complete(ctx, status=ctx.success_status,
                              body=compensation_payload(compensation))
         return compensation

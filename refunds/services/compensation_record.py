@@ -1,13 +1,23 @@
+from django.db import IntegrityError, transaction
+
 from coupons import clock
+from coupons.evidence.journal import journaled_insert
 from refunds.models import Compensation
 
 
 def compensation_record(*, kind, order_id, coupon, amount, reason, actor) -> Compensation:
-    """Record what an order is owed; proposing the same shortfall twice returns the first
-    (get_or_create reads the winner when a concurrent proposal commits first)."""
-    compensation, _ = Compensation.objects.get_or_create(
-        order_id=order_id, coupon=coupon, kind=kind,
-        defaults={"amount": amount, "reason": reason[:500], "created_by": actor,
-                  "created_at": clock.now()},
-    )
+    """Record what an order is owed, with its journal entry; proposing the same shortfall twice
+    returns the first (the unique constraint refuses a concurrent second, which then reads the
+    winner)."""
+    existing = Compensation.objects.filter(order_id=order_id, coupon=coupon, kind=kind).first()
+    if existing is not None:
+        return existing
+    now = clock.now()
+    compensation = Compensation(order_id=order_id, coupon=coupon, kind=kind, amount=amount,
+                                reason=reason[:500], created_by=actor, created_at=now)
+    try:
+        with transaction.atomic():
+            journaled_insert(compensation, kind="recorded", actor=actor, at=now)
+    except IntegrityError:
+        return Compensation.objects.get(order_id=order_id, coupon=coupon, kind=kind)
     return compensation

@@ -7,7 +7,7 @@ from dataclasses import replace
 from decimal import Decimal
 
 from coupons.errors import DecisionNotPending
-from coupons.evidence.seals import resealed
+from coupons.evidence.journal import journaled_update
 from coupons.models import CouponOperation
 from coupons.services.issue import coupon_issue
 from coupons.services.void import coupon_void
@@ -19,15 +19,24 @@ Action = RefundCoupon.Action
 Status = RefundCoupon.Status
 
 
-def decision_move(decision: RefundCoupon, *, from_status: str, **fields) -> RefundCoupon:
+def move_kind(status: str, fields: dict) -> str:
+    """The journal entry's kind for a move to `status`."""
+    if "reviewed_by" in fields and status != Status.REJECTED:
+        return "approved"
+    return {Status.AWAITING_REDEMPTION: "waiting", Status.PENDING_APPROVAL: "recommended",
+            Status.DECIDED: "decided", Status.EXECUTED: "executed",
+            Status.REJECTED: "rejected"}[status]
+
+
+def decision_move(decision: RefundCoupon, *, from_status: str, actor: str, now,
+                  **fields) -> RefundCoupon:
     """Compare-and-set the decision's status: exactly one row must still be in `from_status`.
-    The row's new seal is written with it."""
-    fields["seal"] = resealed(decision, **fields)
-    if RefundCoupon.objects.filter(pk=decision.pk, status=from_status).update(**fields) != 1:
+    Its journal entry (and the row's new seal) are written in the same statement."""
+    kind = move_kind(fields.get("status", from_status), fields)
+    if not journaled_update(decision, where={"status": from_status}, changes=fields, kind=kind,
+                            actor=actor, at=now):
         decision.refresh_from_db()
         raise DecisionNotPending(current_state=decision.status, decision_id=decision.pk)
-    for name, value in fields.items():
-        setattr(decision, name, value)
     return decision
 
 
@@ -68,9 +77,11 @@ def final_status(action: str) -> str:
     return Status.DECIDED if action == Action.KEEP_USED else Status.EXECUTED
 
 
-def decision_finish(decision, *, from_status, execute, coupon, ctx, **fields) -> RefundCoupon:
+def decision_finish(decision, *, from_status, execute, coupon, ctx, now,
+                    **fields) -> RefundCoupon:
     """Carry out the action `execute` and record it, with `fields`, in the caller's
     transaction."""
     recorded = decision_execute(decision, execute, coupon, ctx)
-    return decision_move(decision, from_status=from_status, status=final_status(execute),
-                         executed_action=execute, **recorded, **fields)
+    return decision_move(decision, from_status=from_status, actor=ctx.actor, now=now,
+                         status=final_status(execute), executed_action=execute, **recorded,
+                         **fields)

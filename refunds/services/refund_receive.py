@@ -22,6 +22,7 @@ from django.db import transaction
 
 from coupons import clock
 from coupons.errors import CouponError, RefundIdReused
+from coupons.evidence.journal import fold_problem, journaled_insert, with_journal
 from coupons.models import (
     CouponOperation,
     CouponStatus,
@@ -109,16 +110,18 @@ def _receive_for_coupon(coupon, *, refund_id, order_id, refund_amount, ctx, **re
     if redemption is None and not held:
         return None, (f"The coupon is {coupon.status} and not redeemed by this order: "
                       "nothing to decide.")
-    decision = RefundCoupon.objects.create(
+    decision = RefundCoupon(
         refund_id=refund_id, order_id=order_id, coupon=coupon, refund_amount=refund_amount,
         status=Status.AWAITING_REDEMPTION, created_by=ctx.actor, received_at=now, **refund,
     )
+    journaled_insert(decision, kind="received", actor=ctx.actor, at=now)
     if redemption is not None:
         return refund_decide(decision, ctx=ctx), ""
     if _deposit_only(order_id):
         return _release_deposit_lock(decision, coupon, ctx=ctx, now=now), ""
     reason = "Waiting for the order's redemption; decided when it arrives."
-    return decision_move(decision, from_status=Status.AWAITING_REDEMPTION, reason=reason), ""
+    return decision_move(decision, from_status=Status.AWAITING_REDEMPTION, actor=ctx.actor,
+                         now=now, reason=reason), ""
 
 
 def _deposit_only(order_id: str) -> bool:
@@ -137,7 +140,8 @@ def _release_deposit_lock(decision, coupon, *, ctx, now) -> RefundCoupon:
     )
     binding = coupon.current_lock.order_coupon
     return decision_move(
-        decision, from_status=Status.AWAITING_REDEMPTION, status=Status.EXECUTED,
+        decision, from_status=Status.AWAITING_REDEMPTION, actor=ctx.actor, now=now,
+        status=Status.EXECUTED,
         action=Action.RELEASE_LOCK, executed_action=Action.RELEASE_LOCK, decided_at=now,
         order_amount=binding.order_amount, order_discount=binding.discount_amount,
         coupon_share=Decimal("0.00"),
@@ -151,11 +155,15 @@ def refunds_awaiting_redemption(*, coupon, redemption, ctx) -> None:
 
     Runs in the redeem's transaction, holding the coupon row.
     """
-    waiting = RefundCoupon.objects.filter(
+    waiting = with_journal(RefundCoupon.objects.filter(
         coupon=coupon, order_id=redemption.order_id, status=Status.AWAITING_REDEMPTION
-    ).order_by("pk")
+    )).order_by("pk")
     for decision in waiting:
-        refund_decide(decision, ctx=ctx)
+        # What the refund service sent (amount, type, risk flag) is decided on only as the
+        # journal received it. A decision changed past the services is left waiting (the
+        # coupon's check names it) rather than refusing the payment's redeem.
+        if fold_problem(decision) is None:
+            refund_decide(decision, ctx=ctx)
 
 
 def refund_decide(decision: RefundCoupon, *, ctx) -> RefundCoupon:
@@ -191,18 +199,20 @@ def refund_decide(decision: RefundCoupon, *, ctx) -> RefundCoupon:
     }
     if verdict.action == Action.MANUAL_REVIEW or verdict.requires_approval:
         return decision_move(decision, from_status=Status.AWAITING_REDEMPTION,
-                             status=Status.PENDING_APPROVAL, reason="An operator decides.",
-                             **decided)
+                             actor=ctx.actor, now=now, status=Status.PENDING_APPROVAL,
+                             reason="An operator decides.", **decided)
     for name, value in decided.items():
         setattr(decision, name, value)
     try:
         # No savepoint of our own: a refused command rolls back its own, and its refusal log
         # entry must stay.
         return decision_finish(decision, from_status=Status.AWAITING_REDEMPTION,
-                               execute=verdict.action, coupon=coupon, ctx=ctx, **decided)
+                               execute=verdict.action, coupon=coupon, ctx=ctx, now=now,
+                               **decided)
     except CouponError as error:  # the coupon moved on (voided, reversed): a person decides
         return decision_move(
-            decision, from_status=Status.AWAITING_REDEMPTION, status=Status.PENDING_APPROVAL,
+            decision, from_status=Status.AWAITING_REDEMPTION, actor=ctx.actor, now=now,
+            status=Status.PENDING_APPROVAL,
             reason=f"{verdict.action} was refused ({error.code}); an operator decides.",
             **decided,
         )

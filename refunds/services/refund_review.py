@@ -6,6 +6,7 @@ from django.utils.translation import gettext_lazy as _
 
 from coupons import clock
 from coupons.errors import DecisionNotPending, NotFound, ValidationFailed
+from coupons.evidence.journal import require_folds, with_journal
 from coupons.write.idempotency import idempotency_complete
 from coupons.write.rows import lock_coupon_row
 from refunds.models import RefundCoupon
@@ -23,8 +24,11 @@ def _pending(decision_id) -> RefundCoupon:
         raise NotFound(_("No such refund decision."), decision_id=decision_id)
     lock_coupon_row(decision.coupon_id)
     # of=self: the joined redemption is nullable (PostgreSQL cannot lock through an outer join).
-    decision = (RefundCoupon.objects.select_for_update(of=("self",))
-                .select_related("redemption").get(pk=decision_id))
+    decision = with_journal(RefundCoupon.objects.select_for_update(of=("self",))
+                            .select_related("redemption")).get(pk=decision_id)
+    # What the operator approves is what the journal recorded: an action, a status or a risk
+    # flag changed past the services is refused here, not executed.
+    require_folds(decision)
     if decision.status != Status.PENDING_APPROVAL:
         raise DecisionNotPending(current_state=decision.status, decision_id=decision.pk)
     return decision
@@ -45,9 +49,10 @@ def refund_approve(*, decision_id, note: str, ctx, action: str | None = None) ->
                                    % {"action": decision.action})
         chosen = action or decision.action
         coupon = lock_coupon_row(decision.coupon_id)
+        now = clock.now()
         decision = decision_finish(
             decision, from_status=Status.PENDING_APPROVAL, execute=chosen, coupon=coupon, ctx=ctx,
-            reviewed_by=ctx.actor, reviewed_at=clock.now(), review_note=note[:1000],
+            now=now, reviewed_by=ctx.actor, reviewed_at=now, review_note=note[:1000],
         )
         _answer(decision, ctx)
         return decision
@@ -59,9 +64,11 @@ def refund_reject(*, decision_id, note: str, ctx) -> RefundCoupon:
         raise ValidationFailed(_("Say why the decision is rejected."), note=gettext("Required."))
     with transaction.atomic():
         decision = _pending(decision_id)
+        now = clock.now()
         decision = decision_move(
-            decision, from_status=Status.PENDING_APPROVAL, status=Status.REJECTED,
-            reviewed_by=ctx.actor, reviewed_at=clock.now(), review_note=note[:1000],
+            decision, from_status=Status.PENDING_APPROVAL, actor=ctx.actor, now=now,
+            status=Status.REJECTED, reviewed_by=ctx.actor, reviewed_at=now,
+            review_note=note[:1000],
         )
         _answer(decision, ctx)
         return decision

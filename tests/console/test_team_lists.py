@@ -12,7 +12,9 @@ from django.urls import reverse
 
 from console.exports import neutralised
 from console.models import SavedFilter, ViewRecord
-from coupons.models import CaseStatus, ConflictCase
+from coupons.models import CaseStatus
+from coupons.services import CommandContext
+from coupons.services.cases import case_resolve
 from refunds.models import RefundCoupon
 from tests.console.queue_objects import (
     fresh_coupon,
@@ -41,7 +43,8 @@ def test_a_cell_that_a_spreadsheet_would_run_gets_a_leading_quote(text, cell):
 def test_the_case_export_has_the_pages_filter_and_neutralises_formulas(signed_in, template):
     late_payment_case(fresh_coupon(template), order_id="=cmd|' /C calc'!A0")
     resolved = late_payment_case(fresh_coupon(template, "u2"), order_id="order-done")
-    ConflictCase.objects.filter(pk=resolved.pk).update(status=CaseStatus.DISMISSED)
+    case_resolve(case_id=resolved.pk, action="DISMISS", note="paid twice",
+                 ctx=CommandContext(actor="user:olga"))
     client = signed_in("operator", "olga")
 
     answer = client.get(reverse("console:cases_export"), {"status": "open"})

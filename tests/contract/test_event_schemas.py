@@ -61,6 +61,12 @@ def test_each_schema_allows_exactly_the_transitions_of_its_command(op_type):
     assert pairs == {(f, t) for f, tos in TRANSITIONS[op_type].items() for t in tos}
 
 
+@pytest.fixture(autouse=True)
+def own_checkpoint_directory(settings, tmp_path):
+    """The signer trusts the files of its directory: each test signs into one of its own."""
+    settings.LEDGER_CHECKPOINT_DIR = str(tmp_path / "checkpoints")
+
+
 def every_event(template, ctx, clock, send) -> list[OutboxEvent]:
     """Every command through the real services: issue, lock, renew, release, redeem, void and expire
     (tests.operations.relay.history), then return (a refund under the default policy), reverse (the

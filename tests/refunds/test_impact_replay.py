@@ -10,7 +10,9 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
+from coupons.evidence.journal import existing_entries
 from coupons.evidence.seals import row_seal
+from coupons.models import JournalEntry
 from refunds.impact import outcome, policy_impact
 from refunds.models import RefundCoupon, ReturnPolicy, ReturnPolicyVersion
 from refunds.policy_engine import RefundFacts, decide
@@ -66,6 +68,8 @@ def stored_history(coupons, count: int, *, seed=7) -> None:
     for row in rows:  # a bulk write skips the model's sealing save: seal as it would
         row.seal = row_seal(row)
     RefundCoupon.objects.bulk_create(rows, batch_size=500)
+    # Written past the services, as rows that were there before the journal are.
+    JournalEntry.objects.bulk_create(existing_entries(RefundCoupon, rows), batch_size=500)
 
 
 @pytest.fixture

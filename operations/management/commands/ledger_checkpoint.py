@@ -20,3 +20,8 @@ class Command(BaseCommand):
             f"{checkpoint.root}, {run.chunks_stored} new chunks stored")
         for path in run.files_written:
             self.stdout.write(f"wrote {path}")
+        if run.ignored_rows:
+            # Someone inserted them: an alert, not a reason to stop signing.
+            self.stderr.write(
+                f"ignored {len(run.ignored_rows)} stored checkpoint rows this signer did not "
+                f"sign (ids {', '.join(map(str, run.ignored_rows[:20]))})")

@@ -7,11 +7,13 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.db import connection
 
 from coupons.evidence.checkpoint_keys import public_key_text
 from coupons.evidence.replay import coupon_check
 from coupons.models import LedgerCheckpoint, LedgerCheckpointChunk, OutboxEvent, UserCoupon
-from operations.checkpoint import ledger_checkpoint
+from coupons.services import coupon_void
+from operations.checkpoint import CheckpointRefused, ledger_checkpoint
 from tests.app_role import past_the_triggers
 from tests.coupons.checkpoints.conftest import (
     checkpoint_file,
@@ -52,19 +54,33 @@ def test_the_next_checkpoint_names_the_previous_and_shares_its_unchanged_chunks(
     assert verify(checkpoint_file(checkpoint_dir, 2), "--public-key", public_key)[0] == 0
 
 
-def test_a_file_never_overwritten_and_a_missing_one_written_by_the_next_run(
+def test_a_missing_file_is_written_by_the_next_run_from_the_row_it_signed(
         redeemed, checkpoint_dir):
     ledger_checkpoint()
-    first = checkpoint_file(checkpoint_dir)
-    first.chmod(0o644)
-    first.write_text("kept as it is")
     checkpoint_file(checkpoint_dir, 1).rename(checkpoint_dir / "elsewhere.json")
-    checkpoint_dir.joinpath("checkpoint-00000002.json").write_text("squatter")
 
     run = ledger_checkpoint()
 
-    assert run.files_written == [checkpoint_file(checkpoint_dir, 1)]  # 1 again, 2 left alone
-    assert checkpoint_file(checkpoint_dir, 2).read_text() == "squatter"
+    assert run.checkpoint.number == 2
+    assert run.files_written == [checkpoint_file(checkpoint_dir, 1),
+                                 checkpoint_file(checkpoint_dir, 2)]
+    assert (checkpoint_file(checkpoint_dir, 1).read_text()
+            == (checkpoint_dir / "elsewhere.json").read_text())
+
+
+@pytest.mark.parametrize("content", ["kept as it is", '{"signed": "{}", "signature": "AA=="}'])
+def test_a_changed_file_of_its_own_makes_the_signer_refuse_and_sign_nothing(
+        redeemed, checkpoint_dir, content):
+    ledger_checkpoint()
+    first = checkpoint_file(checkpoint_dir)
+    first.chmod(0o644)
+    first.write_text(content)
+
+    with pytest.raises(CheckpointRefused, match="checkpoint-00000001.json does not verify"):
+        ledger_checkpoint()
+
+    assert LedgerCheckpoint.objects.count() == 1
+    assert first.read_text() == content and not checkpoint_file(checkpoint_dir, 2).exists()
 
 
 def test_without_the_signing_key_the_command_refuses_and_writes_nothing(
@@ -142,27 +158,61 @@ def test_a_rewrite_after_the_checkpoint_is_named_even_when_it_is_rechained(
     assert f"coupon {bystander.pk}" not in out
 
 
-def test_a_rewrite_after_the_checkpoint_is_seen_by_the_next_checkpoint_too(
-        redeemed, checkpoint_dir, public_key):
+def test_the_signer_refuses_a_rewrite_after_its_checkpoint_even_once_the_coupon_moved_on(
+        redeemed, checkpoint_dir, public_key, ctx):
+    """Rewritten and re-chained with the project's own chain function (the owner's login and
+    the chain key), then moved one step: the next checkpoint would sign a head whose history
+    is not the one signed. The signer compares with its own last checkpoint and refuses."""
     ledger_checkpoint()
     rewrite_and_rechain(redeemed, 3, actor="attacker")
-    ledger_checkpoint()  # signs the rewritten head: verifying it against checkpoint 1 fails
+    coupon_void(coupon_id=redeemed.pk, expected_version=3, reason="one step on", ctx=ctx)
 
-    status, out = verify(checkpoint_file(checkpoint_dir, 2), "--public-key", public_key)
+    with pytest.raises(CheckpointRefused, match=(
+            rf"not an extension of checkpoint 1.*coupon {redeemed.pk}: v3 is not the row "
+            r"signed \(rewritten, then moved on\)")):
+        ledger_checkpoint()
 
-    assert status == 1
-    assert f"coupon {redeemed.pk}: checkpoint 2 has v3, after v3 in checkpoint 1" in out
+    assert LedgerCheckpoint.objects.count() == 1
+    assert not checkpoint_file(checkpoint_dir, 2).exists()
+    status, out = verify(checkpoint_file(checkpoint_dir, 1), "--public-key", public_key)
+    assert status == 1 and f"coupon {redeemed.pk}" in out
+
+
+def test_the_signer_refuses_a_rollback_after_its_checkpoint(
+        redeemed, checkpoint_dir, broken_on_purpose):
+    """A redemption rolled back behind the triggers: its ledger rows and their events deleted,
+    the coupon row back to AVAILABLE v1. The next checkpoint is refused: a coupon it signed
+    at v3 is at v1 now."""
+    ledger_checkpoint()
+    with past_the_triggers(), connection.cursor() as cursor:
+        cursor.execute("DELETE FROM coupons_outboxevent WHERE operation_id IN (SELECT id FROM "
+                       "coupons_couponoperation WHERE coupon_id = %s AND to_version > 1)",
+                       [redeemed.pk])
+        cursor.execute("DELETE FROM coupons_couponoperation WHERE coupon_id = %s "
+                       "AND to_version > 1", [redeemed.pk])
+        cursor.execute("UPDATE coupons_usercoupon SET state_version = 1, status = 'AVAILABLE', "
+                       "current_lock_id = NULL, locked_order_id = NULL, "
+                       "lock_token_hash = NULL, lock_expires_at = NULL WHERE id = %s",
+                       [redeemed.pk])
+    broken_on_purpose.add(redeemed.pk)
+
+    with pytest.raises(CheckpointRefused,
+                       match=f"coupon {redeemed.pk} went back from v3 to v1"):
+        ledger_checkpoint()
+
+    assert LedgerCheckpoint.objects.count() == 1
 
 
 def test_a_coupon_put_back_to_an_older_version_after_a_checkpoint_is_named_by_the_next(
-        redeemed, checkpoint_dir, public_key, broken_on_purpose):
-    """Rows untouched and the chain whole, but the coupon row moved back to v2 behind the
-    triggers: the next checkpoint signs the v2 head, and verifying it against the previous
-    checkpoint (which signed v3) names the step back."""
+        redeemed, checkpoint_dir, public_key, broken_on_purpose, monkeypatch):
+    """The auditor does not rely on the signer's refusal: a second checkpoint signed over a
+    coupon row moved back to v2 behind the triggers (by a signer that skipped its own check,
+    an older one or one that lost its record) is named by verify_ledger against the first."""
     ledger_checkpoint()
     with past_the_triggers():
         UserCoupon.objects.filter(pk=redeemed.pk).update(state_version=2)
     broken_on_purpose.add(redeemed.pk)
+    monkeypatch.setattr("operations.checkpoint._Extension.problems", lambda self: [])
     ledger_checkpoint()
 
     status, out = verify(checkpoint_file(checkpoint_dir, 2), "--public-key", public_key)

@@ -107,3 +107,45 @@ def test_random_trees_chunked_or_not_agree_with_the_rfc_and_the_script(script):
 
 def _parse(leaf: bytes):
     return int.from_bytes(leaf[:8], "big"), int.from_bytes(leaf[8:16], "big"), leaf[16:].decode()
+
+
+# RFC 9162 consistency proofs over the same leaves: the CT reference vectors (generated from
+# the C++ reference implementation's snapshot consistency), as transparency-dev/merkle keeps them.
+CONSISTENCY = {
+    (1, 1): [],
+    (1, 8): ["96a296d224f285c67bee93c30f8a309157f0daa35dc5b87e410b78630a09cfc7",
+             "5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e",
+             "6b47aaf29ee3c2af9af889bc1fb9254dabd31177f16232dd6aab035ca39bf6e4"],
+    (6, 8): ["0ebc5d3437fbe2db158b9f126a1d118e308181031d0a949f8dededebc558ef6a",
+             "ca854ea128ed050b41b35ffc1b87b8eb2bde461e9e3b5596ece6b9d5975a0ae0",
+             "d37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7"],
+    (2, 5): ["5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e",
+             "bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b"],
+}
+
+
+@pytest.mark.parametrize(("m", "n"), CONSISTENCY)
+def test_consistency_proofs_of_the_reference_vectors(m, n):
+    proof = merkle.consistency_proof(m, hashed(LEAVES[:n]))
+
+    assert [node.hex() for node in proof] == CONSISTENCY[(m, n)]
+    assert merkle.consistency_holds(m, n, proof, bytes.fromhex(ROOTS[m - 1]),
+                                    bytes.fromhex(ROOTS[n - 1]))
+
+
+def test_every_consistency_proof_verifies_and_a_rewritten_prefix_does_not():
+    rng = random.Random(9162)
+    for n in range(1, 40):
+        leaves = [bytes([rng.randrange(256)]) * rng.randrange(1, 5) for _ in range(n)]
+        nodes = hashed(leaves)
+        new_root = merkle.root_of_nodes(nodes)
+        for m in range(1, n + 1):
+            proof = merkle.consistency_proof(m, nodes)
+            old_root = merkle.root_of_nodes(nodes[:m])
+            assert merkle.consistency_holds(m, n, proof, old_root, new_root), (m, n)
+            rewritten = merkle.root_of_nodes([merkle.leaf_hash(b"forged"), *nodes[1:m]])
+            assert not merkle.consistency_holds(m, n, proof, rewritten, new_root), (m, n)
+            if proof:
+                assert not merkle.consistency_holds(m, n, proof[:-1], old_root, new_root)
+    assert not merkle.consistency_holds(0, 3, [], b"", b"")
+    assert not merkle.consistency_holds(4, 3, [], b"", b"")

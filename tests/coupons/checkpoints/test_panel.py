@@ -1,11 +1,17 @@
 """The coupon page's check panel says whether a signed checkpoint covers the coupon."""
 
+import json
+from datetime import datetime
+
 import pytest
+from django.core.management import call_command
 from django.test import Client
 
-from coupons.services import coupon_void
+from coupons.evidence.checkpoint_keys import key_id, signing_key
+from coupons.models import LedgerCheckpoint
+from coupons.services import coupon_issue, coupon_void
 from operations.checkpoint import ledger_checkpoint
-from tests.api.roles import person
+from tests.api.roles import machine, person
 
 pytestmark = pytest.mark.django_db
 
@@ -17,9 +23,55 @@ def page():
     return lambda coupon: client.get(f"/coupons/{coupon.pk}/").content.decode()
 
 
-def test_before_any_checkpoint_the_coupon_is_newer_than_the_last_one(redeemed, page):
+def test_before_any_checkpoint_no_verified_checkpoint_covers_the_coupon(redeemed, page):
+    assert "No verified checkpoint: no checkpoint whose signature holds covers this coupon " \
+        "yet." in page(redeemed)
+
+
+def test_a_coupon_issued_after_the_checkpoint_is_newer_than_it(
+        redeemed, page, template, ctx, checkpoint_dir):
+    ledger_checkpoint()
+    later = coupon_issue(template_id=template.pk, user_id="u2", ctx=ctx).coupon
+
     assert "Newer than the last checkpoint: no signed checkpoint covers this coupon yet." in \
-        page(redeemed)
+        page(later)
+
+
+def forged_rows():
+    """What any login that may INSERT can write: checkpoint rows nobody signed, one numbered
+    2147483647 and one dated 2030, under the real key's id."""
+    real_key_id = key_id(signing_key().public_key())
+    for pk, number, when in ((2147483647, 2147483647, "2026-06-01T12:00:00+00:00"),
+                             (50, 50, "2030-01-01T00:00:00+00:00")):
+        body = {"number": number, "tree_size": 1, "root": "0" * 64, "time": when}
+        LedgerCheckpoint.objects.create(
+            id=pk, number=number, tree_size=1, root="0" * 64,
+            signed_at=datetime.fromisoformat(when), key_id=real_key_id,
+            body=json.dumps(body), signature="AAAA", chunk_roots=["0" * 64],
+            chunk_first_ids=[1])
+
+
+def test_forged_checkpoint_rows_never_reach_the_page_the_proof_or_the_signer(
+        redeemed, page, checkpoint_dir, capsys):
+    reader = machine("auditor", capabilities=["read_coupons"])
+    forged_rows()
+
+    assert "No verified checkpoint" in page(redeemed)
+    assert reader.get(f"/api/v1/coupons/{redeemed.pk}/proof").json()["checkpoint"] is None
+
+    call_command("ledger_checkpoint")
+
+    assert "ignored 2 stored checkpoint rows this signer did not sign (ids 50, 2147483647)" \
+        in capsys.readouterr().err
+    text = page(redeemed)
+    assert "Covered by checkpoint 1 signed at <time datetime=\"2026-06-01T12:00:00+00:00\"" in text
+    assert "2030" not in text
+    proof = reader.get(f"/api/v1/coupons/{redeemed.pk}/proof")
+    assert proof.status_code == 200
+    assert json.loads(proof.json()["checkpoint"]["signed"])["number"] == 1
+    assert sorted(p.name for p in checkpoint_dir.iterdir()) == ["checkpoint-00000001.json"]
+    call_command("ledger_checkpoint")  # the signer goes on: its own chain, its own numbers
+    assert LedgerCheckpoint.objects.filter(number=2).exists()
 
 
 def test_a_checkpointed_coupon_is_covered_by_it(redeemed, page, checkpoint_dir):

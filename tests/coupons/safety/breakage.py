@@ -18,6 +18,7 @@ from django.db.models import F
 from coupons import clock
 from coupons.models import (
     CommandRejection,
+    ConflictCase,
     CouponLock,
     CouponOperation,
     CouponStatus,
@@ -34,6 +35,7 @@ from coupons.services import (
     coupon_release,
     coupon_renew,
 )
+from coupons.services.cases import case_open
 from coupons.write.records import append_operation, append_outbox
 from refunds.services.refund_receive import refund_receive
 from tests.app_role import as_owner
@@ -277,6 +279,18 @@ def refusal_sealed_under_an_unknown_key(template, ctx):
     return rogue_refusal(issued(template, ctx), seal="k-forged:" + "0" * 64)
 
 
+def case_dismissed_past_the_services(template, ctx):
+    """A conflict case "dismissed" by one UPDATE, as another operator, with a made-up note:
+    the application's login may UPDATE an open case, but not its journal."""
+    coupon = redeemed(template, ctx)
+    case = case_open(coupon=coupon, order_id="order-late", fact_type="PAYMENT_SUCCEEDED",
+                     evidence={"payment_id": "P-late"})
+    ConflictCase.objects.filter(pk=case.pk).update(
+        status="DISMISSED", resolution="DISMISSED", resolved_by="user:op2",
+        resolution_note="duplicate", resolved_at=clock.now())
+    return coupon
+
+
 CASES = [
     (two_active_locks, 1, "2 active locks", set()),
     (lock_left_active_after_release, 1, "AVAILABLE but a lock is still active", set()),
@@ -310,6 +324,8 @@ CASES = [
      "EXPIRE v1→v2: LOCKED→EXPIRED does not follow AVAILABLE", set()),
     (issued_twice, 7, "ISSUE v1→v2: a second ISSUE", set()),
     (refusal_logged_without_a_seal, 8, "command rejection .+ has no seal", set()),
+    (case_dismissed_past_the_services, 9,
+     r'conflict case \d+: status is "DISMISSED", its journal says "OPEN"', set()),
     (refusal_sealed_under_an_unknown_key, 8,
      "command rejection .+ is sealed under key id 'k-forged', which LEDGER_CHAIN_KEYS does not "
      "hold", set()),

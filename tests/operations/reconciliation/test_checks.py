@@ -7,7 +7,8 @@ from decimal import Decimal
 import pytest
 from django.conf import settings
 
-from coupons.models import FactType, Finding, OutboxEvent, UserCoupon
+from coupons.evidence.journal import existing_entries
+from coupons.models import FactType, Finding, JournalEntry, OutboxEvent, UserCoupon
 from coupons.services import coupon_issue, coupon_redeem, coupon_release
 from operations.relay import Relay
 from refunds.models import RefundCoupon, ReturnPolicyVersion
@@ -197,7 +198,7 @@ def test_an_order_whose_redemption_a_refund_returned_no_longer_consumes_the_coup
 def executed_return_without_its_command(coupon) -> RefundCoupon:
     """The decision moved to EXECUTED RETURN, but coupon_return never ran."""
     redemption = coupon.redemptions.get(succeeded=True)
-    return RefundCoupon.objects.create(
+    decision = RefundCoupon.objects.create(
         refund_id="R1", order_id=redemption.order_id, payment_id=redemption.payment_id,
         coupon=coupon, redemption=redemption, refund_type="FULL",
         refund_amount=Decimal("270.00"), action="RETURN", executed_action="RETURN",
@@ -205,6 +206,9 @@ def executed_return_without_its_command(coupon) -> RefundCoupon:
         policy_version=ReturnPolicyVersion.objects.get(policy__code="default", number=1),
         rule_label="full refund returns the coupon",
     )
+    # Its journal says the same: the fault is the missing RETURN, not the evidence.
+    JournalEntry.objects.bulk_create(existing_entries(RefundCoupon, [decision]))
+    return decision
 
 
 def test_a_return_decision_whose_coupon_stayed_used_is_a_redrive(template, ctx):

@@ -1,0 +1,320 @@
+"""The journal: every write of a decision, compensation or case is an entry anyone can verify.
+
+A journaled row (coupons.models.Journaled) is written only together with its entry, in one
+PostgreSQL statement (a data-modifying WITH), so no command spends a round trip on it. An
+entry's content is canonical JSON:
+
+    {"id":<row id>,"actor":...,"at":...,"kind":...,"parent":<hash or null>,"row":{...},"table":...}
+
+`id` first (the database gives it, the statement writes it in), then the other keys and every
+nested object's keys sorted, no whitespace, UTF-8. Its SHA-256 (`content_hash`) is public: no
+key is needed to recompute it. `parent` is the hash of the row's previous entry, null for the
+first; `row` holds every column for the first entry and the moved columns after that.
+
+Folding a row's entries in order gives what the services wrote; `fold_problem` compares that
+with the row and names the first column that differs. A decision is taken only on a row that
+equals its fold (`require_folds`), so an UPDATE past the services (an amount, a proposer, an
+action) is refused at the approval instead of being approved and re-sealed.
+
+What the journal cannot tell: an entry appended by someone with the application's login,
+who can INSERT as the application does. It can only extend a row's chain at its tip (the
+unique constraints), with the moves that row allows (`JOURNAL_MOVES`), and its actor and time
+stay on record.
+"""
+
+import hashlib
+import json
+from datetime import UTC, date, datetime
+from decimal import Decimal
+
+from django.apps import apps
+from django.db import connection
+from django.db.models.expressions import RawSQL
+from django.db.models.sql import UpdateQuery
+from django.utils import timezone
+from django.utils.translation import gettext
+
+from coupons.errors import EvidenceMismatch
+from coupons.evidence.seals import row_seal
+from coupons.models import Journaled, JournalEntry
+from coupons.models.sealed import SealedModel
+
+TABLE = JournalEntry._meta.db_table
+
+
+def canonical(value) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def content_text(subject_id: int, body: dict) -> str:
+    """The canonical content of an entry about row `subject_id` (the form the SQL writes)."""
+    return f'{{"id":{subject_id},' + canonical(body)[1:]
+
+
+def content_hash(content: str) -> str:
+    return hashlib.sha256(content.encode()).hexdigest()
+
+
+def _value(field, value):
+    if value is None:
+        return None
+    if isinstance(value, Decimal):
+        return str(value.quantize(Decimal(1).scaleb(-field.decimal_places)))
+    if isinstance(value, datetime):
+        return value.astimezone(UTC).isoformat(timespec="microseconds")
+    if isinstance(value, date):
+        return value.isoformat()
+    if field.get_internal_type() == "DecimalField":
+        return _value(field, Decimal(str(value)))
+    return value
+
+
+def _columns(model, leaves_out=None) -> list:
+    if leaves_out is None:
+        leaves_out = model.JOURNAL_LEAVES_OUT
+    return [field for field in model._meta.concrete_fields
+            if not field.primary_key and field.attname not in leaves_out]
+
+
+def row_facts(row, names=None) -> dict:
+    """The row's journaled columns by attribute name, as JSON values (all, or `names`)."""
+    fields = _columns(type(row))
+    if names is not None:
+        fields = [field for field in fields if field.attname in names]
+    return {field.attname: _value(field, getattr(row, field.attname)) for field in fields}
+
+
+def _body(row, *, kind, actor, at, parent, names=None) -> dict:
+    return {"actor": actor, "at": _value(None, at), "kind": kind, "parent": parent,
+            "row": row_facts(row, names), "table": row._meta.label_lower}
+
+
+def _entry_sql(source: str, body: dict) -> tuple[str, list]:
+    """INSERT of the entry about the row `source` returns (its `id`); the content's hash is
+    computed by the database from the very text it stores."""
+    rest = canonical(body)[1:]
+    sql = (f"INSERT INTO {TABLE} (subject, subject_id, kind, actor, parent_hash, content, "  # noqa: S608
+           "content_hash, created_at) "
+           "SELECT %s, s.id, %s, %s, %s, c.content, "
+           "encode(sha256(convert_to(c.content, 'UTF8')), 'hex'), %s "
+           f"FROM {source} s CROSS JOIN LATERAL "
+           "(SELECT '{\"id\":' || s.id || ',' || %s AS content) c RETURNING content_hash")
+    return sql, [body["table"], body["kind"], body["actor"], body["parent"], body["at"], rest]
+
+
+def journaled_insert(row, *, kind, actor, at) -> None:
+    """INSERT `row` (unsaved) and its first journal entry, in one statement."""
+    if isinstance(row, SealedModel):
+        row.seal = row_seal(row)
+    qn = connection.ops.quote_name
+    meta = row._meta
+    names, params = [], []
+    for field in meta.concrete_fields:
+        if field.primary_key and getattr(row, field.attname) is None:
+            continue
+        names.append(qn(field.column))
+        params.append(field.get_db_prep_save(field.pre_save(row, True), connection))
+    insert = (f"INSERT INTO {qn(meta.db_table)} ({', '.join(names)}) "  # noqa: S608
+              f"VALUES ({', '.join(['%s'] * len(names))}) RETURNING {qn(meta.pk.column)} AS id")
+    entry, entry_params = _entry_sql("written", _body(row, kind=kind, actor=actor, at=at,
+                                                      parent=None))
+    with connection.cursor() as cursor:
+        cursor.execute(f"WITH written AS ({insert}), entry AS ({entry}) "
+                       "SELECT (SELECT id FROM written), (SELECT content_hash FROM entry)",
+                       [*params, *entry_params])
+        row.pk, row.journal_tip = cursor.fetchone()
+    row._state.adding = False
+    row._state.db = connection.alias
+
+
+def journaled_update(row, *, where: dict, changes: dict, kind, actor, at) -> bool:
+    """Compare-and-set `row` (filtered by its pk and `where`) to `changes`, with the journal
+    entry that records them, in one statement. False when no row matched (nothing written).
+
+    `row.journal_tip` (the hash of its newest entry, known from the write or the fold that
+    checked it) is the new entry's parent."""
+    model = type(row)
+    for name, value in changes.items():
+        setattr(row, name, value)
+    if isinstance(row, SealedModel):
+        row.seal = row_seal(row)
+        changes = {**changes, "seal": row.seal}
+    moved = {model._meta.get_field(name).attname for name in changes} - {"seal"}
+    query = model.objects.filter(pk=row.pk, **where).query.chain(UpdateQuery)
+    query.add_update_values(changes)
+    update, params = query.get_compiler(connection=connection).as_sql()
+    entry, entry_params = _entry_sql("moved", _body(row, kind=kind, actor=actor, at=at,
+                                                    parent=row.journal_tip, names=moved))
+    with connection.cursor() as cursor:
+        cursor.execute(f"WITH moved AS ({update} RETURNING {model._meta.pk.column} AS id), "
+                       f"entry AS ({entry}) SELECT (SELECT content_hash FROM entry)",
+                       [*params, *entry_params])
+        (tip,) = cursor.fetchone()
+    if tip is None:
+        return False
+    row.journal_tip = tip
+    return True
+
+
+def with_journal(queryset):
+    """The queryset's rows with their entries' contents in order (`journal`), read in the same
+    statement: folding them costs no round trip."""
+    model = queryset.model
+    return queryset.annotate(journal=RawSQL(
+        f"ARRAY(SELECT j.content FROM {TABLE} j WHERE j.subject = %s "  # noqa: S608
+        f"AND j.subject_id = {model._meta.db_table}.{model._meta.pk.column} ORDER BY j.id)",
+        [model._meta.label_lower]))
+
+
+def fold(model, subject_id: int, contents: list[str]) -> tuple[dict | None, str | None, str]:
+    """(the row the entries make, the newest entry's hash, the first problem or "")."""
+    folded, parent = None, None
+    for number, content in enumerate(contents, 1):
+        problem = _entry_problem(model, subject_id, content, parent, first=number == 1)
+        if problem:
+            return folded, parent, gettext("entry %(n)d %(problem)s") % {"n": number,
+                                                                        "problem": problem}
+        entry = json.loads(content)
+        folded = {**(folded or {}), **entry["row"]}
+        parent = content_hash(content)
+    return folded, parent, ""
+
+
+def _entry_problem(model, subject_id, content, parent, *, first) -> str:
+    try:
+        entry = json.loads(content)
+        body = {key: value for key, value in entry.items() if key != "id"}
+        canonical_form = content_text(entry["id"], body)
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return gettext("is not canonical journal JSON")
+    if content != canonical_form:
+        return gettext("is not in canonical form")
+    if entry["id"] != subject_id or entry.get("table") != model._meta.label_lower:
+        return gettext("is about another row")
+    if entry.get("parent") != parent:
+        return gettext("does not name the row's previous entry as its parent")
+    kinds = model.JOURNAL_OPENS if first else model.JOURNAL_STEPS
+    if entry.get("kind") not in kinds:
+        return gettext("is a %(kind)s, which cannot come there") % {"kind": entry.get("kind")}
+    row = entry.get("row")
+    if not isinstance(row, dict):
+        return gettext("records no columns")
+    allowed = {field.attname for field in _columns(model)} if first else set(model.JOURNAL_MOVES)
+    stray = sorted(set(row) - allowed)
+    if stray:
+        return gettext("sets %(columns)s, which no step may change") % {
+            "columns": ", ".join(stray)}
+    if first and set(row) != allowed:
+        return gettext("does not record every column")
+    return ""
+
+
+def fold_problem(row) -> str | None:
+    """Why `row` (read with `with_journal`) is not the fold of its entries, naming the first
+    difference; None when it is. Sets `row.journal_tip` for the next entry."""
+    model = type(row)
+    folded, row.journal_tip, problem = fold(model, row.pk, list(row.journal or []))
+    if problem:
+        return problem
+    if folded is None:
+        return gettext("has no journal entry")
+    facts = row_facts(row)
+    for name, value in facts.items():
+        if folded.get(name) != value:
+            return gettext("%(column)s is %(row)s, its journal says %(journal)s") % {
+                "column": name, "row": json.dumps(value), "journal": json.dumps(folded.get(name))}
+    return None
+
+
+def require_folds(row) -> None:
+    """Refuse to decide on a row that is not what its journal says (EVIDENCE_MISMATCH)."""
+    problem = fold_problem(row)
+    if problem is not None:
+        raise EvidenceMismatch(table=row._meta.label_lower, id=row.pk, problem=problem)
+
+
+# The first entry of a row that existed before the journal: what it held when the journal began.
+EXISTING = "existing"
+MIGRATION_ACTOR = "system:migration"
+
+
+def existing_entries(model, rows, *, leaves_out=None, entry_model=JournalEntry) -> list:
+    """Unsaved EXISTING entries, one per row of `rows` (saved rows of `model`): a row written
+    before the journal, as it is now. A migration passes its historical models (which have no
+    JOURNAL_LEAVES_OUT, so it names them)."""
+    label = model._meta.label_lower
+    at = timezone.now()
+    entries = []
+    for row in rows:
+        body = {"actor": MIGRATION_ACTOR, "at": _value(None, at), "kind": EXISTING,
+                "parent": None, "table": label,
+                "row": {field.attname: _value(field, getattr(row, field.attname))
+                        for field in _columns(model, leaves_out)}}
+        content = content_text(row.pk, body)
+        entries.append(entry_model(subject=label, subject_id=row.pk, kind=EXISTING,
+                                   actor=MIGRATION_ACTOR, parent_hash=None, content=content,
+                                   content_hash=content_hash(content), created_at=at))
+    return entries
+
+
+def backfill(apps, label: str, leaves_out: tuple[str, ...]) -> None:
+    """A migration's step: the EXISTING entries of every row of `label` already there."""
+    model = apps.get_model(label)
+    entry_model = apps.get_model("coupons", "JournalEntry")
+    entry_model.objects.bulk_create(
+        existing_entries(model, model.objects.order_by("pk").iterator(), leaves_out=leaves_out,
+                         entry_model=entry_model), batch_size=1000)
+
+
+def journaled_models() -> list:
+    return [model for model in apps.get_models() if issubclass(model, Journaled)]
+
+
+def coupon_fold_problems(coupon) -> list[str]:
+    """One sentence per journaled row of the coupon that is not the fold of its entries."""
+    problems = []
+    for model in journaled_models():
+        for row in with_journal(model.objects.filter(coupon=coupon)).order_by("pk"):
+            problem = fold_problem(row)
+            if problem is not None:
+                problems.append(gettext("%(row)s %(id)s: %(problem)s") % {
+                    "row": model._meta.verbose_name, "id": row.pk, "problem": problem})
+    return problems
+
+
+def _entry_columns_problem(entry) -> str | None:
+    if entry.content_hash != content_hash(entry.content):
+        return gettext("content_hash is not the SHA-256 of its content")
+    try:
+        content = json.loads(entry.content)
+        said = (content["table"], content["id"], content["kind"], content["actor"],
+                content["parent"])
+    except (ValueError, KeyError, TypeError):
+        return gettext("is not canonical journal JSON")
+    if said != (entry.subject, entry.subject_id, entry.kind, entry.actor, entry.parent_hash):
+        return gettext("its columns differ from its content")
+    return None
+
+
+def journal_problems():
+    """(what, id, problem) for every entry and journaled row that fails, reading every entry
+    and every row (no id range is skipped): an entry that is not what its hash says, a row
+    that is not the fold of its entries, entries of a row that does not exist."""
+    models = {model._meta.label_lower: model for model in journaled_models()}
+    for entry in JournalEntry.objects.order_by("pk").iterator(chunk_size=2000):
+        problem = _entry_columns_problem(entry)
+        if problem is None and entry.subject not in models:
+            problem = gettext("is about %(table)s, which has no journal") % {
+                "table": entry.subject}
+        if problem is not None:
+            yield "journal entry", entry.pk, problem
+    for label, model in models.items():
+        for row in with_journal(model.objects.order_by("pk")).iterator(chunk_size=2000):
+            problem = fold_problem(row)
+            if problem is not None:
+                yield label, row.pk, problem
+        orphans = (JournalEntry.objects.filter(subject=label)
+                   .exclude(subject_id__in=model.objects.values("pk"))
+                   .values_list("subject_id", flat=True).distinct().order_by("subject_id"))
+        for subject_id in orphans:
+            yield label, subject_id, gettext("has journal entries but no row")

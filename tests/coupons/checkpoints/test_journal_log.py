@@ -1,0 +1,134 @@
+"""The journal's Merkle log: the sequencer gives positions, the signer signs the log's head and
+refuses a log that does not extend the one it signed (an RFC 9162 consistency proof)."""
+
+import hashlib
+import io
+import json
+
+import pytest
+from django.core.management import call_command
+from django.db import DatabaseError, connection, transaction
+
+from coupons import clock
+from coupons.evidence import merkle
+from coupons.models import JournalEntry, JournalLeaf
+from coupons.services.cases import case_open
+from operations.checkpoint import CheckpointRefused, ledger_checkpoint
+from tests.app_role import past_the_triggers
+from tests.coupons.checkpoints.conftest import checkpoint_file
+
+pytestmark = pytest.mark.django_db
+
+
+def open_cases(coupon, count, start=0):
+    for n in range(start, start + count):
+        case_open(coupon=coupon, order_id=f"order-{n}", fact_type="PAYMENT_SUCCEEDED",
+                  evidence={"n": n})
+
+
+def sequence() -> str:
+    out = io.StringIO()
+    call_command("sequence_journal", stdout=out)
+    return out.getvalue()
+
+
+def log_root() -> str:
+    leaves = [merkle.leaf_hash(content.encode()) for content in
+              JournalLeaf.objects.order_by("index").values_list("entry__content", flat=True)]
+    return merkle.root_of_nodes(leaves).hex()
+
+
+def signed(number: int, directory) -> dict:
+    return json.loads(json.loads(checkpoint_file(directory, number).read_text())["signed"])
+
+
+def test_the_sequencer_gives_consecutive_positions_in_entry_order_once(redeemed):
+    open_cases(redeemed, 3)
+
+    assert sequence().startswith("3 journal entries sequenced")
+    assert sequence().startswith("0 journal entries sequenced")
+    leaves = list(JournalLeaf.objects.order_by("index").select_related("entry"))
+    assert [leaf.index for leaf in leaves] == [0, 1, 2]
+    assert [leaf.entry_id for leaf in leaves] == sorted(leaf.entry_id for leaf in leaves)
+    assert all(leaf.leaf_hash == hashlib.sha256(b"\0" + leaf.entry.content.encode()).hexdigest()
+               for leaf in leaves)
+
+
+def test_an_entry_that_commits_late_never_gets_a_position_below_one_already_given(redeemed):
+    open_cases(redeemed, 2)
+    sequence()
+    first = JournalEntry.objects.order_by("id").first()
+    case = case_open(coupon=redeemed, order_id="order-late", fact_type="PAYMENT_SUCCEEDED",
+                     evidence={})
+    late = JournalEntry.objects.get(subject_id=case.pk, subject="coupons.conflictcase")
+    # The same entry as if its transaction had taken a lower id and committed after the run.
+    with past_the_triggers():
+        JournalEntry.objects.filter(pk=late.pk).update(id=first.pk - 1)
+
+    sequence()
+
+    assert JournalLeaf.objects.get(entry_id=first.pk - 1).index == 2
+
+
+def test_the_app_role_cannot_write_a_position_itself(redeemed):
+    open_cases(redeemed, 1)
+    entry = JournalEntry.objects.get()
+
+    with pytest.raises(DatabaseError, match="permission denied"), transaction.atomic():
+        JournalLeaf.objects.create(index=0, entry=entry, leaf_hash="0" * 64,
+                                   sequenced_at=clock.now())
+
+
+def test_a_checkpoint_signs_the_journal_log_and_the_next_one_extends_it(
+        redeemed, checkpoint_dir):
+    open_cases(redeemed, 3)
+    sequence()
+    ledger_checkpoint()
+    open_cases(redeemed, 2, start=3)
+    sequence()
+    ledger_checkpoint()
+
+    first, second = signed(1, checkpoint_dir), signed(2, checkpoint_dir)
+    assert (first["journal_size"], second["journal_size"]) == (3, 5)
+    assert second["journal_root"] == log_root()
+    nodes = [merkle.leaf_hash(content.encode()) for content in
+             JournalLeaf.objects.order_by("index").values_list("entry__content", flat=True)]
+    assert merkle.consistency_holds(3, 5, merkle.consistency_proof(3, nodes),
+                                    bytes.fromhex(first["journal_root"]),
+                                    bytes.fromhex(second["journal_root"]))
+
+
+def test_an_entry_rewritten_below_the_signed_size_makes_the_signer_refuse(
+        redeemed, checkpoint_dir, broken_on_purpose):
+    """The owner rewrites an entry, its hash and its leaf consistently, behind the triggers:
+    the log no longer extends the one signed."""
+    open_cases(redeemed, 3)
+    sequence()
+    ledger_checkpoint()
+    leaf = JournalLeaf.objects.select_related("entry").get(index=1)
+    forged = leaf.entry.content.replace('"n":1', '"n":9')
+    with past_the_triggers():
+        JournalEntry.objects.filter(pk=leaf.entry_id).update(
+            content=forged, content_hash=hashlib.sha256(forged.encode()).hexdigest())
+        JournalLeaf.objects.filter(index=1).update(
+            leaf_hash=hashlib.sha256(b"\0" + forged.encode()).hexdigest())
+    broken_on_purpose.add(redeemed.pk)
+
+    with pytest.raises(CheckpointRefused, match="is not an extension of the 3 entries "
+                                                "checkpoint 1 signed"):
+        ledger_checkpoint()
+
+
+def test_an_entry_changed_under_its_position_makes_the_signer_refuse(
+        redeemed, checkpoint_dir, broken_on_purpose):
+    open_cases(redeemed, 2)
+    sequence()
+    entry = JournalLeaf.objects.get(index=0).entry
+    with past_the_triggers(), connection.cursor() as cursor:
+        cursor.execute("UPDATE coupons_journalentry SET content = replace(content, "
+                       "'\"n\":0', '\"n\":7') WHERE id = %s", [entry.pk])
+    broken_on_purpose.add(redeemed.pk)
+
+    with pytest.raises(CheckpointRefused, match="journal log position 0 is missing or its "
+                                                "entry is not the one sequenced there"):
+        ledger_checkpoint()
