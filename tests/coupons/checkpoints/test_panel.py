@@ -37,32 +37,35 @@ def test_a_coupon_issued_after_the_checkpoint_is_newer_than_it(
         page(later)
 
 
-def forged_rows():
+def forged_rows() -> list[int]:
     """What any login that may INSERT can write: checkpoint rows nobody signed, one numbered
-    2147483647 and one dated 2030, under the real key's id."""
+    2147483647 and one dated 2030, under the real key's id (the app role cannot choose their
+    row ids: setup_db_roles grants INSERT without the id column). Answers their ids."""
     real_key_id = key_id(signing_key().public_key())
-    for pk, number, when in ((2147483647, 2147483647, "2026-06-01T12:00:00+00:00"),
-                             (50, 50, "2030-01-01T00:00:00+00:00")):
+    forged = []
+    for number, when in ((2147483647, "2026-06-01T12:00:00+00:00"),
+                         (50, "2030-01-01T00:00:00+00:00")):
         body = {"number": number, "tree_size": 1, "root": "0" * 64, "time": when}
-        LedgerCheckpoint.objects.create(
-            id=pk, number=number, tree_size=1, root="0" * 64,
+        forged.append(LedgerCheckpoint.objects.create(
+            number=number, tree_size=1, root="0" * 64,
             signed_at=datetime.fromisoformat(when), key_id=real_key_id,
             body=json.dumps(body), signature="AAAA", chunk_roots=["0" * 64],
-            chunk_first_ids=[1])
+            chunk_first_ids=[1]).pk)
+    return sorted(forged)
 
 
 def test_forged_checkpoint_rows_never_reach_the_page_the_proof_or_the_signer(
         redeemed, page, checkpoint_dir, capsys):
     reader = machine("auditor", capabilities=["read_coupons"])
-    forged_rows()
+    forged = forged_rows()
 
     assert "No verified checkpoint" in page(redeemed)
     assert reader.get(f"/api/v1/coupons/{redeemed.pk}/proof").json()["checkpoint"] is None
 
     call_command("ledger_checkpoint")
 
-    assert "ignored 2 stored checkpoint rows this signer did not sign (ids 50, 2147483647)" \
-        in capsys.readouterr().err
+    assert ("ignored 2 stored checkpoint rows this signer did not sign (ids "
+            f"{forged[0]}, {forged[1]})") in capsys.readouterr().err
     text = page(redeemed)
     assert "Covered by checkpoint 1 signed at <time datetime=\"2026-06-01T12:00:00+00:00\"" in text
     assert "2030" not in text
