@@ -73,6 +73,15 @@ def test_an_operator_rejects_two_decisions_at_once_and_sees_each_result(page, pe
     page.get_by_label("One reason for every selected decision").fill("duplicate refunds")
     page.get_by_role("button", name="Reject selected").click()
     page.wait_for_load_state()
+    # Confirmed as a single button is: each item and what rejecting it writes.
+    assert "Reject 2 items?" in page.locator("main").inner_text()
+    for decision in decisions:
+        assert "Nothing is written to the ledger" in page.locator(
+            f"#item-{decision.pk}").inner_text()
+    assert RefundCoupon.objects.filter(status=RefundCoupon.Status.REJECTED).count() == 0
+    assert axe_violations(page) == []
+    page.get_by_role("button", name="Yes, Reject").click()
+    page.wait_for_load_state()
 
     assert "2 items: 2 done, 0 refused." in page.get_by_role("status").inner_text()
     for decision in decisions:

@@ -133,10 +133,10 @@ def test_nobody_deletes_or_sees_another_persons_filter(signed_in, client):
     assert SavedFilter.objects.filter(pk=kept.pk).exists()
 
 
-def bulk(client, name, ids, verb, note="", key=None):
+def bulk(client, name, ids, verb, note="", key=None, confirmed=True):
     return client.post(reverse(f"console:{name}"), {
         "ids": [str(i) for i in ids], "verb": verb, "note": note,
-        "bulk_key": key or str(uuid.uuid4())})
+        "bulk_key": key or str(uuid.uuid4()), **({"confirmed": "yes"} if confirmed else {})})
 
 
 def test_bulk_reject_runs_each_decision_and_one_refused_item_blocks_none(signed_in,
@@ -170,15 +170,49 @@ def test_the_same_bulk_form_sent_twice_replays_each_item(signed_in, template):
     assert "Already done (this form was sent before)" in again.content.decode()
 
 
-def test_bulk_approve_of_a_decision_that_needs_a_chosen_action_is_refused_for_that_item(
-        signed_in, template):
-    decision = pending_decision(fresh_coupon(template))  # MANUAL_REVIEW: approve needs an action
+def test_bulk_approve_sets_a_manual_review_aside_and_approves_the_rest(signed_in, template):
+    manual = pending_decision(fresh_coupon(template))  # MANUAL_REVIEW: needs a chosen action
+    client = signed_in("operator")
 
-    answer = bulk(signed_in("operator"), "decision_bulk", [decision.pk], "approve")
+    asked = bulk(client, "decision_bulk", [manual.pk], "approve", confirmed=False)
 
-    assert "VALIDATION_ERROR" in answer.content.decode()
+    page = asked.content.decode()
+    assert "set aside" in page and "its own choice of what happens" in page
+    assert f'href="/approvals/#decision-{manual.pk}"' in page
+    assert "VALIDATION_ERROR" not in page and "This field is required" not in page
+
+    answer = bulk(client, "decision_bulk", [manual.pk], "approve")
+
+    page = answer.content.decode()
+    assert "1 item: 0 done, 0 refused. 1 set aside for its own form." in page
+    assert "VALIDATION_ERROR" not in page
+    assert RefundCoupon.objects.get(pk=manual.pk).status == \
+        RefundCoupon.Status.PENDING_APPROVAL
+
+
+def test_a_bulk_form_asks_first_and_changes_nothing_until_confirmed(signed_in, template):
+    decision = pending_decision(fresh_coupon(template))
+    client = signed_in("operator")
+
+    asked = bulk(client, "decision_bulk", [decision.pk], "reject", note="duplicate",
+                 confirmed=False)
+
+    page = asked.content.decode()
+    assert "Reject 1 item?" in page and 'name="confirmed" value="yes"' in page
+    assert "Nothing is written to the ledger" in page
     assert RefundCoupon.objects.get(pk=decision.pk).status == \
         RefundCoupon.Status.PENDING_APPROVAL
+
+
+def test_the_bulk_case_form_preselects_no_action(signed_in, template):
+    late_payment_case(fresh_coupon(template))
+
+    page = signed_in("operator").get("/cases/").content.decode()
+
+    form = page[page.index('id="bulk-action"'):]
+    form = form[:form.index("</select>")]
+    assert 'required' in form and "selected" not in form
+    assert form.index('<option value="">') < form.index('value="APPLY"')
 
 
 def test_bulk_resolve_with_one_reason_resolves_each_open_case(signed_in, template):
