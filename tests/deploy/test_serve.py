@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.api.test_production_defaults import PRODUCTION_ENV
+from tests.console.i18n.catalogue import NOT_COPIED
 
 ROOT = Path(__file__).resolve().parents[2]
 START_SECONDS = 120
@@ -42,9 +43,9 @@ def get(url: str, **headers) -> tuple[int, dict, bytes]:
 
 
 @contextmanager
-def serving(tmp_path, **environment):
-    """bin/serve on a free port with a server's environment (plus `environment`) and a fresh
-    SQLite file; yields its base URL."""
+def serving(tmp_path, root=ROOT, **environment):
+    """`root`'s bin/serve on a free port with a server's environment (plus `environment`) and
+    a fresh SQLite file; yields its base URL."""
     if shutil.which("bash") is None:
         pytest.skip("bin/serve is a bash script and bash is not installed")
     try:
@@ -59,7 +60,7 @@ def serving(tmp_path, **environment):
         "GUNICORN_WORKERS": "1", "GUNICORN_THREADS": "2", **environment,
     }
     log = (tmp_path / "serve.log").open("w+")
-    server = subprocess.Popen([str(ROOT / "bin" / "serve")], cwd=tmp_path, env=env,
+    server = subprocess.Popen([str(root / "bin" / "serve")], cwd=tmp_path, env=env,
                               stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
@@ -128,3 +129,32 @@ def test_bin_serve_sums_every_workers_counters_at_metrics(tmp_path):
     # Ten probes (and the waits for the start) whichever worker answered each.
     assert float(counted.split()[1]) >= 12
     assert b"coupons_outbox_unpublished 0.0" in body
+
+
+def test_bin_serve_compiles_the_catalogue_and_answers_in_chinese(tmp_path):
+    """From a tree as it is committed (no compiled .mo), bin/serve answers the API and the
+    console in the language the request asks for."""
+    if shutil.which("msgfmt") is None:
+        pytest.skip("gettext's msgfmt is not installed (apt-get install gettext)")
+    tree = tmp_path / "tree"
+    shutil.copytree(ROOT, tree, ignore=NOT_COPIED)
+    mo = tree / "locale/zh_Hans/LC_MESSAGES/django.mo"
+    assert not mo.exists()
+    database = {"DATABASE_URL": f"sqlite:///{tmp_path / 'serve.sqlite3'}"}
+    with serving(tmp_path, root=tree) as base:
+        assert mo.exists()
+        made = subprocess.run(
+            [sys.executable, "manage.py", "create_service_client", "support-tool",
+             "--allow", "read"], cwd=tree, capture_output=True, text=True, check=True,
+            env={"PATH": os.environ.get("PATH", ""), **PRODUCTION_ENV, **database})
+        key = made.stdout.strip().splitlines()[-1]
+        chinese = {"Host": PUBLIC_HOST, "X-Forwarded-Proto": "https",
+                   "Accept-Language": "zh-Hans"}
+
+        status, headers, body = get(f"{base}/api/v1/coupons/999999",
+                                    Authorization=f"Token {key}", **chinese)
+
+        assert (status, headers["Content-Language"]) == (404, "zh-hans")
+        assert "优惠券不存在。" in body.decode()
+        status, _, page = get(f"{base}/login/", **chinese)
+        assert status == 200 and "登录" in page.decode() and 'lang="zh-hans"' in page.decode()
