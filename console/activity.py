@@ -19,8 +19,11 @@ from datetime import UTC, datetime, timedelta
 
 from django.db.models import Q, QuerySet
 from django.urls import reverse
+from django.utils.html import format_html
 from django.utils.translation import gettext as _
+from django.utils.translation import pgettext_lazy
 
+from console.glossary import operation_words, state_words
 from console.models import StaffNote, ViewRecord
 from coupons.models import CommandRejection, ConflictCase, CouponOperation
 from refunds.models import Compensation, RefundCoupon
@@ -53,14 +56,28 @@ class Stream:
         return Q(**{f"{self.time_field}__lt": at}) | Q(**{self.time_field: at, "pk__lt": pk})
 
 
+# The view log names pages by these codes (ConsolePage.audit_page, the exports).
+PAGES = {
+    "coupon": pgettext_lazy("activity: opened ...", "coupon"),
+    "search": pgettext_lazy("activity: opened ...", "search"),
+    "approvals": pgettext_lazy("activity: opened ...", "approval queue"),
+    "cases": pgettext_lazy("activity: opened ...", "conflict cases"),
+    "compensations": pgettext_lazy("activity: opened ...", "compensations"),
+    "note": pgettext_lazy("activity: opened ...", "staff note"),
+}
+
+
 def _view(v):
+    page = PAGES.get(v.page, v.page)
     if v.kind == ViewRecord.Kind.EXPORT:
-        return _("Exported the %(page)s list") % {"page": v.page}
-    return _("Opened %(page)s") % {"page": v.page}
+        return _("Exported the %(page)s list") % {"page": page}
+    return _("Opened %(page)s") % {"page": page}
 
 
 def _operation(op):
-    return f"{op.op_type} {op.from_state or '∅'}→{op.to_state} (v{op.to_version})"
+    return format_html("{} {}→{} (v{})", operation_words(op.op_type),
+                       state_words(op.from_state) if op.from_state else "∅",
+                       state_words(op.to_state), op.to_version)
 
 
 def _case(case):

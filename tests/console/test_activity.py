@@ -10,6 +10,7 @@ from coupons.models import CommandRejection
 from coupons.services import CommandContext
 from refunds.services.compensation_decide import compensation_reject
 from tests.console.queue_objects import fresh_coupon, proposal
+from tests.console.test_coupon_page import codes
 
 pytestmark = pytest.mark.django_db
 
@@ -76,7 +77,7 @@ def test_activity_per_coupon_lists_its_ledger_rows_and_its_views(signed_in, coup
 
     page = activity_page(filters=ActivityFilters(coupon_id=coupon.pk))
 
-    assert [e["what"] for e in page.entries] == ["ISSUE ∅→AVAILABLE (v1)"]
+    assert [codes(e["what"]) for e in page.entries] == ["ISSUE ∅→AVAILABLE (v1)"]
     assert all(e["coupon_id"] == coupon.pk for e in page.entries)
 
 
