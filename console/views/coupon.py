@@ -19,6 +19,7 @@ from console.glossary import operation_words, state_words
 from console.lanes import order_colour, with_lanes
 from console.note_forms import NoteForm
 from console.notes import note_source, with_note_lane
+from console.replies import customer_replies
 from console.state_diagram import state_diagram
 from console.views.access import ConsolePage
 from coupons import clock
@@ -157,6 +158,7 @@ class CouponPage(ConsolePage):
             "check": check.as_dict(),
             "diagnosis": coupon_diagnosis(coupon, now, ConsoleWords(),
                                           waiting=waiting_on_people(coupon)),
+            "customer_replies": customer_replies(coupon, now),
             "coverage": checkpoint_coverage(coupon=coupon),
             "diagram": state_diagram(current=coupon.status,
                                      taken=check.steps_taken),
