@@ -2,6 +2,7 @@
 the Activity page; each page passes axe (WCAG 2.1 AA, 0 violations)."""
 
 import pytest
+from playwright.sync_api import expect
 
 from console.models import SavedFilter, StaffNote, ViewRecord
 from coupons.services import coupon_issue, template_create
@@ -39,6 +40,9 @@ def test_support_writes_and_edits_a_note_and_reads_it_in_the_timeline(page, pers
     page.wait_for_load_state()
 
     entry = page.locator(".tl-entry.tl-note")
+    # Confirmed, and the page opens at the new note rather than leaving it below the fold.
+    assert page.get_by_role("status").filter(has_text="added; the timeline opens at it").count()
+    expect(entry).to_be_in_viewport()
     assert "Customer called: coupon missing at checkout." in entry.inner_text()
     assert "by user:sam" in entry.inner_text()
     entry.get_by_role("link", name="edit").click()
