@@ -8,7 +8,7 @@ import pytest
 from console.effects import step_sentence
 from coupons.effects import Step
 from coupons.models import CouponOperation
-from coupons.services import coupon_redeem
+from coupons.services import coupon_redeem, coupon_release
 from coupons.services.cases import case_open
 from refunds.models import Compensation, RefundCoupon
 from tests.conftest import lock
@@ -77,7 +77,8 @@ def test_approving_money_says_compensate_and_the_coupon_stays_as_it_is(signed_in
 def discount_refund_case(template):
     """Order A's payment arrived after order B took the coupon: refund A's discount."""
     coupon = fresh_coupon(template)
-    late_payment_case(coupon, order_id="order-A").delete()
+    _, first = lock(coupon, SYSTEM, order_id="order-A")
+    coupon_release(coupon_id=coupon.pk, lease=first, reason="order closed", ctx=SYSTEM)
     _, proof = lock(coupon, SYSTEM, order_id="order-B")
     coupon.refresh_from_db()
     case = case_open(coupon=coupon, order_id="order-A", fact_type="PaymentSucceeded",
