@@ -1,15 +1,16 @@
 """The Activity page's reads: what people viewed, did and were refused, newest first.
 
 Three kinds merged into one list: views (the console's view log, exports included), actions
-(ledger rows, case resolutions, refund reviews, compensation decisions, staff notes) and
-refusals (the rejection log, refused console attempts included). Each source is read newest
-first, at most one page plus one row past the page's cursor, and merged by time: a page costs
-one bounded query per source however long the history is.
+(ledger rows, case resolutions, refund reviews, compensation decisions, staff notes, return
+policy drafts and publications) and refusals (the rejection log, refused console attempts
+included). Each source is read newest first, at most one page plus one row past the page's
+cursor, and merged by time: a page costs one bounded query per source however long the history
+is.
 
 The cursor holds, per source, the position of the last row shown, so paging never repeats or
-skips a row. Append-only logs are read in id order (their ids follow their clock); cases,
-decisions and compensations, decided long after they were made, in the order of their
-decision time.
+skips a row. Every source is read in the order of its time (then id): an id follows the order
+rows were written, which is not their time when a clock was set back (the demo's replayed
+stories) or a decision came long after its row was made.
 """
 
 import heapq
@@ -19,11 +20,14 @@ from datetime import UTC, datetime, timedelta
 
 from django.db.models import Q, QuerySet
 from django.urls import reverse
+from django.utils.html import format_html
 from django.utils.translation import gettext as _
+from django.utils.translation import pgettext_lazy
 
+from console.glossary import operation_words, state_words
 from console.models import StaffNote, ViewRecord
 from coupons.models import CommandRejection, ConflictCase, CouponOperation
-from refunds.models import Compensation, RefundCoupon
+from refunds.models import Compensation, RefundCoupon, ReturnPolicyVersion
 
 VIEWS, ACTIONS, REFUSALS = "views", "actions", "refusals"
 PAGE_SIZE = 50
@@ -37,30 +41,39 @@ class Stream:
     rows: Callable[[], QuerySet]
     time_field: str
     actor_field: str
-    coupon_field: str
+    coupon_field: str  # "" for what is about no coupon (a return policy)
     describe: Callable[[object], str]
-    by_id: bool = True  # append-only: id order is time order
 
     def ordered(self, rows: QuerySet) -> QuerySet:
-        if self.by_id:
-            return rows.order_by("-pk")
         return rows.order_by(f"-{self.time_field}", "-pk")
 
     def past(self, position: tuple[datetime, int]) -> Q:
         at, pk = position
-        if self.by_id:
-            return Q(pk__lt=pk)
         return Q(**{f"{self.time_field}__lt": at}) | Q(**{self.time_field: at, "pk__lt": pk})
 
 
+# The view log names pages by these codes (ConsolePage.audit_page, the exports).
+PAGES = {
+    "coupon": pgettext_lazy("activity: opened ...", "coupon"),
+    "search": pgettext_lazy("activity: opened ...", "search"),
+    "approvals": pgettext_lazy("activity: opened ...", "approval queue"),
+    "cases": pgettext_lazy("activity: opened ...", "conflict cases"),
+    "compensations": pgettext_lazy("activity: opened ...", "compensations"),
+    "note": pgettext_lazy("activity: opened ...", "staff note"),
+}
+
+
 def _view(v):
+    page = PAGES.get(v.page, v.page)
     if v.kind == ViewRecord.Kind.EXPORT:
-        return _("Exported the %(page)s list") % {"page": v.page}
-    return _("Opened %(page)s") % {"page": v.page}
+        return _("Exported the %(page)s list") % {"page": page}
+    return _("Opened %(page)s") % {"page": page}
 
 
 def _operation(op):
-    return f"{op.op_type} {op.from_state or '∅'}→{op.to_state} (v{op.to_version})"
+    return format_html("{} {}→{} (v{})", operation_words(op.op_type),
+                       state_words(op.from_state) if op.from_state else "∅",
+                       state_words(op.to_state), op.to_version)
 
 
 def _case(case):
@@ -82,6 +95,16 @@ def _note(note):
     return _("Wrote staff note #%(id)s") % {"id": note.pk}
 
 
+def _drafted(version):
+    return _("Drafted return policy %(policy)s version %(number)s") % {
+        "policy": version.policy.code, "number": version.number}
+
+
+def _published(version):
+    return _("Published return policy %(policy)s version %(number)s") % {
+        "policy": version.policy.code, "number": version.number}
+
+
 def _refusal(rejection):
     return _("%(op)s refused: %(code)s") % {"op": rejection.op_type,
                                             "code": rejection.error_code}
@@ -92,13 +115,20 @@ STREAMS = [
     Stream("ledger", ACTIONS, CouponOperation.objects.all, "created_at", "actor", "coupon_id",
            _operation),
     Stream("case", ACTIONS, lambda: ConflictCase.objects.filter(resolved_at__isnull=False),
-           "resolved_at", "resolved_by", "coupon_id", _case, by_id=False),
+           "resolved_at", "resolved_by", "coupon_id", _case),
     Stream("review", ACTIONS, lambda: RefundCoupon.objects.filter(reviewed_at__isnull=False),
-           "reviewed_at", "reviewed_by", "coupon_id", _review, by_id=False),
+           "reviewed_at", "reviewed_by", "coupon_id", _review),
     Stream("compensation", ACTIONS,
            lambda: Compensation.objects.filter(decided_at__isnull=False),
-           "decided_at", "decided_by", "coupon_id", _compensation, by_id=False),
+           "decided_at", "decided_by", "coupon_id", _compensation),
     Stream("note", ACTIONS, StaffNote.objects.all, "created_at", "author", "coupon_id", _note),
+    Stream("policy_draft", ACTIONS,
+           lambda: ReturnPolicyVersion.objects.select_related("policy"),
+           "created_at", "created_by", "", _drafted),
+    Stream("policy_publish", ACTIONS,
+           lambda: ReturnPolicyVersion.objects.select_related("policy")
+           .filter(published_at__isnull=False),
+           "published_at", "published_by", "", _published),
     Stream("refusal", REFUSALS, CommandRejection.objects.all, "created_at", "actor",
            "coupon_id_ref", _refusal),
 ]
@@ -149,6 +179,8 @@ def activity_page(*, filters: ActivityFilters, cursor: str | None = None,
             names = {filters.actor, filters.actor.removeprefix("user:")}
             rows = rows.filter(**{f"{stream.actor_field}__in": sorted(names)})
         if filters.coupon_id is not None:
+            if not stream.coupon_field:
+                continue  # about no coupon
             rows = rows.filter(**{stream.coupon_field: filters.coupon_id})
         if stream.name in positions:
             rows = rows.filter(stream.past(positions[stream.name]))
@@ -176,9 +208,13 @@ def _time(stream, row) -> datetime:
 
 
 def _entry(stream: Stream, row) -> dict:
-    coupon_id = getattr(row, stream.coupon_field)
-    link = row.path if stream.name == "view" else (
-        reverse("console:coupon", args=[coupon_id]) if coupon_id else "")
+    coupon_id = getattr(row, stream.coupon_field) if stream.coupon_field else None
+    if stream.name == "view":
+        link = row.path
+    elif not stream.coupon_field:
+        link = reverse("console:policy", args=[row.policy_id])
+    else:
+        link = reverse("console:coupon", args=[coupon_id]) if coupon_id else ""
     return {"kind": stream.kind, "at": _time(stream, row),
             "actor": getattr(row, stream.actor_field), "what": stream.describe(row),
             "coupon_id": coupon_id, "link": link,

@@ -12,19 +12,14 @@ from django.utils.http import urlencode
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext_lazy as _
 
+from console.glossary import STATES, worded
 from console.time_zones import moment_text, utc_text
 from coupons.diagnosis import Words
-from coupons.models import CouponStatus, Recommendation
+from coupons.models import Recommendation
 from refunds.models import RefundCoupon
 
-# A plain word for each code a sentence names, and what the code means (the badge's title).
-STATES = {
-    CouponStatus.AVAILABLE: (_("available"), _("Can be locked by an order.")),
-    CouponStatus.LOCKED: (_("locked"), _("Held by an order's lease.")),
-    CouponStatus.USED: (_("used"), _("Redeemed by a paid order.")),
-    CouponStatus.EXPIRED: (_("expired"), _("Its validity ended.")),
-    CouponStatus.VOID: (_("void"), _("Cancelled for good.")),
-}
+# A plain word for each code a sentence names, and what the code means (the badge's title);
+# states and operations come from console.glossary.
 RECOMMENDATIONS = {
     Recommendation.COMPENSATING_REDEEM: (
         _("use the coupon for the paid order now"),
@@ -47,19 +42,6 @@ ACTIONS = {
     RefundCoupon.Action.RELEASE_LOCK: (_("release the lease"),
                                        _("The order's lease ends at once.")),
 }
-
-
-def code_badge(code: str, meaning) -> str:
-    return format_html('<span class="code-badge"><abbr title="{}">{}</abbr></span>',
-                       meaning, code)
-
-
-def worded(code: str, words: dict) -> str:
-    """A code as a plain word followed by its badge; an unknown code as its badge alone."""
-    if code not in words:
-        return code_badge(code, code)
-    word, meaning = words[code]
-    return format_html("{} {}", word, code_badge(code, meaning))
 
 
 class ConsoleWords(Words):

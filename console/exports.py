@@ -4,16 +4,26 @@ Rows stream out as they are read (`iterator`, by chunks), so a long list costs f
 the first bytes leave at once. A spreadsheet runs a cell that starts with = + - @ (or a tab or
 carriage return, which some read past) as a formula: such a cell gets a leading quote, so what
 a customer typed into an order id is shown, never run (OWASP "CSV injection").
+
+A file is written for the person exporting it: headers in their language, times in their zone
+to the second with the offset (`2026-06-01T20:29:00+08:00`), and a UTF-8 byte order mark first,
+without which Excel and LibreOffice in a Chinese locale read the file as GBK and show mojibake.
+Both are fixed when the export starts: the rows stream after the view has returned.
 """
 
 import csv
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from datetime import datetime
+
+from django.utils import timezone
+from django.utils.translation import pgettext_lazy
 
 from coupons.redaction import visible
-from coupons.write.payloads import iso, money
+from coupons.write.payloads import money
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+BOM = "\ufeff"
 CHUNK = 2000
 
 
@@ -31,16 +41,31 @@ class _Echo:
 
 @dataclass(frozen=True)
 class Column:
-    header: str
+    header: str  # the field's name, as the API names it
     value: Callable[[object], object]
     detail: str = ""  # a model's detail field: left out for readers who may not see it
+    label: str = ""  # the header the reader reads (translated)
+
+
+def local(moment, zone) -> str:
+    if not isinstance(moment, datetime):
+        return "" if moment is None else moment
+    return timezone.localtime(moment, zone).isoformat(timespec="seconds")
 
 
 def csv_lines(rows: Iterable, columns: list[Column]) -> Iterator[str]:
-    writer = csv.writer(_Echo())
-    yield writer.writerow([column.header for column in columns])
-    for row in rows:
-        yield writer.writerow([neutralised(column.value(row)) for column in columns])
+    """The file's lines; the headers' language and the times' zone are the current ones."""
+    headers = [str(column.label or column.header) for column in columns]
+    zone = timezone.get_current_timezone()
+
+    def lines():
+        writer = csv.writer(_Echo())
+        yield BOM + writer.writerow(headers)
+        for row in rows:
+            yield writer.writerow([neutralised(local(column.value(row), zone))
+                                   for column in columns])
+
+    return lines()
 
 
 def visible_columns(model, columns: list[Column], *, can_see_details: bool) -> list[Column]:
@@ -53,54 +78,78 @@ def visible_columns(model, columns: list[Column], *, can_see_details: bool) -> l
 
 
 SEARCH_COLUMNS = [
-    Column("coupon_id", lambda c: c.pk),
-    Column("user_id", lambda c: c.user_id),
-    Column("status", lambda c: c.status),
-    Column("version", lambda c: c.state_version),
-    Column("template", lambda c: c.template.code),
-    Column("valid_until", lambda c: iso(c.valid_until)),
-    Column("held_by_order", lambda c: c.locked_order_id or ""),
-    Column("open_case", lambda c: "yes" if c.has_open_case else "no"),
-    Column("updated_at", lambda c: iso(c.updated_at)),
+    Column("coupon_id", lambda c: c.pk, label=pgettext_lazy("CSV header", "coupon")),
+    Column("user_id", lambda c: c.user_id, label=pgettext_lazy("CSV header", "user")),
+    Column("status", lambda c: c.status, label=pgettext_lazy("CSV header", "status")),
+    Column("version", lambda c: c.state_version,
+           label=pgettext_lazy("CSV header", "state version")),
+    Column("template", lambda c: c.template.code, label=pgettext_lazy("CSV header", "template")),
+    Column("valid_until", lambda c: c.valid_until,
+           label=pgettext_lazy("CSV header", "valid until")),
+    Column("held_by_order", lambda c: c.locked_order_id or "",
+           label=pgettext_lazy("CSV header", "held by order")),
+    Column("open_case", lambda c: "yes" if c.has_open_case else "no",
+           label=pgettext_lazy("CSV header", "open case")),
+    Column("updated_at", lambda c: c.updated_at, label=pgettext_lazy("CSV header", "last change")),
 ]
 CASE_COLUMNS = [
-    Column("case_id", lambda c: c.pk),
-    Column("coupon_id", lambda c: c.coupon_id),
-    Column("status", lambda c: c.status),
-    Column("fact_type", lambda c: c.fact_type),
-    Column("order_id", lambda c: c.order_id),
-    Column("payment_id", lambda c: c.payment_id),
-    Column("recommendation", lambda c: c.recommendation),
-    Column("opened_at", lambda c: iso(c.opened_at)),
-    Column("resolution", lambda c: c.resolution),
-    Column("resolved_by", lambda c: c.resolved_by),
-    Column("resolved_at", lambda c: iso(c.resolved_at)),
-    Column("resolution_note", lambda c: c.resolution_note, detail="resolution_note"),
+    Column("case_id", lambda c: c.pk, label=pgettext_lazy("CSV header", "conflict case")),
+    Column("coupon_id", lambda c: c.coupon_id, label=pgettext_lazy("CSV header", "coupon")),
+    Column("status", lambda c: c.status, label=pgettext_lazy("CSV header", "status")),
+    Column("fact_type", lambda c: c.fact_type, label=pgettext_lazy("CSV header", "fact")),
+    Column("order_id", lambda c: c.order_id, label=pgettext_lazy("CSV header", "order")),
+    Column("payment_id", lambda c: c.payment_id, label=pgettext_lazy("CSV header", "payment")),
+    Column("recommendation", lambda c: c.recommendation,
+           label=pgettext_lazy("CSV header", "recommendation")),
+    Column("opened_at", lambda c: c.opened_at, label=pgettext_lazy("CSV header", "opened at")),
+    Column("resolution", lambda c: c.resolution, label=pgettext_lazy("CSV header", "resolution")),
+    Column("resolved_by", lambda c: c.resolved_by,
+           label=pgettext_lazy("CSV header", "resolved by")),
+    Column("resolved_at", lambda c: c.resolved_at,
+           label=pgettext_lazy("CSV header", "resolved at")),
+    Column("resolution_note", lambda c: c.resolution_note, detail="resolution_note",
+           label=pgettext_lazy("CSV header", "resolution note")),
 ]
 DECISION_COLUMNS = [
-    Column("decision_id", lambda d: d.pk),
-    Column("coupon_id", lambda d: d.coupon_id),
-    Column("status", lambda d: d.status),
-    Column("action", lambda d: d.action),
-    Column("order_id", lambda d: d.order_id),
-    Column("refund_id", lambda d: d.refund_id),
-    Column("refund_amount", lambda d: money(d.refund_amount)),
-    Column("risk_flag", lambda d: "yes" if d.risk_flag else "no"),
-    Column("received_at", lambda d: iso(d.received_at)),
-    Column("reviewed_by", lambda d: d.reviewed_by),
-    Column("reviewed_at", lambda d: iso(d.reviewed_at)),
-    Column("executed_action", lambda d: d.executed_action),
+    Column("decision_id", lambda d: d.pk, label=pgettext_lazy("CSV header", "refund decision")),
+    Column("coupon_id", lambda d: d.coupon_id, label=pgettext_lazy("CSV header", "coupon")),
+    Column("status", lambda d: d.status, label=pgettext_lazy("CSV header", "status")),
+    Column("action", lambda d: d.action, label=pgettext_lazy("CSV header", "action")),
+    Column("order_id", lambda d: d.order_id, label=pgettext_lazy("CSV header", "order")),
+    Column("refund_id", lambda d: d.refund_id, label=pgettext_lazy("CSV header", "refund")),
+    Column("refund_amount", lambda d: money(d.refund_amount),
+           label=pgettext_lazy("CSV header", "refund amount")),
+    Column("risk_flag", lambda d: "yes" if d.risk_flag else "no",
+           label=pgettext_lazy("CSV header", "risk flagged")),
+    Column("received_at", lambda d: d.received_at,
+           label=pgettext_lazy("CSV header", "received at")),
+    Column("reviewed_by", lambda d: d.reviewed_by,
+           label=pgettext_lazy("CSV header", "reviewed by")),
+    Column("reviewed_at", lambda d: d.reviewed_at,
+           label=pgettext_lazy("CSV header", "reviewed at")),
+    Column("executed_action", lambda d: d.executed_action,
+           label=pgettext_lazy("CSV header", "executed action")),
+    Column("rule_label", lambda d: d.rule_label, label=pgettext_lazy("CSV header", "rule")),
+    Column("policy_version", lambda d: d.policy_version and
+           f"{d.policy_version.policy.code} v{d.policy_version.number}",
+           label=pgettext_lazy("CSV header", "policy version")),
+    Column("review_note", lambda d: d.review_note,
+           label=pgettext_lazy("CSV header", "review note")),
 ]
 COMPENSATION_COLUMNS = [
-    Column("compensation_id", lambda c: c.pk),
-    Column("coupon_id", lambda c: c.coupon_id),
-    Column("status", lambda c: c.status),
-    Column("kind", lambda c: c.kind),
-    Column("order_id", lambda c: c.order_id),
-    Column("amount", lambda c: money(c.amount), detail="amount"),
-    Column("reason", lambda c: c.reason, detail="reason"),
-    Column("proposed_by", lambda c: c.created_by),
-    Column("created_at", lambda c: iso(c.created_at)),
-    Column("decided_by", lambda c: c.decided_by),
-    Column("decided_at", lambda c: iso(c.decided_at)),
+    Column("compensation_id", lambda c: c.pk, label=pgettext_lazy("CSV header", "compensation")),
+    Column("coupon_id", lambda c: c.coupon_id, label=pgettext_lazy("CSV header", "coupon")),
+    Column("status", lambda c: c.status, label=pgettext_lazy("CSV header", "status")),
+    Column("kind", lambda c: c.kind, label=pgettext_lazy("CSV header", "kind")),
+    Column("order_id", lambda c: c.order_id, label=pgettext_lazy("CSV header", "order")),
+    Column("amount", lambda c: money(c.amount), detail="amount",
+           label=pgettext_lazy("CSV header", "amount")),
+    Column("reason", lambda c: c.reason, detail="reason",
+           label=pgettext_lazy("CSV header", "reason")),
+    Column("proposed_by", lambda c: c.created_by, label=pgettext_lazy("CSV header", "proposed by")),
+    Column("created_at", lambda c: c.created_at, label=pgettext_lazy("CSV header", "proposed at")),
+    Column("decided_by", lambda c: c.decided_by, label=pgettext_lazy("CSV header", "decided by")),
+    Column("decided_at", lambda c: c.decided_at, label=pgettext_lazy("CSV header", "decided at")),
+    Column("decision_note", lambda c: c.decision_note, detail="decision_note",
+           label=pgettext_lazy("CSV header", "decision note")),
 ]

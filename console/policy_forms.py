@@ -11,8 +11,8 @@ from django.forms import formset_factory
 from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
+from console import glossary
 from console.policy_words import ACTION_WORDS
-from coupons.models import CouponKind
 from refunds.policy_engine import CONDITIONS, Action, RefundType
 
 ANY = [("", _("any"))]
@@ -31,7 +31,8 @@ class RuleForm(forms.Form):
     refunded_share_max = forms.CharField(required=False, label=_("Refunded share at most (0–1)"))
     coupon_expired = forms.ChoiceField(choices=YES_NO, required=False, label=_("Past validity"))
     template_kind = forms.MultipleChoiceField(
-        choices=CouponKind.choices, required=False, widget=forms.CheckboxSelectMultiple,
+        choices=glossary.choices(glossary.KINDS), required=False,
+        widget=forms.CheckboxSelectMultiple,
         label=_("Coupon kind is one of"))
     template_returnable = forms.ChoiceField(choices=YES_NO, required=False,
                                             label=_("Template returnable"))

@@ -49,12 +49,13 @@ def _filtered(queryset, statuses):
 
 
 def case_queue(*, shown: str) -> QuerySet[ConflictCase]:
-    cases = _waiting_first(ConflictCase.objects.all(), CaseStatus.OPEN, "-opened_at", "-id")
+    cases = _waiting_first(ConflictCase.objects.select_related("coupon"), CaseStatus.OPEN,
+                           "-opened_at", "-id")
     return _filtered(cases, CASE_FILTERS[shown])
 
 
 def approval_queue(*, shown: str) -> QuerySet[RefundCoupon]:
-    decisions = RefundCoupon.objects.select_related("policy_version__policy")
+    decisions = RefundCoupon.objects.select_related("policy_version__policy", "coupon")
     decisions = _waiting_first(decisions, RefundCoupon.Status.PENDING_APPROVAL,
                                "received_at", "id")
     # Only decisions a person reviews: AUTO-executed ones never waited in this queue.
@@ -62,7 +63,8 @@ def approval_queue(*, shown: str) -> QuerySet[RefundCoupon]:
 
 
 def compensation_queue(*, shown: str) -> QuerySet[Compensation]:
-    compensations = Compensation.objects.select_related("operation", "resulting_operation")
+    compensations = Compensation.objects.select_related("operation", "resulting_operation",
+                                                        "coupon")
     compensations = _waiting_first(compensations, Compensation.Status.PROPOSED,
                                    "-created_at", "-id")
     return _filtered(compensations, COMPENSATION_FILTERS[shown])

@@ -80,5 +80,6 @@ urlpatterns = [
     path("language/", language.LanguageSwitch.as_view(), name="language"),
     path("time-zone/", time_zone.TimeZonePage.as_view(), name="time_zone"),
     path("login/", auth.SignIn.as_view(), name="login"),
+    path("login/language", language.SignInLanguage.as_view(), name="login_language"),
     path("logout/", auth.SignOut.as_view(), name="logout"),
 ]

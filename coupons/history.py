@@ -68,7 +68,8 @@ def _operation(op, can_see_details):
     return entry(op.created_at, "operation", op.pk,
                  f"{op.op_type} {op.from_state or '∅'}→{op.to_state} (v{op.to_version})",
                  actor=op.actor, order_id=op.order_id, payment_id=op.payment_id,
-                 lock_id=str(op.lock_id) if op.lock_id else None,
+                 lock_id=str(op.lock_id) if op.lock_id else None, op_type=op.op_type,
+                 from_state=op.from_state, to_state=op.to_state, to_version=op.to_version,
                  idempotency_key=op.idempotency_key,
                  **visible(CouponOperation, {"reason": op.reason},
                            can_see_details=can_see_details, op_type=op.op_type))

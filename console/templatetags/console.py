@@ -8,7 +8,8 @@ from django.conf import settings
 from django.utils import formats, timezone
 from django.utils.html import format_html
 
-from console.answers import RECOMMENDATIONS, worded
+from console import glossary
+from console.answers import ACTIONS, RECOMMENDATIONS, worded
 from console.time_zones import moment_text, offset_label, utc_text
 
 register = template.Library()
@@ -73,3 +74,26 @@ def evidence_value(value):
 def recommendation_words(code):
     """A case's recommendation in plain words, its code in a badge (console.answers)."""
     return worded(code, RECOMMENDATIONS)
+
+
+@register.filter
+def action_words(code):
+    """A refund decision's action in plain words, its code in a badge (console.answers)."""
+    return worded(code, ACTIONS)
+
+
+@register.filter
+def state_words(code):
+    """A coupon state in the reader's words, its code in a badge (console.glossary)."""
+    return glossary.state_words(code) if code else "∅"
+
+
+@register.filter
+def state_badge(code):
+    return glossary.state_badge(code)
+
+
+@register.filter
+def op_words(code):
+    """A ledger operation type in the reader's words, its code in a badge."""
+    return glossary.operation_words(code)

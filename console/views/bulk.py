@@ -1,5 +1,10 @@
 """One reason for many items: bulk approve or reject of refund decisions, bulk resolve of cases.
 
+A bulk form is confirmed as a single button is: the first post answers a page naming every
+item and what its action would write (the plan its service executes), and only the confirmed
+post runs them. An item the bulk action cannot do (a manual review needs its own choice of
+what happens to the coupon) is set aside and listed with a link to its own form, never run.
+
 Each item goes through exactly what its own button does: the item's form, validated for that
 record, run once by `run_action` under a key of its own (derived from the bulk form's key and
 the item, so the same bulk form sent twice replays every item instead of running it again),
@@ -13,9 +18,11 @@ from dataclasses import dataclass
 
 from django import forms
 from django.shortcuts import render
+from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from console.effects import plan_html
 from console.queue_forms import NOTE_MAX, CaseResolveForm
 from console.queue_selectors import case_get, decision_get
 from console.views.access import ConsolePage
@@ -23,6 +30,10 @@ from console.views.queue_actions import run_action
 from console.views.queues_approvals import DecisionApprove, DecisionReject
 from console.views.queues_cases import CaseResolve
 from coupons.capabilities import Capability
+from coupons.effects import Plan
+from coupons.services.cases import resolution_plan
+from refunds.models import RefundCoupon
+from refunds.services.refund_execute import execution_plan
 
 BULK_MAX = 100
 BULK_KEYS = uuid.UUID("6f1d3c52-9e0b-4c55-a8e4-19a4f6f0b7d1")  # namespace of per-item keys
@@ -55,6 +66,8 @@ class ItemResult:
     message: str
     code: str = ""
     replayed: bool = False
+    set_aside: bool = False
+    url: str = ""  # a set-aside item's own form
 
 
 class BulkAction(ConsolePage):
@@ -72,23 +85,56 @@ class BulkAction(ConsolePage):
     def item_data(self, verb: str, note: str) -> dict:
         raise NotImplementedError
 
+    def set_aside(self, verb: str, record) -> str:
+        """Why `record` is left for its own form under `verb`, or "" when bulk can do it."""
+        return ""
+
+    def effect(self, verb: str, record) -> str:
+        """What `verb` would write for `record`: the plan its service executes."""
+        raise NotImplementedError
+
+    def item_url(self, record) -> str:
+        raise NotImplementedError
+
     def post(self, request):
         form = BulkForm(request.POST, verbs=self.verbs)
         if not form.is_valid():
             return render(request, "console/team/bulk_results.html", {
                 "title": self.title, "form": form, "back": self.list_url_name}, status=400)
         verb, note = form.cleaned_data["verb"], form.cleaned_data["note"]
+        if request.POST.get("confirmed") != "yes":
+            return self.confirm(request, form)
         results = [self.run_item(request, verb, note, form.cleaned_data["bulk_key"], item_id)
                    for item_id in form.cleaned_data["ids"]]
         return render(request, "console/team/bulk_results.html", {
             "title": self.title, "results": results, "back": self.list_url_name,
-            "done": sum(r.ok for r in results), "refused": sum(not r.ok for r in results)})
+            "done": sum(r.ok for r in results),
+            "refused": sum(not r.ok and not r.set_aside for r in results),
+            "set_aside": sum(r.set_aside for r in results)})
+
+    def confirm(self, request, form):
+        verb = form.cleaned_data["verb"]
+        items = []
+        for item_id in form.cleaned_data["ids"]:
+            record = self.load(item_id)
+            if record is None:
+                items.append({"id": item_id, "missing": True})
+                continue
+            aside = self.set_aside(verb, record)
+            items.append({"id": item_id, "set_aside": aside, "url": self.item_url(record),
+                          "effect": "" if aside else self.effect(verb, record)})
+        return render(request, "console/team/bulk_confirm.html", {
+            "title": self.title, "items": items, "form": form, "back": self.list_url_name,
+            "verb_label": dict(self.verbs)[verb], "action": request.path})
 
     def run_item(self, request, verb, note, bulk_key, item_id) -> ItemResult:
         action = self.actions[verb]()
         record = self.load(item_id)
         if record is None:
             return ItemResult(item_id, False, _("There is no such item."), "NOT_FOUND")
+        aside = self.set_aside(verb, record)
+        if aside:
+            return ItemResult(item_id, False, aside, set_aside=True, url=self.item_url(record))
         key = str(uuid.uuid5(BULK_KEYS, f"{bulk_key}:{verb}:{item_id}"))
         item_form = action.form_class({**self.item_data(verb, note), "idempotency_key": key},
                                       record=record)
@@ -120,11 +166,25 @@ class DecisionBulk(BulkAction):
     def item_data(self, verb, note):
         return {"note": note, "action": ""}
 
+    def set_aside(self, verb, decision):
+        if verb == "approve" and decision.action == RefundCoupon.Action.MANUAL_REVIEW:
+            return _("A manual review needs its own choice of what happens to the coupon: "
+                     "approve it on its own form.")
+        return ""
+
+    def effect(self, verb, decision):
+        if verb == "reject":
+            return plan_html(Plan(state=decision.coupon.status))
+        return plan_html(execution_plan(decision, decision.action, decision.coupon))
+
+    def item_url(self, decision):
+        return reverse("console:approvals") + f"#decision-{decision.pk}"
+
 
 class CaseBulk(BulkAction):
     capabilities = {"POST": Capability.RESOLVE_CASES}
     actions = dict.fromkeys(CaseResolveForm.ACTIONS, CaseResolve)
-    verbs = list(CaseResolveForm.ACTIONS.items())
+    verbs = [(verb, label) for verb, label in CaseResolveForm.ACTIONS.items() if verb]
     list_url_name = "console:cases"
     title = gettext_lazy("Conflict cases: one reason for many")
 
@@ -133,4 +193,10 @@ class CaseBulk(BulkAction):
 
     def item_data(self, verb, note):
         return {"action": verb, "note": note}
+
+    def effect(self, verb, case):
+        return plan_html(resolution_plan(case, verb))
+
+    def item_url(self, case):
+        return reverse("console:cases") + f"#case-{case.pk}"
 

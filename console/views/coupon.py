@@ -8,15 +8,18 @@ page, so every page of history has a plain URL (and each entry a deep link).
 from django.http import Http404, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.html import format_html
 from django.utils.timesince import timesince, timeuntil
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from console.answers import ConsoleWords
 from console.capabilities import ConsoleCapability, can_read_notes
+from console.glossary import operation_words, state_words
 from console.lanes import order_colour, with_lanes
 from console.note_forms import NoteForm
 from console.notes import note_source, with_note_lane
+from console.replies import customer_replies
 from console.state_diagram import state_diagram
 from console.views.access import ConsolePage
 from coupons import clock
@@ -41,6 +44,8 @@ TIMELINE_PARAMS = ("before", "after", "from")
 ACTOR_KEYS = ("actor", "reviewed_by", "decided_by", "proposed_by", "resolved_by")
 # The request's own evidence, shown apart from the entry's facts.
 EVIDENCE_KEYS = ("idempotency_key",)
+# An operation entry's codes, shown in its title as words with badges (console.glossary).
+OPERATION_KEYS = ("op_type", "from_state", "to_state", "to_version")
 LEDGER_PARAMS = ("ledger_page",)
 
 
@@ -83,7 +88,13 @@ def timeline_context(request, coupon) -> dict:
         e["actor"] = next((e["details"][k] for k in ACTOR_KEYS if k in e["details"]), "")
         e["idempotency_key"] = e["details"].get("idempotency_key", "")
         e["more"] = {k: v for k, v in e["details"].items()
-                     if k not in ACTOR_KEYS and k not in EVIDENCE_KEYS and k != "order_id"}
+                     if k not in ACTOR_KEYS and k not in EVIDENCE_KEYS and k != "order_id"
+                     and k not in OPERATION_KEYS}
+        if e["kind"] == "operation":
+            d = e["details"]
+            e["title"] = format_html("{} {}→{} (v{})", operation_words(d["op_type"]),
+                                     state_words(d.get("from_state", "")) if d.get("from_state")
+                                     else "∅", state_words(d["to_state"]), d["to_version"])
     return {
         "entries": entries, "orders": orders, "lane_count": lane_count,
         "paged": any(cursor.values()),
@@ -147,6 +158,7 @@ class CouponPage(ConsolePage):
             "check": check.as_dict(),
             "diagnosis": coupon_diagnosis(coupon, now, ConsoleWords(),
                                           waiting=waiting_on_people(coupon)),
+            "customer_replies": customer_replies(coupon, now),
             "coverage": checkpoint_coverage(coupon=coupon),
             "diagram": state_diagram(current=coupon.status,
                                      taken=check.steps_taken),

@@ -1,10 +1,12 @@
-"""The header's language switch: any signed-in console user sets their own language."""
+"""The header's language switch: any signed-in console user sets their own language; the
+sign-in page's switch, before anyone is signed in, keeps the choice in the language cookie."""
 
 from django.http import HttpResponse, HttpResponseRedirect
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext
+from django.views import View
 
-from console.language import LANGUAGE_CODES, console_language_set
+from console.language import LANGUAGE_CODES, console_language_set, remember_in_cookie
 from console.views.access import ConsolePage
 from coupons.capabilities import Capability
 
@@ -20,8 +22,27 @@ class LanguageSwitch(ConsolePage):
                 gettext("Choose one of the console's languages."), status=400,
                 content_type="text/plain; charset=utf-8")
         console_language_set(request=request, language=language)
-        back = request.POST.get("next", "")
-        if not url_has_allowed_host_and_scheme(
-                back, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
-            back = "/"
-        return HttpResponseRedirect(back)
+        return HttpResponseRedirect(_back(request))
+
+
+class SignInLanguage(View):
+    """The sign-in page's switch: nobody is signed in yet, so the cookie remembers it (and the
+    person's own choice, once signed in, wins over it)."""
+
+    def post(self, request):
+        language = request.POST.get("language", "")
+        if language not in LANGUAGE_CODES:
+            return HttpResponse(
+                gettext("Choose one of the console's languages."), status=400,
+                content_type="text/plain; charset=utf-8")
+        response = HttpResponseRedirect(_back(request))
+        remember_in_cookie(response, language)
+        return response
+
+
+def _back(request) -> str:
+    back = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(
+            back, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+        back = "/"
+    return back

@@ -1,12 +1,21 @@
 """Staff notes on a coupon page: write one, read the chain of an edited one, edit it."""
 
+from django.contrib import messages
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext as _
 
 from console.capabilities import ConsoleCapability, can_read_notes
 from console.note_forms import NoteForm
-from console.notes import NoteAlreadyEdited, note_add, note_chain, note_get, note_text
+from console.notes import (
+    NoteAlreadyEdited,
+    note_add,
+    note_chain,
+    note_get,
+    note_source,
+    note_text,
+)
 from console.views.access import ConsolePage
 from coupons.errors import CouponError, NotFound
 from coupons.identity import actor_of
@@ -38,7 +47,13 @@ class NoteAdd(ConsolePage):
                                 form_key=form.cleaned_data["form_key"], replaces=replaces)
                 if note.replaces_id:
                     return redirect("console:note", coupon_id=coupon.pk, note_id=note.pk)
-                return redirect(f"{reverse('console:coupon', args=[coupon.pk])}#timeline")
+                # The timeline opens at the new note, said in the flash: a note added under a
+                # long history would otherwise land below the fold, unconfirmed.
+                key = note_source(can_read=True).key(note)
+                messages.success(request, _("Note #%(id)s added; the timeline opens at it.")
+                                 % {"id": note.pk})
+                return redirect(f"{reverse('console:coupon', args=[coupon.pk])}"
+                                f"?from={key}#t-{key}")
         except NoteAlreadyEdited as refusal:
             # The retry edits the wording that won, under a new key; the text is theirs.
             latest = note_chain(replaces)[0]

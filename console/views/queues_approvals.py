@@ -4,16 +4,20 @@ from django.shortcuts import render
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, pgettext_lazy
 
+from console.effects import plan_html
 from console.queue_forms import ApproveDecisionForm, RejectForm
 from console.queue_selectors import APPROVAL_FILTERS, approval_queue, decision_get
 from console.views.access import ConsolePage
 from console.views.queue_actions import QueueAction
 from console.views.queues_common import queue_page
 from coupons.capabilities import Capability
+from coupons.effects import Plan
 from refunds.models import RefundCoupon
 from refunds.recommendation import decision_recommendation
 from refunds.selectors import decision_payload
 from refunds.services import refund_approve, refund_reject
+from refunds.services.refund_execute import execution_plan
+from refunds.services.refund_review import MANUAL_CHOICES
 
 ROW_TEMPLATE = "console/queues/_decision.html"
 # How the result sentence names a decision's status (the badge beside it keeps the code).
@@ -23,13 +27,26 @@ STATUS_WORDS = {RefundCoupon.Status.EXECUTED: pgettext_lazy("refund decision", "
 
 def decision_item(request, decision, **submitted) -> dict:
     """`submitted` is the form just sent back (errors, fresh key); buttons only while pending."""
-    forms = {}
+    forms, effects = {}, {}
     waiting = decision.status == RefundCoupon.Status.PENDING_APPROVAL
     if waiting and request.user.has_perm(Capability.APPROVE_REFUNDS.perm):
         forms = {"approve": ApproveDecisionForm(record=decision),
                  "reject": RejectForm(record=decision), **submitted}
-    return {"decision": decision, "forms": forms,
+        effects = decision_effects(decision)
+    return {"decision": decision, "forms": forms, "effects": effects,
             "recommendation": decision_recommendation(decision) if waiting else None}
+
+
+def decision_effects(decision) -> dict:
+    """What each button writes, from the plan the approval executes: for a manual review one
+    sentence per action the operator may choose."""
+    coupon = decision.coupon
+    if decision.action == RefundCoupon.Action.MANUAL_REVIEW:
+        approve = {action: plan_html(execution_plan(decision, action, coupon))
+                   for action in MANUAL_CHOICES}
+    else:
+        approve = plan_html(execution_plan(decision, decision.action, coupon))
+    return {"approve": approve, "reject": plan_html(Plan(state=coupon.status))}
 
 
 class ApprovalQueue(ConsolePage):

@@ -4,15 +4,18 @@ from django.shortcuts import render
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, pgettext_lazy
 
+from console.effects import plan_html
 from console.queue_forms import CaseResolveForm
 from console.queue_selectors import CASE_FILTERS, case_get, case_queue, case_row
+from console.templatetags.console import money
 from console.views.access import ConsolePage
 from console.views.queue_actions import QueueAction
 from console.views.queues_common import queue_page
 from coupons.capabilities import Capability
 from coupons.identity import can_see_details
-from coupons.models import CaseStatus
-from coupons.services.cases import case_resolve
+from coupons.models import CaseStatus, Recommendation
+from coupons.services.cases import case_resolve, resolution_plan
+from refunds.models import Compensation
 
 ROW_TEMPLATE = "console/queues/_case.html"
 # How the result sentence names a case's status (the badge beside it keeps the code).
@@ -22,11 +25,26 @@ STATUS_WORDS = {CaseStatus.RESOLVED: pgettext_lazy("case", "resolved"),
 
 def case_item(request, case, **submitted) -> dict:
     """`submitted` is the form just sent back (errors, fresh key); buttons only while open."""
-    forms = {}
+    forms, effects = {}, {}
     if case.status == CaseStatus.OPEN and request.user.has_perm(Capability.RESOLVE_CASES.perm):
         forms = {"resolve": CaseResolveForm(record=case), **submitted}
+        effects = case_effects(case, forms["resolve"])
     return {"case": case_row(case, can_see_details=can_see_details(request.user)),
-            "forms": forms}
+            "forms": forms, "effects": effects}
+
+
+def case_effects(case, form) -> list:
+    """(choice, what it writes) for each choice of the form, from the plan case_resolve
+    executes."""
+    return [(label, plan_html(resolution_plan(case, action)))
+            for action, label in form.fields["action"].choices if action]
+
+
+def opened_compensation(case) -> Compensation | None:
+    """The compensation a resolution that refunds the order's discount opened."""
+    return (Compensation.objects.filter(coupon_id=case.coupon_id, order_id=case.order_id,
+                                        kind=Compensation.Kind.ORDER_DISCOUNT_REFUND)
+            .order_by("-id").first())
 
 
 class CaseQueue(ConsolePage):
@@ -59,6 +77,12 @@ class CaseResolve(QueueAction):
 
     def summary(self, case):
         # The resolution is a code, quoted as the API answers it.
-        return _("Case #%(id)s %(status)s: %(resolution)s.") % {
+        said = _("Case #%(id)s %(status)s: %(resolution)s.") % {
             "id": case.pk, "status": STATUS_WORDS.get(case.status, case.status.lower()),
             "resolution": case.resolution}
+        if case.resolution == Recommendation.ORDER_DISCOUNT_REFUND:
+            opened = opened_compensation(case)
+            said += " " + _("Compensation #%(id)s (%(amount)s) is open: a second operator "
+                            "approves or rejects it in Compensations.") % {
+                "id": opened.pk, "amount": money(opened.amount)}
+        return said

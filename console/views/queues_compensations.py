@@ -4,6 +4,7 @@ from django.shortcuts import render
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, pgettext_lazy
 
+from console.effects import plan_html
 from console.queue_forms import ApproveCompensationForm, ProposeCompensationForm, RejectForm
 from console.queue_selectors import (
     COMPENSATION_FILTERS,
@@ -16,10 +17,15 @@ from console.views.access import ConsolePage
 from console.views.queue_actions import Outcome, QueueAction
 from console.views.queues_common import queue_page
 from coupons.capabilities import Capability
+from coupons.effects import Plan
 from coupons.errors import NotFound
 from coupons.identity import actor_of, can_see_details
 from refunds.models import Compensation
-from refunds.services.compensation_decide import compensation_approve, compensation_reject
+from refunds.services.compensation_decide import (
+    approval_plan,
+    compensation_approve,
+    compensation_reject,
+)
 from refunds.services.compensation_payloads import compensation_payload
 from refunds.services.compensation_propose import compensation_propose
 
@@ -34,16 +40,20 @@ def compensation_item(request, compensation, **submitted) -> dict:
     """`submitted` is the form just sent back (errors, fresh key); buttons only while open,
     and never to its proposer: four eyes, so the page says why instead of offering a button
     the service would refuse (SAME_OPERATOR)."""
-    forms = {}
+    forms, effects = {}, {}
     waiting = compensation.status == Compensation.Status.PROPOSED
     own = compensation.created_by == actor_of(request.user)
     if waiting and not own and request.user.has_perm(Capability.APPROVE_COMPENSATION.perm):
         forms = {"approve": ApproveCompensationForm(record=compensation),
                  "reject": RejectForm(record=compensation), **submitted}
+        # What each button writes, from the plan the approval executes.
+        effects = {"approve": plan_html(approval_plan(compensation, compensation.coupon)),
+                   "reject": plan_html(Plan(state=compensation.coupon.status))}
     return {
         "compensation": compensation_row(compensation,
                                          can_see_details=can_see_details(request.user)),
         "forms": forms,
+        "effects": effects,
         "proposed_by_viewer": waiting and own,
     }
 

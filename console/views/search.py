@@ -7,6 +7,7 @@ from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
+from console import glossary
 from console.capabilities import can_read_notes
 from console.notes import notes_matching
 from console.search import (
@@ -21,7 +22,6 @@ from console.search import (
     template_ids,
 )
 from console.views.access import ConsolePage
-from coupons.models import CouponStatus
 from coupons.selectors import template_list
 
 PAGE_SIZE = 25
@@ -30,7 +30,7 @@ PAGE_SIZE = 25
 class SearchForm(forms.Form):
     q = forms.CharField(required=False, max_length=128, strip=True, label=_("Id"))
     status = forms.ChoiceField(required=False,
-                               choices=[("", _("Any status")), *CouponStatus.choices],
+                               choices=[("", _("Any status")), *glossary.choices(glossary.STATES)],
                                widget=forms.Select(attrs={"aria-label": _("Status")}))
     template = forms.TypedChoiceField(required=False, coerce=int, empty_value=None,
                                       widget=forms.Select(attrs={"aria-label": _("Template")}))

@@ -9,12 +9,14 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from coupons import after_sale, clock
-from coupons.errors import CaseNotOpen, NotFound, ValidationFailed
+from coupons.effects import Plan, Step
+from coupons.errors import CaseNotOpen, CouponError, NotFound, ValidationFailed
 from coupons.evidence.journal import journaled_insert, journaled_update, require_folds, with_journal
 from coupons.models import (
     CaseStatus,
     ConflictCase,
     CouponStatus,
+    OperationType,
     OrderCoupon,
     Recommendation,
 )
@@ -22,7 +24,10 @@ from coupons.services.lock import coupon_lock
 from coupons.services.redeem import coupon_redeem
 from coupons.write.context import CommandContext, LeaseProof
 from coupons.write.rows import lock_coupon_row
-from coupons.write.transitions import is_past_validity
+from coupons.write.transitions import guard, is_past_validity
+
+# The compensation kind a resolution that refunds the order's discount opens (after-sale's).
+ORDER_DISCOUNT_REFUND = "ORDER_DISCOUNT_REFUND"
 
 # Who the journal names as opening a case: the fact coordinator, not a person.
 CASE_OPENER = "system:coordinator"
@@ -111,13 +116,43 @@ def case_resolve(*, case_id, action: str, note: str, ctx: CommandContext) -> Con
         return case
 
 
-def _apply(case: ConflictCase, ctx: CommandContext) -> str:
-    # The caller's Idempotency-Key answer is the case, not the first nested command's result.
-    ctx = replace(ctx, idempotency_record_id=None)
-    binding = (
+def resolution_plan(case: ConflictCase, action: str) -> Plan:
+    """What resolving with `action` would do now: the rows APPLY's commands append, the
+    compensation it opens for a second operator, or nothing but the case's own record.
+    Read without locks, for the page; the commands check again under the coupon's lock."""
+    coupon = case.coupon
+    if action != "APPLY":
+        return Plan(state=coupon.status)
+    try:
+        if case.recommendation == Recommendation.COMPENSATING_REDEEM:
+            guard(OperationType.LOCK, coupon)
+            return Plan(state=coupon.status, steps=(
+                Step.row(OperationType.LOCK, coupon.status, CouponStatus.LOCKED),
+                Step.row(OperationType.REDEEM, CouponStatus.LOCKED, CouponStatus.USED)))
+        if case.recommendation == Recommendation.ORDER_DISCOUNT_REFUND:
+            return Plan(state=coupon.status, steps=(Step(
+                Step.RECORD, record_kind=ORDER_DISCOUNT_REFUND, amount=_discount_owed(case)),))
+        raise ValidationFailed(_("This case needs a person: RESOLVE or DISMISS it with a note."))
+    except CouponError as refusal:
+        return Plan(refusal=refusal, state=coupon.status)
+
+
+def _binding(case):
+    return (
         OrderCoupon.objects.filter(order_id=case.order_id, coupon_id=case.coupon_id)
         .order_by("-created_at", "-id").first()
     )
+
+
+def _discount_owed(case) -> Decimal:
+    binding = _binding(case)
+    return binding.discount_amount if binding else Decimal(0)
+
+
+def _apply(case: ConflictCase, ctx: CommandContext) -> str:
+    # The caller's Idempotency-Key answer is the case, not the first nested command's result.
+    ctx = replace(ctx, idempotency_record_id=None)
+    binding = _binding(case)
     if case.recommendation == Recommendation.COMPENSATING_REDEEM:
         coupon = case.coupon
         locked = coupon_lock(
@@ -132,7 +167,7 @@ def _apply(case: ConflictCase, ctx: CommandContext) -> str:
     if case.recommendation == Recommendation.ORDER_DISCOUNT_REFUND:
         after_sale.owe_order_discount(
             order_id=case.order_id, coupon=case.coupon,
-            amount=binding.discount_amount if binding else Decimal(0),
+            amount=_discount_owed(case),
             reason=f"conflict case {case.pk}: {case.summary}", actor=ctx.actor,
         )
         return Recommendation.ORDER_DISCOUNT_REFUND

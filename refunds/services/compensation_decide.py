@@ -5,8 +5,10 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from coupons import clock
+from coupons.effects import Plan, Step
 from coupons.errors import (
     CompensationNotOpen,
+    CouponError,
     InvalidState,
     NotFound,
     SameOperator,
@@ -28,12 +30,40 @@ def compensation_approve(*, compensation_id, note: str = "", ctx) -> Compensatio
     operation and restores the state before it; money appends a COMPENSATE row with the
     amount and no change of state. Both through the one compare-and-set (docs/design.md)."""
     with _deciding(compensation_id, "COMP_APPROVE", ctx) as (coupon, compensation, now):
-        if compensation.kind == Compensation.Kind.REVERSE_OPERATION:
-            operation = _reverse(coupon, compensation, ctx=ctx, now=now)
+        step = _approval_step(coupon, compensation, now)
+        if step.op_type == OperationType.REVERSE:
+            operation = _reverse(coupon, compensation, step, ctx=ctx, now=now)
         else:
-            operation = _pay(coupon, compensation, ctx=ctx, now=now)
+            operation = _pay(coupon, compensation, step, ctx=ctx, now=now)
         return _decided(compensation, Compensation.Status.APPROVED, note, ctx, now,
                         resulting_operation=operation)
+
+
+def approval_plan(compensation: Compensation, coupon) -> Plan:
+    """What approving would write now: the row `compensation_approve` appends, or its refusal.
+    Read without locks, for the page; the approval checks again under the coupon's lock."""
+    try:
+        return Plan(steps=(_approval_step(coupon, compensation, clock.now()),), state=coupon.status)
+    except CouponError as refusal:
+        return Plan(refusal=refusal, state=coupon.status)
+
+
+def _approval_step(coupon, compensation, now) -> Step:
+    """A reversal restores the state before its operation; every other kind is money owed,
+    paid with a COMPENSATE row that keeps the coupon's state."""
+    if compensation.kind == Compensation.Kind.REVERSE_OPERATION:
+        return Step.row(OperationType.REVERSE, coupon.status,
+                        reversal_target(coupon, compensation.operation, now))
+    if coupon.status == CouponStatus.LOCKED:
+        # COMPENSATE raises the version; the order holding the lease would find its
+        # expected_version stale and its payment refused. Decide once the lease has ended.
+        raise InvalidState(
+            _("An order holds the coupon's lease; approve the money once the lease has ended."),
+            coupon=coupon, compensation_id=compensation.pk,
+            locked_order_id=coupon.locked_order_id,
+        )
+    return Step.row(OperationType.COMPENSATE, coupon.status, coupon.status,
+                    amount=compensation.amount)
 
 
 def compensation_reject(*, compensation_id, note: str, ctx) -> Compensation:
@@ -77,12 +107,11 @@ def _deciding(compensation_id, op_type: str, ctx):
         yield coupon, compensation, clock.now()
 
 
-def _reverse(coupon, compensation, *, ctx, now):
+def _reverse(coupon, compensation, step, *, ctx, now):
     operation = compensation.operation
-    to_state = reversal_target(coupon, operation, now)
     restore_redemption(operation)
     return apply_transition(
-        coupon=coupon, op_type=OperationType.REVERSE, to_state=to_state,
+        coupon=coupon, op_type=step.op_type, to_state=step.to_state,
         expected_version=coupon.state_version, ctx=ctx, now=now, changes=UNBOUND,
         original_operation=operation, order_id=operation.order_id,
         payment_id=operation.payment_id, refund_id=operation.refund_id,
@@ -90,20 +119,12 @@ def _reverse(coupon, compensation, *, ctx, now):
     )
 
 
-def _pay(coupon, compensation, *, ctx, now):
-    if coupon.status == CouponStatus.LOCKED:
-        # COMPENSATE raises the version; the order holding the lease would find its
-        # expected_version stale and its payment refused. Decide once the lease has ended.
-        raise InvalidState(
-            _("An order holds the coupon's lease; approve the money once the lease has ended."),
-            coupon=coupon, compensation_id=compensation.pk,
-            locked_order_id=coupon.locked_order_id,
-        )
+def _pay(coupon, compensation, step, *, ctx, now):
     return apply_transition(
-        coupon=coupon, op_type=OperationType.COMPENSATE, to_state=coupon.status,
+        coupon=coupon, op_type=step.op_type, to_state=step.to_state,
         expected_version=coupon.state_version, ctx=ctx, now=now,
         original_operation=compensation.operation, order_id=compensation.order_id,
-        amount=compensation.amount,
+        amount=step.amount,
         reason=f"compensation {compensation.pk} ({compensation.kind}): {compensation.reason}"[:500],
     )
 

@@ -6,11 +6,14 @@ Callers hold the coupon row lock (lock order: coupon → refund record) and an o
 from dataclasses import replace
 from decimal import Decimal
 
-from coupons.errors import DecisionNotPending
+from coupons import clock
+from coupons.effects import Plan, Step
+from coupons.errors import CouponError, DecisionNotPending
 from coupons.evidence.journal import journaled_update
-from coupons.models import CouponOperation
+from coupons.models import CouponOperation, CouponStatus, OperationType
 from coupons.services.issue import coupon_issue
 from coupons.services.void import coupon_void
+from coupons.write.transitions import guard, is_past_validity
 from refunds.models import Compensation, RefundCoupon
 from refunds.services.compensation_record import compensation_record
 from refunds.services.coupon_return import coupon_return
@@ -40,37 +43,64 @@ def decision_move(decision: RefundCoupon, *, from_status: str, actor: str, now,
     return decision
 
 
+def execution_plan(decision: RefundCoupon, action: str, coupon) -> Plan:
+    """What executing `action` would do now: the steps `decision_execute` carries out, or the
+    refusal the coupon would answer. Read without locks, for the page."""
+    try:
+        steps = _steps(decision, action, coupon, clock.now())
+        for step in steps:  # the execution's services check this under the lock, and log it
+            if step.kind == Step.ROW:
+                guard(step.op_type, coupon)
+        return Plan(steps=steps, state=coupon.status)
+    except CouponError as refusal:
+        return Plan(refusal=refusal, state=coupon.status)
+
+
+def _steps(decision, action, coupon, now) -> tuple:
+    if action == Action.RETURN:
+        to_state = CouponStatus.EXPIRED if is_past_validity(coupon, now) else CouponStatus.AVAILABLE
+        return (Step.row(OperationType.RETURN, coupon.status, to_state),)
+    if action == Action.VOID:
+        return (Step.row(OperationType.VOID, coupon.status, CouponStatus.VOID),)
+    if action == Action.COMPENSATE:
+        spec = decision.compensation or {}
+        if "template_id" in spec:
+            return (Step(Step.ISSUE, template_id=spec["template_id"]),)
+        return (Step(Step.RECORD, record_kind=Compensation.Kind.REFUND_CREDIT,
+                     amount=Decimal(str(spec.get("amount", decision.coupon_share or 0)))),)
+    return ()  # KEEP_USED: the decision is the record; the coupon stays USED
+
+
 def decision_execute(decision: RefundCoupon, action: str, coupon, ctx) -> dict:
-    """Apply `action` to the coupon through the services; answers the fields that record it.
+    """Carry out the steps of `action` through the services; answers the fields that record it.
 
     Raises the command's CouponError when the coupon refuses (it moved on since the decision).
     """
     # The caller's Idempotency-Key answer is the decision, not a nested command's result.
     ctx = replace(ctx, idempotency_record_id=None)
     why = f"refund {decision.refund_id} of order {decision.order_id}: {decision.rule_label}"
-    if action == Action.RETURN:
-        _, operation = coupon_return(
-            coupon_id=coupon.pk, redemption=decision.redemption, refund_id=decision.refund_id,
-            expected_version=coupon.state_version, ctx=ctx, reason=why,
-        )
-        return {"operation": operation}
-    if action == Action.VOID:
-        result = coupon_void(coupon_id=coupon.pk, expected_version=coupon.state_version,
-                             reason=why, refund_id=decision.refund_id, ctx=ctx)
-        return {"operation": CouponOperation.objects.get(coupon=coupon,
-                                                         to_version=result.state_version)}
-    if action == Action.COMPENSATE:
-        spec = decision.compensation or {}
-        if "template_id" in spec:
-            issued = coupon_issue(template_id=spec["template_id"], user_id=coupon.user_id, ctx=ctx)
-            return {"compensation_coupon": issued.coupon}
-        credit = compensation_record(
-            kind=Compensation.Kind.REFUND_CREDIT, order_id=decision.order_id, coupon=coupon,
-            amount=Decimal(str(spec.get("amount", decision.coupon_share or 0))), reason=why,
-            actor=ctx.actor,
-        )
-        return {"compensation_record": credit}
-    return {}  # KEEP_USED: the decision is the record; the coupon stays USED
+    recorded = {}
+    for step in _steps(decision, action, coupon, clock.now()):
+        if step.op_type == OperationType.RETURN:
+            _, recorded["operation"] = coupon_return(
+                coupon_id=coupon.pk, redemption=decision.redemption,
+                refund_id=decision.refund_id, expected_version=coupon.state_version, ctx=ctx,
+                reason=why,
+            )
+        elif step.op_type == OperationType.VOID:
+            result = coupon_void(coupon_id=coupon.pk, expected_version=coupon.state_version,
+                                 reason=why, refund_id=decision.refund_id, ctx=ctx)
+            recorded["operation"] = CouponOperation.objects.get(
+                coupon=coupon, to_version=result.state_version)
+        elif step.kind == Step.ISSUE:
+            recorded["compensation_coupon"] = coupon_issue(
+                template_id=step.template_id, user_id=coupon.user_id, ctx=ctx).coupon
+        elif step.kind == Step.RECORD:
+            recorded["compensation_record"] = compensation_record(
+                kind=step.record_kind, order_id=decision.order_id, coupon=coupon,
+                amount=step.amount, reason=why, actor=ctx.actor,
+            )
+    return recorded
 
 
 def final_status(action: str) -> str:

@@ -24,13 +24,13 @@ def test_support_searches_the_late_order_and_reads_the_incident_in_order(
 
     assert page.get_by_role("heading", name=f"Coupon {coupon.pk}").is_visible()
     titles = page.locator("#timeline .tl-title").all_inner_texts()
-    assert titles == [
-        "ISSUE ∅→AVAILABLE (v1)",
-        "LOCK AVAILABLE→LOCKED (v2)",
-        "RELEASE LOCKED→AVAILABLE (v3)",
-        "LOCK AVAILABLE→LOCKED (v4)",
+    assert titles == [  # words, each code in its badge
+        "issue ISSUE ∅→available AVAILABLE (v1)",
+        "lock LOCK available AVAILABLE→locked LOCKED (v2)",
+        "release RELEASE locked LOCKED→available AVAILABLE (v3)",
+        "lock LOCK available AVAILABLE→locked LOCKED (v4)",
         "REDEEM refused: TOKEN_MISMATCH",
-        "REDEEM LOCKED→USED (v5)",
+        "redeem REDEEM locked LOCKED→used USED (v5)",
     ]
     refusal = page.locator("#timeline .tl-refusal")
     assert refusal.is_visible() and "order_demo_A" in refusal.inner_text()

@@ -40,7 +40,8 @@ def test_an_operator_approves_a_refund_decision_and_sees_the_return_row(page, pe
     returned = CouponOperation.objects.get(coupon_id=decision.coupon_id, op_type="RETURN")
     row = page.locator(f"#op-{returned.pk}")
     assert row.is_visible()
-    assert "RETURN" in row.inner_text() and "USED → AVAILABLE" in row.inner_text()
+    assert "return RETURN" in row.inner_text()
+    assert "used USED → available AVAILABLE" in row.inner_text()  # words, codes in badges
     assert page.url.endswith("/approvals/")  # answered in place, no page load
     assert page.locator(f"#decision-{decision.pk} .badge").inner_text() == "EXECUTED"
 

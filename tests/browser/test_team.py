@@ -2,6 +2,7 @@
 the Activity page; each page passes axe (WCAG 2.1 AA, 0 violations)."""
 
 import pytest
+from playwright.sync_api import expect
 
 from console.models import SavedFilter, StaffNote, ViewRecord
 from coupons.services import coupon_issue, template_create
@@ -39,6 +40,9 @@ def test_support_writes_and_edits_a_note_and_reads_it_in_the_timeline(page, pers
     page.wait_for_load_state()
 
     entry = page.locator(".tl-entry.tl-note")
+    # Confirmed, and the page opens at the new note rather than leaving it below the fold.
+    assert page.get_by_role("status").filter(has_text="added; the timeline opens at it").count()
+    expect(entry).to_be_in_viewport()
     assert "Customer called: coupon missing at checkout." in entry.inner_text()
     assert "by user:sam" in entry.inner_text()
     entry.get_by_role("link", name="edit").click()
@@ -72,6 +76,15 @@ def test_an_operator_rejects_two_decisions_at_once_and_sees_each_result(page, pe
         page.locator(f"#bulk input[value='{decision.pk}']").check()
     page.get_by_label("One reason for every selected decision").fill("duplicate refunds")
     page.get_by_role("button", name="Reject selected").click()
+    page.wait_for_load_state()
+    # Confirmed as a single button is: each item and what rejecting it writes.
+    assert "Reject 2 items?" in page.locator("main").inner_text()
+    for decision in decisions:
+        assert "Nothing is written to the ledger" in page.locator(
+            f"#item-{decision.pk}").inner_text()
+    assert RefundCoupon.objects.filter(status=RefundCoupon.Status.REJECTED).count() == 0
+    assert axe_violations(page) == []
+    page.get_by_role("button", name="Yes, Reject").click()
     page.wait_for_load_state()
 
     assert "2 items: 2 done, 0 refused." in page.get_by_role("status").inner_text()

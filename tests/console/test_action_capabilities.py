@@ -74,7 +74,7 @@ def test_a_person_with_approve_but_not_propose_may_approve(client, make_person, 
 def bulk_dismiss(client, cases):
     return client.post(reverse("console:case_bulk"), {
         "ids": [str(case.pk) for case in cases], "verb": "DISMISS",
-        "note": "paid twice, refunded by the bank", "bulk_key": new_key()})
+        "note": "paid twice, refunded by the bank", "bulk_key": new_key(), "confirmed": "yes"})
 
 
 def test_bulk_case_resolution_needs_resolve_cases_not_refund_approval(client, make_person,

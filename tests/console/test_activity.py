@@ -1,6 +1,8 @@
 """The view log and the Activity page: who opened which coupon and queue, what they did, what
 they were refused, per person and per coupon, in pages that never repeat or skip a row."""
 
+from datetime import timedelta
+
 import pytest
 from django.urls import reverse
 
@@ -10,6 +12,7 @@ from coupons.models import CommandRejection
 from coupons.services import CommandContext
 from refunds.services.compensation_decide import compensation_reject
 from tests.console.queue_objects import fresh_coupon, proposal
+from tests.console.test_coupon_page import codes
 
 pytestmark = pytest.mark.django_db
 
@@ -76,7 +79,7 @@ def test_activity_per_coupon_lists_its_ledger_rows_and_its_views(signed_in, coup
 
     page = activity_page(filters=ActivityFilters(coupon_id=coupon.pk))
 
-    assert [e["what"] for e in page.entries] == ["ISSUE ∅→AVAILABLE (v1)"]
+    assert [codes(e["what"]) for e in page.entries] == ["ISSUE ∅→AVAILABLE (v1)"]
     assert all(e["coupon_id"] == coupon.pk for e in page.entries)
 
 
@@ -96,7 +99,8 @@ def test_paging_the_activity_never_repeats_or_skips_a_row(signed_in, coupon):
             break
         cursor = page.older
 
-    assert len(everything) == 9  # 7 views, the ISSUE row, the refusal
+    # 7 views, the ISSUE row, the refusal, the default return policy's draft and publication
+    assert len(everything) == 11
     assert [(e["kind"], e["what"], e["at"]) for e in seen] == \
         [(e["kind"], e["what"], e["at"]) for e in everything]
 
@@ -106,3 +110,29 @@ def test_a_bad_activity_filter_is_answered_in_the_page(signed_in):
 
     assert answer.status_code == 400
     assert "These filters cannot be used" in answer.content.decode()
+
+
+def test_activity_lists_policy_admin_actions_and_sorts_by_time_not_id(signed_in, coupon, clock):
+    from refunds.models import ReturnPolicyVersion
+
+    client = signed_in("operator", "olga")
+    client.get(reverse("console:coupon", args=[coupon.pk]))
+    # A row written later but dated earlier (a clock set back, as the demo's stories do).
+    early = ViewRecord.objects.create(actor="user:olga", kind=ViewRecord.Kind.VIEW,
+                                      page="search", path="/search/",
+                                      created_at=coupon.issued_at - timedelta(days=1))
+    version = ReturnPolicyVersion.objects.filter(published_at__isnull=False).first()
+
+    entries = activity_page(filters=ActivityFilters()).entries
+
+    times = [e["at"] for e in entries]
+    assert times == sorted(times, reverse=True)
+    assert any(e["what"] == "Opened search" and e["at"] == early.created_at for e in entries)
+    said = [e["what"] for e in entries]
+    assert (f"Published return policy {version.policy.code} version {version.number}" in said
+            and f"Drafted return policy {version.policy.code} version {version.number}" in said)
+    published = next(e for e in entries if e["what"].startswith("Published"))
+    assert published["link"] == reverse("console:policy", args=[version.policy_id])
+    # A coupon's activity has no policy rows: they are about no coupon.
+    mine = activity_page(filters=ActivityFilters(coupon_id=coupon.pk)).entries
+    assert not any("return policy" in e["what"] for e in mine)

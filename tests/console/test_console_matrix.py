@@ -36,7 +36,7 @@ AUDITORS = {"support": DENIED, "operator": OK, "policy_admin": OK}
 NOT_YOURS = dict.fromkeys(ROLES, 404)
 
 # Console URLs that are not pages behind a capability.
-PUBLIC = {"login", "logout"}
+PUBLIC = {"login", "login_language", "logout"}
 
 CONSOLE_MATRIX = [
     ("home", "GET", lambda objects: {}, EVERYONE),

@@ -14,6 +14,10 @@ pytestmark = pytest.mark.django_db
 # Session, user, groups and permissions, the page's count and rows, the person's saved filters
 # and the view log's INSERT (measured: 9).
 MAX_QUERIES = 9
+# The compensation queue also says what each waiting reversal's Approve would write, from the
+# plan the approval executes: two reads per reversal shown (was it reversed already, did the
+# coupon move on since), one page at most.
+PER_SHOWN = {"/cases/": 0, "/approvals/": 0, "/compensations/": 2}
 
 
 @pytest.fixture
@@ -29,7 +33,7 @@ def full_queues(template):
 def test_a_full_queue_page_takes_a_fixed_number_of_queries(
         signed_in, full_queues, django_assert_max_num_queries, url):
     client = signed_in("operator")
-    with django_assert_max_num_queries(MAX_QUERIES):
+    with django_assert_max_num_queries(MAX_QUERIES + 25 * PER_SHOWN[url]):
         page = client.get(url)
     assert page.status_code == 200
     assert page.content.decode().count('<article class="card queue-item"') == 25

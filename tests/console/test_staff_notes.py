@@ -159,3 +159,17 @@ def test_a_note_row_cannot_be_saved_again_or_deleted_through_the_orm(signed_in, 
         note.save()
     with pytest.raises(TypeError):
         note.delete()
+
+
+def test_a_new_note_is_confirmed_and_the_timeline_opens_at_it(signed_in, coupon):
+    client = signed_in("support", "sam")
+
+    answer = add(client, coupon, "customer called twice")
+
+    note = StaffNote.objects.get()
+    location = answer["Location"]
+    key = location.rsplit("#t-", 1)[1]
+    assert location == f"/coupons/{coupon.pk}/?from={key}#t-{key}"
+    page = client.get(location).content.decode()
+    assert f"Note #{note.pk} added; the timeline opens at it." in page
+    assert f'<li id="t-{key}" class="tl-entry tl-note"' in page

@@ -8,12 +8,13 @@ from django.urls import reverse
 
 from coupons.services import CommandContext, coupon_release
 from tests.conftest import lock
+from tests.console.test_coupon_page import codes
 
 pytestmark = pytest.mark.django_db
 
 
 def entries(page: str) -> list[str]:
-    return re.findall(r'<li id="t-[^"]+" class="tl-entry.*?</li>', page, re.S)
+    return [codes(e) for e in re.findall(r'<li id="t-[^"]+" class="tl-entry.*?</li>', page, re.S)]
 
 
 def test_an_operation_shows_who_its_idempotency_key_and_links_its_order(signed_in, coupon):

@@ -18,6 +18,7 @@ from django.db import connection
 
 from operations.db_roles import APP_PASSWORD_ENV, APP_ROLE
 from tests.api.test_production_defaults import PRODUCTION_ENV
+from tests.console.i18n.catalogue import NOT_COPIED
 
 ROOT = Path(__file__).resolve().parents[2]
 START_SECONDS = 120
@@ -52,8 +53,8 @@ def url_for(user: str, database: str, password: str = "") -> str:
 
 
 @contextmanager
-def serving(tmp_path, **environment):
-    """bin/serve on a free port with a server's environment (plus `environment`: the
+def serving(tmp_path, root=ROOT, **environment):
+    """`root`'s bin/serve on a free port with a server's environment (plus `environment`: the
     database's URLs), migrated by the release step first (SERVE_MIGRATE=1); yields its base
     URL."""
     if shutil.which("bash") is None:
@@ -70,7 +71,7 @@ def serving(tmp_path, **environment):
         "TMPDIR": str(tmp_path), **environment,
     }
     log = (tmp_path / "serve.log").open("w+")
-    server = subprocess.Popen([str(ROOT / "bin" / "serve")], cwd=tmp_path, env=env,
+    server = subprocess.Popen([str(root / "bin" / "serve")], cwd=tmp_path, env=env,
                               stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
@@ -173,3 +174,32 @@ def test_each_instance_has_its_own_control_socket_and_metrics_directory(tmp_path
         run_dir = tmp_path / f"coupon-console-127_0_0_1_{port}"
         assert (run_dir / "gunicorn.ctl").is_socket()
         assert any((run_dir / "metrics").glob("*.db"))  # the worker's counters
+
+
+def test_bin_serve_compiles_the_catalogue_and_answers_in_chinese(tmp_path, roles):
+    """From a tree as it is committed (no compiled .mo), bin/serve answers the API and the
+    console in the language the request asks for."""
+    if shutil.which("msgfmt") is None:
+        pytest.skip("gettext's msgfmt is not installed (apt-get install gettext)")
+    tree = tmp_path / "tree"
+    shutil.copytree(ROOT, tree, ignore=NOT_COPIED)
+    mo = tree / "locale/zh_Hans/LC_MESSAGES/django.mo"
+    assert not mo.exists()
+    database = {"DATABASE_URL": roles["MIGRATION_DATABASE_URL"]}
+    with serving(tmp_path, root=tree, **roles) as base:
+        assert mo.exists()
+        made = subprocess.run(
+            [sys.executable, "manage.py", "create_service_client", "support-tool",
+             "--allow", "read"], cwd=tree, capture_output=True, text=True, check=True,
+            env={"PATH": os.environ.get("PATH", ""), **PRODUCTION_ENV, **database})
+        key = made.stdout.strip().splitlines()[-1]
+        chinese = {"Host": PUBLIC_HOST, "X-Forwarded-Proto": "https",
+                   "Accept-Language": "zh-Hans"}
+
+        status, headers, body = get(f"{base}/api/v1/coupons/999999",
+                                    Authorization=f"Token {key}", **chinese)
+
+        assert (status, headers["Content-Language"]) == (404, "zh-hans")
+        assert "优惠券不存在。" in body.decode()
+        status, _, page = get(f"{base}/login/", **chinese)
+        assert status == 200 and "登录" in page.decode() and 'lang="zh-hans"' in page.decode()

@@ -83,3 +83,15 @@ document.addEventListener("change", (event) => {
   const box = event.target.closest("fieldset").querySelector("[data-compensation]");
   if (box) box.hidden = event.target.value !== "COMPENSATE";
 });
+// The customer replies' copy buttons: the reply's text to the clipboard, and a word in the
+// button's live region saying it happened (or that the browser refused: select the text then).
+document.addEventListener("click", (event) => {
+  const button = event.target.closest("button[data-copy]");
+  if (!button) return;
+  const text = document.getElementById(button.dataset.copy).textContent.trim();
+  const said = button.parentElement.querySelector(".copy-status");
+  const done = () => { said.textContent = button.dataset.copied; };
+  const refused = () => { said.textContent = button.dataset.refused; };
+  if (navigator.clipboard) navigator.clipboard.writeText(text).then(done, refused);
+  else refused();
+});

@@ -1,0 +1,124 @@
+"""A reply support can paste into the customer chat, in Chinese first and in English.
+
+Both come from the same facts as the check panel's answer (the coupon's state, its redemption,
+the open conflict cases and the compensations they opened) and, for "my refund: do I get my
+coupon back?", from the coupon's latest refund decision and the policy version that decided it.
+Each sentence is one catalogue entry, written once per language under translation.override, so
+the two replies say the same thing. Plain text: it is copied into another product.
+"""
+
+from django.utils import translation
+from django.utils.translation import gettext as _
+
+from console.templatetags.console import money
+from console.time_zones import moment_text
+from coupons.models import CaseStatus, CouponStatus, Recommendation
+from coupons.write.transitions import is_past_validity
+from refunds.models import Compensation, RefundCoupon
+
+# Chinese first: the floor this is for answers customers in Chinese.
+LANGUAGES = (("zh-hans", "简体中文"), ("en", "English"))
+
+
+def customer_replies(coupon, now) -> dict:
+    """{"state": [(language, name, text)], "refund": [...] or []} for the coupon page."""
+    decision = coupon.refund_decisions.select_related("policy_version__policy").first()
+    cases = list(coupon.conflict_cases.filter(
+        status__in=(CaseStatus.OPEN, CaseStatus.RESOLVED),
+        recommendation=Recommendation.ORDER_DISCOUNT_REFUND))
+    owed = {c.order_id: c for c in Compensation.objects.filter(
+        coupon=coupon, kind=Compensation.Kind.ORDER_DISCOUNT_REFUND)}
+    replies = {"state": [], "refund": []}
+    for language, name in LANGUAGES:
+        with translation.override(language):
+            replies["state"].append((language, name, " ".join(
+                [_state_sentence(coupon, now), *(_case_sentence(case, owed.get(case.order_id))
+                                                 for case in cases)])))
+            if decision is not None:
+                replies["refund"].append((language, name, _refund_sentence(decision)))
+    return replies
+
+
+def _state_sentence(coupon, now) -> str:
+    status = coupon.status
+    if status == CouponStatus.AVAILABLE:
+        if coupon.valid_from is not None and now < coupon.valid_from:
+            return _("Your coupon can be used from %(start)s.") % {
+                "start": moment_text(coupon.valid_from)}
+        if is_past_validity(coupon, now):
+            return _("Your coupon expired at %(end)s and can no longer be used.") % {
+                "end": moment_text(coupon.valid_until)}
+        if coupon.valid_until:
+            return _("Your coupon can be used now, until %(end)s.") % {
+                "end": moment_text(coupon.valid_until)}
+        return _("Your coupon can be used now.")
+    if status == CouponStatus.LOCKED:
+        return _("Your coupon is held by order %(order)s until %(end)s; if that order is not "
+                 "paid, the coupon can be used again.") % {
+            "order": coupon.locked_order_id, "end": moment_text(coupon.lock_expires_at)}
+    if status == CouponStatus.USED:
+        redemption = coupon.redemptions.filter(succeeded=True).first()
+        if redemption is not None:
+            return _("Your coupon was used for order %(order)s at %(at)s.") % {
+                "order": redemption.order_id, "at": moment_text(redemption.created_at)}
+        return _("Your coupon has been used.")
+    if status == CouponStatus.EXPIRED:
+        return _("Your coupon expired at %(end)s and can no longer be used.") % {
+            "end": moment_text(coupon.valid_until)}
+    return _("Your coupon was cancelled and can no longer be used.")
+
+
+def _case_sentence(case, compensation) -> str:
+    """A paid order whose coupon another order took: its discount comes back as money."""
+    if compensation is None:
+        return _("Order %(order)s was paid after the coupon had moved on; we are checking it "
+                 "and will refund that order's discount if it is owed.") % {
+            "order": case.order_id}
+    amount = money(compensation.amount)
+    if compensation.status == Compensation.Status.APPROVED:
+        return _("The discount of order %(order)s (%(amount)s) has been refunded to you.") % {
+            "order": case.order_id, "amount": amount}
+    if compensation.status == Compensation.Status.REJECTED:
+        return _("The discount of order %(order)s is not refunded; support will explain "
+                 "why.") % {"order": case.order_id}
+    return _("The discount of order %(order)s (%(amount)s) will be refunded to you once it "
+             "is approved.") % {"order": case.order_id, "amount": amount}
+
+
+def _refund_sentence(decision) -> str:
+    """Does the coupon come back, when and why: the decision as the policy version made it."""
+    why = _policy_words(decision)
+    done = decision.executed_action or ""
+    facts = {"order": decision.order_id, "why": why,
+             "at": moment_text(decision.reviewed_at or decision.decided_at
+                               or decision.received_at)}
+    if decision.status == RefundCoupon.Status.AWAITING_REDEMPTION:
+        return _("We have your refund for order %(order)s; whether the coupon comes back is "
+                 "decided once the order's payment is settled.") % facts
+    if decision.status == RefundCoupon.Status.PENDING_APPROVAL:
+        return _("Your refund for order %(order)s is being reviewed; we will tell you whether "
+                 "the coupon comes back.") % facts
+    if decision.status == RefundCoupon.Status.REJECTED:
+        return _("After the refund of order %(order)s your coupon stays used (reviewed at "
+                 "%(at)s).") % facts
+    if done == RefundCoupon.Action.RETURN:
+        return _("After the refund of order %(order)s your coupon was returned to you at "
+                 "%(at)s: %(why)s") % facts
+    if done == RefundCoupon.Action.VOID:
+        return _("After the refund of order %(order)s your coupon was cancelled at %(at)s: "
+                 "%(why)s") % facts
+    if done == RefundCoupon.Action.COMPENSATE:
+        return _("After the refund of order %(order)s you are compensated instead of getting "
+                 "the coupon back: %(why)s") % facts
+    if done == RefundCoupon.Action.RELEASE_LOCK:
+        return _("After the refund of order %(order)s the coupon was freed at %(at)s and can "
+                 "be used again.") % facts
+    return _("After the refund of order %(order)s your coupon stays used: %(why)s") % facts
+
+
+def _policy_words(decision) -> str:
+    if decision.policy_version is None:
+        return _("an operator decided it.")
+    return _("return policy %(policy)s, version %(number)s, decided it.") % {
+        "policy": decision.policy_version.policy.code,
+        "number": decision.policy_version.number}
