@@ -17,9 +17,10 @@ pytestmark = pytest.mark.django_db
 # Session, user, permissions, the user's groups (the header), the coupon with its template,
 # the check's watermark and the rows after it, one query per timeline source (11), one ledger
 # page, the open conflict cases and what waits for a person (refund decisions, compensations:
-# the diagnosis), the latest checkpoint, the staff notes, the view log's INSERT and the
-# journal's fold of the coupon's decisions, compensations and cases (3).
-PAGE_QUERIES = 28
+# the diagnosis), the latest checkpoint, the staff notes, the view log's INSERT, the
+# journal's fold of the coupon's decisions, compensations and cases (3) and the customer
+# replies' refund decision, cases and redemption (3).
+PAGE_QUERIES = 31
 # The coupon, the check's watermark and the rows after it, the open conflict cases and what
 # waits for a person (2), the journal's fold (3) (the service client comes from its cache).
 CHECK_QUERIES = 9

@@ -42,7 +42,7 @@ def test_the_coupon_page_answers_support_in_chinese(signed_in, template, clock, 
 
     for words in (f"优惠券 {coupon.pk}", "这张券为什么不能用？", "客服应如何处理：",
                   "；所有不变量均成立。", "占用订单", "时间线", "流水",
-                  "操作人", "拒绝记录", "晚于最近一个检查点：尚无已签名的检查点覆盖这张券。"):
+                  "操作人", "拒绝记录", "没有已验证的检查点：尚无签名有效的检查点覆盖此券。"):
         assert words in html, words
     for english in ("Why can't this coupon be used?", "What support should do", "Ledger replays",
                     "Held by", "No ledger rows", "Link to this entry"):

@@ -22,6 +22,7 @@ WORDS = {"one": 1, "two": 2, "three": 3, "four": 4}
 @pytest.fixture(autouse=True)
 def demo(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    settings.COUPONS_DEMO = True  # seed_demo runs only on a demo
     call_command("seed_demo", stdout=StringIO())
 
 
