@@ -17,6 +17,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.owner_role]
 @pytest.fixture(autouse=True)
 def fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    settings.COUPONS_DEMO = True  # prepare_demo seeds, which runs only on a demo
 
 
 def prepare(*args) -> str:
