@@ -18,9 +18,7 @@ class LanguageSwitch(ConsolePage):
     def post(self, request):
         language = request.POST.get("language", "")
         if language not in LANGUAGE_CODES:
-            return HttpResponse(
-                gettext("Choose one of the console's languages."), status=400,
-                content_type="text/plain; charset=utf-8")
+            return _unknown_language()
         console_language_set(request=request, language=language)
         return HttpResponseRedirect(_back(request))
 
@@ -32,12 +30,15 @@ class SignInLanguage(View):
     def post(self, request):
         language = request.POST.get("language", "")
         if language not in LANGUAGE_CODES:
-            return HttpResponse(
-                gettext("Choose one of the console's languages."), status=400,
-                content_type="text/plain; charset=utf-8")
+            return _unknown_language()
         response = HttpResponseRedirect(_back(request))
         remember_in_cookie(response, language)
         return response
+
+
+def _unknown_language() -> HttpResponse:
+    return HttpResponse(gettext("Choose one of the console's languages."), status=400,
+                        content_type="text/plain; charset=utf-8")
 
 
 def _back(request) -> str:
