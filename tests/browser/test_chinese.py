@@ -26,7 +26,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def switch_to_chinese(page):
-    page.get_by_role("button", name="简体中文").click()
+    page.get_by_role("button", name="简体中文", exact=True).click()
     page.wait_for_load_state()
     expect(page.locator("html")).to_have_attribute("lang", "zh-hans")
 
@@ -36,7 +36,7 @@ def assert_chinese_page(page, shot):
     expect(html).to_have_attribute("lang", "zh-hans")
     expect(html).to_have_attribute("dir", "ltr")
     expect(page.get_by_role("button", name="退出登录")).to_be_visible()
-    expect(page.get_by_role("button", name="English")).to_be_visible()
+    expect(page.get_by_role("button", name="English", exact=True)).to_be_visible()
     expect(page.get_by_role("searchbox", name="按任意 ID 搜索")).to_be_visible()
     assert page.title().endswith("· 优惠券控制台")
     assert axe_violations(page) == []

@@ -88,7 +88,7 @@ def test_the_zone_page_and_the_answer_in_chinese(shanghai, person, template, clo
     person("support", "li")
     sign_in(shanghai, "li", f"/coupons/{coupon.pk}/")
     shanghai.wait_for_url(f"**/coupons/{coupon.pk}/")
-    shanghai.get_by_role("button", name="简体中文").click()
+    shanghai.get_by_role("button", name="简体中文", exact=True).click()
     shanghai.wait_for_load_state()
 
     waiting = shanghai.locator(".check .pending")

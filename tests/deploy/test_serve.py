@@ -6,6 +6,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -64,11 +65,13 @@ def serving(tmp_path, root=ROOT, **environment):
     except ImportError:
         pytest.skip("gunicorn is not installed: pip install -e .")
     port = free_port()
+    # Not tmp_path: under xdist its path is too long for the control socket's (bin/serve).
+    short_tmp = tempfile.mkdtemp(prefix="serve-", dir="/tmp")
     env = {
         "PATH": os.environ.get("PATH", ""), **PRODUCTION_ENV,
         "PYTHON": sys.executable, "PORT": str(port), "GUNICORN_BIND": f"127.0.0.1:{port}",
         "GUNICORN_WORKERS": "1", "GUNICORN_THREADS": "2", "SERVE_MIGRATE": "1",
-        "TMPDIR": str(tmp_path), **environment,
+        "TMPDIR": short_tmp, **environment,
     }
     log = (tmp_path / "serve.log").open("w+")
     server = subprocess.Popen([str(root / "bin" / "serve")], cwd=tmp_path, env=env,
@@ -90,6 +93,7 @@ def serving(tmp_path, root=ROOT, **environment):
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
         log.close()
+        shutil.rmtree(short_tmp, ignore_errors=True)
 
 
 @pytest.fixture
@@ -169,11 +173,25 @@ def test_bin_serve_does_not_migrate_and_is_not_ready_until_the_release_step_ran(
 
 
 def test_each_instance_has_its_own_control_socket_and_metrics_directory(tmp_path, roles):
-    with serving(tmp_path, **roles) as base:
-        port = base.rsplit(":", 1)[1]
-        run_dir = tmp_path / f"coupon-console-127_0_0_1_{port}"
-        assert (run_dir / "gunicorn.ctl").is_socket()
-        assert any((run_dir / "metrics").glob("*.db"))  # the worker's counters
+    short = Path(tempfile.mkdtemp(prefix="instance-", dir="/tmp"))
+    try:
+        with serving(tmp_path, **roles, TMPDIR=str(short)) as base:
+            port = base.rsplit(":", 1)[1]
+            run_dir = short / f"coupon-console-127_0_0_1_{port}"
+            assert (run_dir / "gunicorn.ctl").is_socket()
+            assert any((run_dir / "metrics").glob("*.db"))  # the worker's counters
+    finally:
+        shutil.rmtree(short, ignore_errors=True)
+
+
+def test_bin_serve_refuses_a_run_directory_too_long_for_its_control_socket(tmp_path):
+    refused = subprocess.run(
+        [str(ROOT / "bin" / "serve")], cwd=tmp_path, capture_output=True, text=True,
+        timeout=START_SECONDS, env={"PATH": os.environ.get("PATH", ""), **PRODUCTION_ENV,
+                                    "PYTHON": sys.executable, "SERVE_RUN_DIR": "/tmp/" + "x" * 90})
+
+    assert refused.returncode == 1
+    assert "too long for the control socket's path" in refused.stderr
 
 
 def test_bin_serve_compiles_the_catalogue_and_answers_in_chinese(tmp_path, roles):
