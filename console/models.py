@@ -1,12 +1,12 @@
 """What the console keeps: per-person settings and saved filters (moved and deleted freely), and
-the team's evidence, staff notes and the view log (append-only, sealed, protected by triggers)."""
+the team's evidence, staff notes and the view log (append-only, journaled, under triggers)."""
 
 from django.conf import settings
 from django.db import models
 
 from console.capabilities import ConsoleCapability
 from coupons.models.append_only import AppendOnlyModel, append_only_triggers
-from coupons.models.sealed import SealedModel
+from coupons.models.journal import Journaled
 
 
 class ConsolePreference(models.Model):
@@ -26,7 +26,7 @@ class ConsolePreference(models.Model):
         return f"{self.user_id}: {self.language or '-'}, {self.time_zone or 'browser zone'}"
 
 
-class StaffNote(SealedModel, AppendOnlyModel):
+class StaffNote(Journaled, AppendOnlyModel):
     """A note a person wrote on a coupon. An edit is a new note naming the one it replaces, so
     the chain keeps every wording; at most one note replaces another (the unique `replaces`)."""
 
@@ -54,7 +54,7 @@ class StaffNote(SealedModel, AppendOnlyModel):
         return f"note {self.pk} on coupon {self.coupon_id}"
 
 
-class ViewRecord(SealedModel, AppendOnlyModel):
+class ViewRecord(Journaled, AppendOnlyModel):
     """One console page a person opened (a coupon, a queue of cases or decisions, a search) or
     one list they exported: who, when, which page. One INSERT per view."""
 

@@ -13,6 +13,7 @@ from django.utils.translation import gettext_lazy
 from console.models import StaffNote
 from coupons import clock
 from coupons.errors import CouponError, ValidationFailed
+from coupons.evidence.journal import journaled_insert
 from coupons.history import Source, entry
 from coupons.redaction import visible
 
@@ -50,9 +51,9 @@ def note_add(*, coupon_id: int, author: str, text: str, form_key: str,
         raise NoteNotFound(note_id=replaces.pk)
     try:
         with transaction.atomic():
-            return StaffNote.objects.create(
+            return journaled_insert(StaffNote(
                 coupon_id=coupon_id, author=author, text=text, form_key=form_key,
-                replaces=replaces, created_at=clock.now())
+                replaces=replaces, created_at=clock.now()), actor=author)
     except IntegrityError:
         sent_before = StaffNote.objects.filter(form_key=form_key).first()
         if sent_before is not None:

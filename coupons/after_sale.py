@@ -107,17 +107,3 @@ def return_policy_named(value):
 def check_returns(report, coupon, operations) -> None:
     """Invariant 6 beyond the ledger: each RETURN among `operations` names its refund
     decision; failures go to `report` (coupons.evidence.replay)."""
-
-
-@hook
-def broken_seals(coupon, after, newest) -> tuple[list[str], dict]:
-    """The coupon's refund decisions and compensations (those after the ids in `after`) whose
-    seals fail, and how far each table was read; `newest` (from newest_row_sql, None when
-    unknown) skips a table with nothing new (coupons.evidence.replay)."""
-
-
-@hook
-def newest_row_sql(coupon_column: str) -> dict[str, str]:
-    """SQL for the newest id of the coupon's refund decisions and compensations, by name, for
-    the check to see without a query of its own whether any came after its watermark
-    (coupons.evidence.check_watermark)."""

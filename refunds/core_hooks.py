@@ -5,7 +5,7 @@ from functools import partial
 
 from coupons import after_sale
 from refunds.models import Compensation, RefundCoupon
-from refunds.replay_checks import broken_seals, check_returns, newest_row_sql
+from refunds.replay_checks import check_returns
 from refunds.services import refund_receive
 from refunds.services.compensation_record import compensation_record
 from refunds.services.policies import return_policy_named
@@ -33,6 +33,4 @@ def install() -> None:
         owe_presale_discount=partial(_owe, Compensation.Kind.PRESALE_EXPIRED_COUPON),
         return_policy_named=return_policy_named,
         check_returns=check_returns,
-        broken_seals=broken_seals,
-        newest_row_sql=newest_row_sql,
     )

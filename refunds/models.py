@@ -8,10 +8,9 @@ from coupons.models.append_only import (
     truncate_refused,
 )
 from coupons.models.journal import Journaled
-from coupons.models.sealed import SealedModel
 
 
-class Compensation(Journaled, SealedModel):
+class Compensation(Journaled):
     """Money owed to an order, or a ledger operation to undo, decided by a second person.
 
     Recorded by the coupon service (a SUBSTITUTE presale with no substitute, a conflict case
@@ -23,8 +22,6 @@ class Compensation(Journaled, SealedModel):
 
     # What only holders of VIEW_CASE_DETAILS see (coupons.redaction).
     detail_fields = ("amount", "reason", "decision_note")
-    # Sealed when proposed, resealed with the decision (compensation_decide saves the status).
-    SEALED_ON_UPDATE = ("status",)
     # Proposed by an operator or recorded by the service; then decided once. The decision moves
     # only the decision's columns: what was proposed is what is approved.
     JOURNAL_OPENS = ("proposed", "recorded", "existing")
@@ -175,14 +172,14 @@ class ReturnPolicyVersion(models.Model):
     @property
     def is_published(self) -> bool:
         return self.status == self.Status.PUBLISHED
-class RefundCoupon(Journaled, SealedModel):
+class RefundCoupon(Journaled):
     """One refund's two decisions about one coupon the order redeemed (docs/after-sale.md).
 
     The money decision: the coupon's share of this refund, pro-rated from the order's discount
     snapshot (OrderCoupon), never the template's face value. The coupon decision: what the
     order's return policy version says happens to the coupon, with the facts it looked at.
     Only coupons.services changes `status`, each move a compare-and-set in one transaction;
-    every move writes the row's new seal in the same UPDATE (refund_execute.decision_move).
+    every move writes its journal entry in the same statement (refund_execute.decision_move).
     """
 
     # Received, then each move of its status (refund_execute.decision_move); what the refund
@@ -290,7 +287,7 @@ class RefundCoupon(Journaled, SealedModel):
         triggers = [
             *delete_refused(),
             *frozen_once_closed(open_statuses=["AWAITING_REDEMPTION", "PENDING_APPROVAL"],
-                                movable=("operation_id",), resealed=True),
+                                movable=("operation_id",)),
         ]
         ordering = ["-received_at", "-id"]
 

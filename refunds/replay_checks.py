@@ -1,12 +1,10 @@
-"""Invariants 6 and 8 of the coupon check (coupons.evidence.replay) where they need after-sale's
-rows: every RETURN was executed for a refund decision that names its policy version; every refund
-decision and compensation of the coupon still carries its seal."""
+"""Invariant 6 of the coupon check (coupons.evidence.replay) where it needs after-sale's rows:
+every RETURN was executed for a refund decision that names its policy version."""
 
 from django.utils.translation import gettext as _
 
-from coupons.evidence import seals
 from coupons.models import OperationType
-from refunds.models import Compensation, RefundCoupon
+from refunds.models import RefundCoupon
 
 
 def check_returns(report, coupon, operations) -> None:
@@ -40,27 +38,3 @@ def check_returns(report, coupon, operations) -> None:
         report.fail(6, _("redemption %(redemption)s was returned but still counts as "
                          "successful") % {"redemption": redemption.pk})
 
-
-# After-sale's sealed rows of a coupon, by the name the check's marks give them.
-SEALED = {"refund_decisions": RefundCoupon, "compensations": Compensation}
-
-
-def newest_row_sql(coupon_column: str) -> dict[str, str]:
-    """SQL for the newest id of each of SEALED for the coupon in `coupon_column` (0: none)."""
-    return {name: f"SELECT coalesce(max(x.id), 0) FROM {model._meta.db_table} x "
-                  f"WHERE x.coupon_id = {coupon_column}"
-            for name, model in SEALED.items()}
-
-
-def broken_seals(coupon, after: dict, newest: dict | None) -> tuple[list[str], dict]:
-    """The seals that fail among the coupon's rows after the ids in `after` (all of them when
-    it is empty); and how far each table was read. `newest` (from newest_row_sql; None when
-    unknown) skips a table with nothing new."""
-    rows, marks = [], {}
-    for name, model in SEALED.items():
-        mark, found = after.get(name, 0), []
-        if newest is None or newest[name] > mark:
-            found = list(model.objects.filter(coupon=coupon, pk__gt=mark))
-        rows += found
-        marks[name] = max([mark, *(row.pk for row in found)])
-    return seals.broken_seals(rows), marks

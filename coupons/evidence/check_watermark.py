@@ -24,9 +24,9 @@ watermark never turns a failing check into a passing one: it is written only by 
 held, and a full check (`manage.py coupon_check --full`) never reads it. Reconciliation
 (operations/reconcile) runs its own checks and never reads it either.
 
-The seals of evidence rows written before the watermark (order bindings, refusals, inbox
-messages, redemptions, refund decisions, compensations) were verified when it was written;
-the incremental check re-reads those written after it, and the full check all of them.
+The coupon's other evidence rows (bindings, refusals, notes, after-sale's rows) are folded
+against their journal entries by coupons.evidence.journal_check, whose marks the watermark
+keeps; the full check folds all of them.
 """
 
 import hmac
@@ -38,11 +38,11 @@ from django.conf import settings
 from django.db import connection
 from django.db.models.expressions import RawSQL
 
-from coupons import after_sale, clock
+from coupons import clock
+from coupons.evidence.journal import with_journal
 from coupons.evidence.ledger_chain import current_key_id, mac
 from coupons.models import (
     CheckWatermark,
-    CommandRejection,
     CouponLock,
     CouponOperation,
     OperationType,
@@ -69,8 +69,6 @@ COUNTS_SQL = {
                         f"WHERE l.coupon_id = {WATERMARK}.coupon_id AND l.status = 'ACTIVE'",
     "successful_now": f"SELECT count(*) FROM {Redemption._meta.db_table} r "
                       f"WHERE r.coupon_id = {WATERMARK}.coupon_id AND r.succeeded",
-    "refusals_now": f"SELECT coalesce(max(x.id), 0) FROM {CommandRejection._meta.db_table} x "
-                    f"WHERE x.coupon_id_ref = {WATERMARK}.coupon_id",
 }
 
 
@@ -116,8 +114,7 @@ class Resume:
     through_version: int
     head_hash: str
     replayed: Replayed
-    marks: dict  # how far the refusals and after-sale rows were read
-    newest: dict  # the newest of those rows now: a table with none after its mark is not read
+    marks: dict  # how far the journaled tables were read (coupons.evidence.journal_check)
     active_locks: int  # the coupon's active leases now
     successful: int  # its redemptions that count now
     operations: list  # the rows after the watermark, in version order
@@ -157,17 +154,15 @@ def resume_point(coupon) -> Resume | None:
     Two queries: the watermark with what the database says now (fingerprint, counts), then
     the ledger rows from the watermark on; a third only when new rows name earlier ones.
     """
-    after_sale_sql = after_sale.newest_row_sql(f"{WATERMARK}.coupon_id")
-    extra = {name: RawSQL(f"({sql})", ())
-             for name, sql in {**COUNTS_SQL, **after_sale_sql}.items()}
+    extra = {name: RawSQL(f"({sql})", ()) for name, sql in COUNTS_SQL.items()}
     extra["digest_now"] = RawSQL(f"({DIGEST_SQL})", ())
     row = CheckWatermark.objects.filter(coupon_id=coupon.pk).annotate(**extra).first()
     if row is None or not _seal_holds(row):
         return None
     if not hmac.compare_digest(row.digest_now, row.prefix_digest):
         return None
-    operations = list(CouponOperation.objects.filter(
-        coupon_id=coupon.pk, to_version__gte=row.through_version).order_by("to_version"))
+    operations = list(with_journal(CouponOperation.objects.filter(
+        coupon_id=coupon.pk, to_version__gte=row.through_version).order_by("to_version")))
     if not operations or operations[0].to_version != row.through_version \
             or operations[0].content_hash != row.head_hash:
         return None
@@ -181,10 +176,8 @@ def resume_point(coupon) -> Resume | None:
     if row.redemptions_now != replayed.redeems + sum(op.op_type == OperationType.REDEEM
                                                      for op in newer):
         return None
-    newest = {"refusals": row.refusals_now,
-              "after_sale": {name: getattr(row, name) for name in after_sale_sql}}
     return Resume(through_version=row.through_version, head_hash=row.head_hash,
-                  replayed=replayed, marks=row.snapshot["marks"], newest=newest,
+                  replayed=replayed, marks=row.snapshot["marks"],
                   active_locks=row.active_locks_now, successful=row.successful_now,
                   operations=newer, originals=_originals(coupon, newer))
 

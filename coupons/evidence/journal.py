@@ -14,7 +14,7 @@ first; `row` holds every column for the first entry and the moved columns after 
 Folding a row's entries in order gives what the services wrote; `fold_problem` compares that
 with the row and names the first column that differs. A decision is taken only on a row that
 equals its fold (`require_folds`), so an UPDATE past the services (an amount, a proposer, an
-action) is refused at the approval instead of being approved and re-sealed.
+action) is refused at the approval instead of being approved as it stands.
 
 What the journal cannot tell: an entry appended by someone with the application's login,
 who can INSERT as the application does. It can only extend a row's chain at its tip (the
@@ -24,6 +24,7 @@ stay on record.
 
 import hashlib
 import json
+import uuid
 from datetime import UTC, date, datetime
 from decimal import Decimal
 
@@ -35,9 +36,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from coupons.errors import EvidenceMismatch
-from coupons.evidence.seals import row_seal
 from coupons.models import Journaled, JournalEntry
-from coupons.models.sealed import SealedModel
 
 TABLE = JournalEntry._meta.db_table
 
@@ -64,6 +63,8 @@ def _value(field, value):
         return value.astimezone(UTC).isoformat(timespec="microseconds")
     if isinstance(value, date):
         return value.isoformat()
+    if isinstance(value, uuid.UUID):
+        return str(value)
     if field.get_internal_type() == "DecimalField":
         return _value(field, Decimal(str(value)))
     return value
@@ -102,10 +103,85 @@ def _entry_sql(source: str, body: dict) -> tuple[str, list]:
     return sql, [body["table"], body["kind"], body["actor"], body["parent"], body["at"], rest]
 
 
-def journaled_insert(row, *, kind, actor, at) -> None:
-    """INSERT `row` (unsaved) and its first journal entry, in one statement."""
-    if isinstance(row, SealedModel):
-        row.seal = row_seal(row)
+def _step_sql(source: str, body: dict) -> tuple[str, list]:
+    """As _entry_sql, for a step of rows `source` returns whose tips the database reads: the
+    newest entry of each row (the row is locked by the UPDATE that returns it). `body` has
+    no parent; the statement writes it in, between `kind` and `row` as canonical order says."""
+    head = canonical({key: body[key] for key in ("actor", "at", "kind")})[1:-1]
+    tail = canonical({key: body[key] for key in ("row", "table")})[1:-1]
+    sql = (f"INSERT INTO {TABLE} (subject, subject_id, kind, actor, parent_hash, content, "  # noqa: S608
+           "content_hash, created_at) "
+           "SELECT %s, s.id, %s, %s, t.tip, c.content, "
+           "encode(sha256(convert_to(c.content, 'UTF8')), 'hex'), %s "
+           f"FROM {source} s CROSS JOIN LATERAL "
+           f"(SELECT (SELECT j.content_hash FROM {TABLE} j WHERE j.subject = %s "
+           "AND j.subject_id = s.id ORDER BY j.id DESC LIMIT 1) AS tip) t CROSS JOIN LATERAL "
+           "(SELECT '{\"id\":' || s.id || ',' || %s || ',\"parent\":' "
+           "|| coalesce('\"' || t.tip || '\"', 'null') || ',' || %s || '}' AS content) c "
+           "RETURNING content_hash")
+    return sql, [body["table"], body["kind"], body["actor"], body["at"], body["table"],
+                 head, tail]
+
+
+def entry_of_insert_sql(source: str, row, *, kind=None, actor, at) -> tuple[str, list]:
+    """The first entry of `row` (unsaved, its values final), for a statement whose CTE
+    `source` inserts it and returns its `id` (coupons.write.one_statement)."""
+    return _entry_sql(source, _body(row, kind=kind or type(row).JOURNAL_OPENS[0], actor=actor,
+                                    at=at, parent=None))
+
+
+def journaled_moves(queryset, changes: dict, *, kind, actor, at) -> int:
+    """UPDATE the queryset's rows to `changes`, each with the entry that records the move,
+    in one statement; how many rows moved. For a move whose rows the caller has not read
+    (a redemption that stops counting): each entry's parent is its row's newest entry."""
+    model = queryset.model
+    query = queryset.query.chain(UpdateQuery)
+    query.add_update_values(changes)
+    update, params = query.get_compiler(connection=connection).as_sql()
+    moved = {}
+    for name, value in changes.items():
+        field = model._meta.get_field(name)
+        moved[field.attname] = _value(field, value)
+    body = {"actor": actor, "at": _value(None, at), "kind": kind, "row": moved,
+            "table": model._meta.label_lower}
+    entry, entry_params = _step_sql("moved", body)
+    with connection.cursor() as cursor:
+        cursor.execute(f"WITH moved AS ({update} RETURNING {model._meta.pk.column} AS id), "
+                       f"entry AS ({entry}) SELECT count(*) FROM entry",
+                       [*params, *entry_params])
+        return cursor.fetchone()[0]
+
+
+def journaled_bulk_create(rows: list, *, kind=None, actor=None, at=None) -> list:
+    """bulk_create `rows` of one model, then their first entries in one more INSERT (a batch
+    path: the scanners' bulk expiry and release). `actor` and `at` default to each row's
+    `actor` and `created_at`."""
+    if not rows:
+        return rows
+    model = type(rows[0])
+    model.objects.bulk_create(rows)
+    entries = []
+    for row in rows:
+        body = _body(row, kind=kind or model.JOURNAL_OPENS[0],
+                     actor=actor or row.actor, at=at or row.created_at, parent=None)
+        content = content_text(row.pk, body)
+        entries.append(JournalEntry(
+            subject=body["table"], subject_id=row.pk, kind=body["kind"], actor=body["actor"],
+            parent_hash=None, content=content, content_hash=content_hash(content),
+            created_at=at or row.created_at))
+    JournalEntry.objects.bulk_create(entries)
+    for row, entry in zip(rows, entries, strict=True):
+        row.journal_tip = entry.content_hash
+    return rows
+
+
+def journaled_insert(row, *, kind=None, actor=None, at=None):
+    """INSERT `row` (unsaved) and its first journal entry, in one statement; the row.
+    `kind` defaults to the model's first opening, `actor` and `at` to the row's own `actor`
+    and `created_at`."""
+    kind = kind or type(row).JOURNAL_OPENS[0]
+    actor = actor or row.actor
+    at = at or row.created_at
     qn = connection.ops.quote_name
     meta = row._meta
     names, params = [], []
@@ -125,6 +201,7 @@ def journaled_insert(row, *, kind, actor, at) -> None:
         row.pk, row.journal_tip = cursor.fetchone()
     row._state.adding = False
     row._state.db = connection.alias
+    return row
 
 
 def journaled_update(row, *, where: dict, changes: dict, kind, actor, at) -> bool:
@@ -136,10 +213,7 @@ def journaled_update(row, *, where: dict, changes: dict, kind, actor, at) -> boo
     model = type(row)
     for name, value in changes.items():
         setattr(row, name, value)
-    if isinstance(row, SealedModel):
-        row.seal = row_seal(row)
-        changes = {**changes, "seal": row.seal}
-    moved = {model._meta.get_field(name).attname for name in changes} - {"seal"}
+    moved = {model._meta.get_field(name).attname for name in changes}
     query = model.objects.filter(pk=row.pk, **where).query.chain(UpdateQuery)
     query.add_update_values(changes)
     update, params = query.get_compiler(connection=connection).as_sql()
@@ -268,18 +342,6 @@ def backfill(apps, label: str, leaves_out: tuple[str, ...]) -> None:
 
 def journaled_models() -> list:
     return [model for model in apps.get_models() if issubclass(model, Journaled)]
-
-
-def coupon_fold_problems(coupon) -> list[str]:
-    """One sentence per journaled row of the coupon that is not the fold of its entries."""
-    problems = []
-    for model in journaled_models():
-        for row in with_journal(model.objects.filter(coupon=coupon)).order_by("pk"):
-            problem = fold_problem(row)
-            if problem is not None:
-                problems.append(gettext("%(row)s %(id)s: %(problem)s") % {
-                    "row": model._meta.verbose_name, "id": row.pk, "problem": problem})
-    return problems
 
 
 def _entry_columns_problem(entry) -> str | None:

@@ -9,11 +9,11 @@ from django.utils.translation import gettext_lazy, ngettext
 from coupons import after_sale
 from coupons.evidence import check_watermark
 from coupons.evidence.check_watermark import Replayed, Resume
-from coupons.evidence.journal import coupon_fold_problems
+from coupons.evidence.journal import with_journal
+from coupons.evidence.journal_check import coupon_journal_problems, row_problems
 from coupons.evidence.ledger_chain import chain_breaks, unkeyed_note
-from coupons.evidence.seals import broken_seals, seal_problem
+from coupons.evidence.seals import broken_seals
 from coupons.models import (
-    CommandRejection,
     CouponLock,
     CouponStatus,
     InboxMessage,
@@ -36,10 +36,10 @@ INVARIANTS = {
     6: gettext_lazy("a return references the original redemption and a refund decision with a "
                     "policy version"),
     7: gettext_lazy("replaying the ledger gives the coupon's current state and version"),
-    8: gettext_lazy("every sealed evidence row (order binding, redemption, refusal, inbox "
-                    "message, refund decision, compensation) is as it was written"),
-    9: gettext_lazy("every refund decision, compensation and conflict case is the fold of its "
-                    "journal entries"),
+    8: gettext_lazy("every inbox message about the coupon's orders is as it was sealed"),
+    9: gettext_lazy("every evidence row of the coupon (ledger row, redemption, order binding, "
+                    "refusal, note, view record, refund decision, compensation, conflict case) "
+                    "is the fold of its journal entries"),
 }
 LEASE_BOUND = {OperationType.RENEW, OperationType.REDEEM, OperationType.RELEASE}
 LEASE_ENDING = {
@@ -94,9 +94,12 @@ def coupon_check(coupon, *, full: bool = False) -> CheckReport:
         replayed, operations, marks = _check_since(report, coupon, resume)
         previous = resume.through_version
     report.steps_taken = replayed.steps
-    # Always every journaled row of the coupon, whatever the watermark: an UPDATE of an old
-    # row past the services (a case dismissed, a proposal's amount) shows as soon as it is made.
-    for problem in coupon_fold_problems(coupon):
+    # The ledger rows the replay read (all of them, or those after the watermark).
+    for problem in row_problems(operations):
+        report.fail(9, problem)
+    problems, marks["journal"] = coupon_journal_problems(
+        coupon.pk, None if resume is None else resume.marks.get("journal"))
+    for problem in problems:
         report.fail(9, problem)
     if report.ok and operations:
         check_watermark.remember(coupon, previous_version=previous, replayed=replayed,
@@ -105,7 +108,7 @@ def coupon_check(coupon, *, full: bool = False) -> CheckReport:
 
 
 def _check_all(report: CheckReport, coupon):
-    operations = list(coupon.operations.order_by("to_version"))
+    operations = list(with_journal(coupon.operations.order_by("to_version")))
     replayed = _replay(report, operations, Replayed(), {op.pk: op for op in operations})
     # A row edited behind the database's triggers replays to nothing we can trust.
     prefix = _unkeyed_prefix(coupon, operations)
@@ -115,17 +118,16 @@ def _check_all(report: CheckReport, coupon):
         replayed.unkeyed = [unkeyed[0], unkeyed[-1], prefix.through_version]
     for problem in problems:
         report.fail(7, problem)
-    # With each lock its order binding, whose seal _check_seals tests: no query of its own.
+    # With each lock its order binding, whose order _check_inbox reads: no query of its own.
     locks = list(CouponLock.objects.filter(coupon=coupon).select_related("order_coupon"))
     redemptions = list(coupon.redemptions.all())
     _check_row(report, coupon, [lock for lock in locks if lock.status == LockStatus.ACTIVE],
                [r for r in redemptions if r.succeeded])
     redeemed = {op.lock_id for op in operations if op.op_type == OperationType.REDEEM}
     _check_evidence(report, operations, replayed, locks, redemptions, redeemed)
-    marks = _check_seals(report, coupon, operations, locks, refusal_mark=0,
-                         after_sale_marks={}, new_rows=None)
+    _check_inbox(report, operations, locks)
     after_sale.check_returns(report, coupon, operations)
-    return replayed, operations, marks
+    return replayed, operations, {}
 
 
 def _check_since(report: CheckReport, coupon, resume: Resume):
@@ -153,11 +155,9 @@ def _check_since(report: CheckReport, coupon, resume: Resume):
     redeemed = {op.lock_id for op in by_id.values()
                 if op.op_type == OperationType.REDEEM} | replayed.counted
     _check_evidence(report, operations, replayed, locks, redemptions, redeemed)
-    marks = _check_seals(report, coupon, operations, locks,
-                         refusal_mark=resume.marks["refusals"],
-                         after_sale_marks=resume.marks["after_sale"], new_rows=resume.newest)
+    _check_inbox(report, operations, locks)
     after_sale.check_returns(report, coupon, [*resume.originals.values(), *operations])
-    return replayed, operations, marks
+    return replayed, operations, {}
 
 
 def _unkeyed_prefix(coupon, operations):
@@ -278,8 +278,8 @@ def _check_row(report: CheckReport, coupon, active: list, successful: list) -> N
 def _check_evidence(report: CheckReport, operations, replayed, locks, redemptions,
                     redeemed: set) -> None:
     """Every command among `operations` has its outbox event, every one of `locks` its LOCK
-    row, and every one of `redemptions` its REDEEM row (`redeemed`: leases that have one), its
-    seal and the success the ledger gives it."""
+    row, and every one of `redemptions` its REDEEM row (`redeemed`: leases that have one) and
+    the success the ledger gives it."""
     op_ids = [op.pk for op in operations]
     with_event = set(
         OutboxEvent.objects.filter(operation_id__in=op_ids).values_list("operation_id", flat=True)
@@ -297,9 +297,6 @@ def _check_evidence(report: CheckReport, operations, replayed, locks, redemption
         if lock.pk not in locked_by_op:
             report.fail(5, _("lock %(lock)s has no LOCK ledger row") % {"lock": lock.pk})
     for redemption in redemptions:
-        if (problem := seal_problem(redemption)) is not None:
-            report.fail(8, _("redemption %(redemption)s %(problem)s")
-                        % {"redemption": redemption.pk, "problem": problem})
         if redemption.lock_id not in redeemed:
             report.fail(5, _("redemption %(redemption)s has no REDEEM ledger row")
                         % {"redemption": redemption.pk})
@@ -309,24 +306,10 @@ def _check_evidence(report: CheckReport, operations, replayed, locks, redemption
                         % {"redemption": redemption.pk, "succeeded": redemption.succeeded})
 
 
-def _check_seals(report: CheckReport, coupon, operations, locks, *, refusal_mark: int,
-                 after_sale_marks: dict, new_rows: dict | None) -> dict:
-    """The order bindings of `locks`, the coupon's refusals after `refusal_mark`, the inbox
-    messages about the orders these rows name, and after-sale's rows after its marks; answers
-    how far each was read. `new_rows` (None: unknown) says which tables have rows after the
-    marks, so a table with none costs no query."""
+def _check_inbox(report: CheckReport, operations, locks) -> None:
+    """The seals of the inbox messages about the orders these rows and `locks` name."""
     bindings = [lock.order_coupon for lock in locks if hasattr(lock, "order_coupon")]
     orders = {op.order_id for op in operations if op.order_id} | {b.order_id for b in bindings}
-    refusals = []
-    if new_rows is None or new_rows["refusals"] > refusal_mark:
-        refusals = list(CommandRejection.objects.filter(coupon_id_ref=coupon.pk,
-                                                        pk__gt=refusal_mark))
-    rows = [*bindings, *refusals]
     if orders:
-        rows += InboxMessage.objects.filter(order_id__in=orders)
-    after_sale_problems, after_sale_marks = after_sale.broken_seals(
-        coupon, after=after_sale_marks, newest=new_rows and new_rows["after_sale"])
-    for problem in [*broken_seals(rows), *after_sale_problems]:
-        report.fail(8, problem)
-    return {"refusals": max([refusal_mark, *(r.pk for r in refusals)]),
-            "after_sale": after_sale_marks}
+        for problem in broken_seals(InboxMessage.objects.filter(order_id__in=orders)):
+            report.fail(8, problem)

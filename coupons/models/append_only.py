@@ -97,29 +97,20 @@ def frozen_except(*movable: str) -> list:
     ]
 
 
-def frozen_once_closed(*, open_statuses: list[str], movable: tuple[str, ...] = (),
-                       resealed: bool = False) -> list:
+def frozen_once_closed(*, open_statuses: list[str], movable: tuple[str, ...] = ()) -> list:
     """A row moves while its `status` is open; once decided it is evidence and frozen, except
-    `movable` columns that may be filled once (NULL → a value) afterwards. With `resealed`, the
-    row's `seal` (coupons/evidence/seals.py) may change too, but only in the UPDATE that fills
-    one."""
+    `movable` columns that may be filled once (NULL → a value) afterwards."""
     statuses = ", ".join(f"'{status}'" for status in open_statuses)
     filled_once = "".join(
         f" OR (OLD.{column} IS NOT NULL AND OLD.{column} IS DISTINCT FROM NEW.{column})"
         for column in movable
     )
-    excluded = movable
-    if resealed:
-        excluded = (*movable, "seal")
-        none_filled = " AND ".join(
-            f"OLD.{column} IS NOT DISTINCT FROM NEW.{column}" for column in movable)
-        filled_once += f" OR (OLD.seal IS DISTINCT FROM NEW.seal AND {none_filled})"
     return [
         Refuse(
             name="frozen_once_closed", operation=pgtrigger.Update,
             condition=pgtrigger.Condition(
                 f"OLD.status NOT IN ({statuses}) AND "
-                f"({_other_columns_differ(excluded)}{filled_once})"
+                f"({_other_columns_differ(movable)}{filled_once})"
             ),
         ),
     ]

@@ -25,7 +25,6 @@ class ConflictCase(Journaled):
     JOURNAL_OPENS = ("opened", "existing")
     JOURNAL_STEPS = ("resolved", "dismissed")
     JOURNAL_MOVES = ("status", "resolved_at", "resolved_by", "resolution", "resolution_note")
-    JOURNAL_LEAVES_OUT = ()
 
     # What only holders of VIEW_CASE_DETAILS see (coupons.redaction).
     detail_fields = ("resolution_note", "evidence")

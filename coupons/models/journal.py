@@ -13,12 +13,15 @@ class Journaled(models.Model):
     """
 
     # Every model also opens with "existing" (coupons.evidence.journal.backfill): a row
-    # written before the journal, as it was when the journal began.
-    JOURNAL_OPENS: tuple[str, ...] = ()
+    # written before the journal, as it was when the journal began. The default is a row
+    # that is written once and never moves (a ledger row, a refusal, a note).
+    JOURNAL_OPENS: tuple[str, ...] = ("recorded", "existing")
     JOURNAL_STEPS: tuple[str, ...] = ()
     JOURNAL_MOVES: tuple[str, ...] = ()
-    # Columns that are not evidence (the seal that the journal makes a second record of).
-    JOURNAL_LEAVES_OUT: tuple[str, ...] = ("seal",)
+    # The column that says which coupon the row is about (the per-coupon check and proof).
+    JOURNAL_COUPON = "coupon_id"
+    # Columns that are not evidence: derived from the others (the ledger's keyed chain).
+    JOURNAL_LEAVES_OUT: tuple[str, ...] = ()
 
     class Meta:
         abstract = True

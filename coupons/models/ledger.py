@@ -1,6 +1,7 @@
 from django.db import models
 
 from coupons.models.append_only import AppendOnlyModel, append_only_triggers
+from coupons.models.journal import Journaled
 
 
 class OperationType(models.TextChoices):
@@ -18,8 +19,11 @@ class OperationType(models.TextChoices):
     COMPENSATE = "COMPENSATE"
 
 
-class CouponOperation(AppendOnlyModel):
+class CouponOperation(Journaled, AppendOnlyModel):
     """The immutable ledger: one row per successful state change of a coupon."""
+
+    # The chain columns are derived from the rest under a key; the journal holds the row.
+    JOURNAL_LEAVES_OUT = ("prev_hash", "content_hash", "chain_key_id")
 
     # What only holders of VIEW_CASE_DETAILS see (coupons.redaction): the row an approved
     # compensation appended repeats the compensation's reason and amount.

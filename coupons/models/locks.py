@@ -3,7 +3,7 @@ import uuid
 from django.db import models
 
 from coupons.models.append_only import append_only_triggers
-from coupons.models.sealed import SealedModel
+from coupons.models.journal import Journaled
 
 
 class LockStatus(models.TextChoices):
@@ -49,8 +49,8 @@ class CouponLock(models.Model):
         return f"lock {self.pk} of coupon {self.coupon_id} by {self.order_id} ({self.status})"
 
 
-class OrderCoupon(SealedModel):
-    """The order's evidence of its discount: quote and amounts frozen at LOCK (sealed)."""
+class OrderCoupon(Journaled):
+    """The order's evidence of its discount: quote and amounts frozen at LOCK (journaled)."""
 
     lock = models.OneToOneField(CouponLock, on_delete=models.PROTECT, related_name="order_coupon")
     coupon = models.ForeignKey(

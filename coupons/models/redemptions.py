@@ -1,13 +1,15 @@
 from django.db import models
 
 from coupons.models.append_only import delete_refused, frozen_except
-from coupons.models.sealed import SealedModel
+from coupons.models.journal import Journaled
 
 
-class Redemption(SealedModel):
-    """The fact that a payment consumed a coupon (sealed but for `succeeded`, which moves)."""
+class Redemption(Journaled):
+    """The fact that a payment consumed a coupon (frozen but for `succeeded`, which moves)."""
 
-    SEAL_LEAVES_OUT = ("succeeded",)
+    # A RETURN turns it off, a REVERSE off or on again: each move is an entry.
+    JOURNAL_STEPS = ("returned", "reversed")
+    JOURNAL_MOVES = ("succeeded",)
 
     coupon = models.ForeignKey(
         "coupons.UserCoupon", on_delete=models.PROTECT, related_name="redemptions"

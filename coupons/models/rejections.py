@@ -1,14 +1,16 @@
 from django.db import models
 
 from coupons.models.append_only import AppendOnlyModel, append_only_triggers
-from coupons.models.sealed import SealedModel
+from coupons.models.journal import Journaled
 
 
-class CommandRejection(SealedModel, AppendOnlyModel):
+class CommandRejection(Journaled, AppendOnlyModel):
     """A refused command, kept beside the ledger so support can see what was refused and why.
 
     Never holds a token or token hash.
     """
+
+    JOURNAL_COUPON = "coupon_id_ref"
 
     op_type = models.CharField(max_length=16)
     coupon_id_ref = models.BigIntegerField(null=True, blank=True, db_index=True)

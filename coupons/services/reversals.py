@@ -20,6 +20,7 @@ from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
 from coupons.errors import InvalidState, OperationNotReversible, VersionConflict
+from coupons.evidence.journal import journaled_moves
 from coupons.models import CouponStatus as S
 from coupons.models import OperationType as Op
 from coupons.models import Redemption
@@ -92,13 +93,17 @@ def reversal_target(coupon, operation, now) -> str:
     return target
 
 
-def restore_redemption(operation) -> None:
+def restore_redemption(operation, *, actor: str, now) -> None:
     """REDEEM reversed: its redemption stops counting; RETURN reversed: it counts again.
 
-    The Redemption row stays either way: only its `succeeded` flag says whether it counts.
+    The Redemption row stays either way: only its `succeeded` flag says whether it counts,
+    and the journal has each move.
     """
     if operation.op_type == Op.REDEEM:
-        Redemption.objects.filter(lock_id=operation.lock_id).update(succeeded=False)
+        lock_id, succeeded = operation.lock_id, False
     elif operation.op_type == Op.RETURN:
-        redeem = operation.original_operation
-        Redemption.objects.filter(lock_id=redeem.lock_id).update(succeeded=True)
+        lock_id, succeeded = operation.original_operation.lock_id, True
+    else:
+        return
+    journaled_moves(Redemption.objects.filter(lock_id=lock_id), {"succeeded": succeeded},
+                    kind="reversed", actor=actor, at=now)

@@ -3,7 +3,8 @@
 One data-modifying WITH: the compare-and-set UPDATE (the ORM's own SQL for the same filter,
 coupons.write.orm_sql, so its WHERE carries state, version and ownership exactly as the
 queryset says), then every row the
-command declared, the ledger row, its outbox row and the stored answer. Each insert selects
+command declared, the ledger row, its outbox row and the stored answer; with each evidence row
+(coupons.models.Journaled) its journal entry. Each insert selects
 FROM the compare-and-set's RETURNING and each update asks EXISTS of it, so a compare-and-set
 that matched no row writes nothing at all. Row triggers and foreign keys act on each row as for
 separate statements (the keys are checked at the end of the statement, when every row is in).
@@ -15,9 +16,8 @@ inserts' RETURNING, and the statement returns them for the caller's objects.
 from django.db import connection
 
 from coupons import clock
-from coupons.evidence.seals import row_seal
-from coupons.models import IdempotencyRecord
-from coupons.models.sealed import SealedModel
+from coupons.evidence.journal import entry_of_insert_sql
+from coupons.models import IdempotencyRecord, Journaled
 from coupons.write.orm_sql import update_sql
 
 CAS_HIT = "EXISTS (SELECT 1 FROM cas)"
@@ -37,13 +37,19 @@ def write(*, cas, rows, updates, operation, event, answer) -> list | None:
 
     sql, item_params = update_sql(*cas)
     with_item("cas", f"{sql} RETURNING 1", item_params)
+    def with_journaled(name, row, source):
+        with_item(name, *_insert(row, source))
+        if isinstance(row, Journaled):
+            with_item(f"{name}_entry", *entry_of_insert_sql(
+                name, row, actor=operation.actor, at=operation.created_at))
+
     names = {}
     for i, row in enumerate(rows):
         names[id(row)] = f"row{i}"
-        with_item(f"row{i}", *_insert(row, "cas"))
+        with_journaled(f"row{i}", row, "cas")
     for i, (queryset, changes) in enumerate(updates):
         with_item(f"touch{i}", *update_sql(queryset.extra(where=[CAS_HIT]), changes))
-    with_item("ledger", *_insert(operation, "cas"))
+    with_journaled("ledger", operation, "cas")
     with_item("outbox", *_insert(event, "ledger", payload="operation_id",
                                  operation_id="ledger.id"))
     if answer is not None:
@@ -60,8 +66,6 @@ def _insert(row, source, payload=None, **columns) -> tuple[str, list]:
     """INSERT of `row` selecting FROM `source`. `columns` are SQL expressions over the source
     instead of the row's values; `payload` names one of them to merge into the row's JSON
     payload, under the same key."""
-    if isinstance(row, SealedModel):
-        row.seal = row_seal(row)
     qn = connection.ops.quote_name
     meta = row._meta
     names, values, params = [], [], []

@@ -3,6 +3,7 @@
 from django.db.models import Q
 
 from coupons import counters
+from coupons.evidence.journal import journaled_bulk_create, journaled_insert
 from coupons.evidence.ledger_chain import GENESIS, seal
 from coupons.models import CouponOperation, OutboxEvent
 from coupons.write.payloads import iso, money
@@ -33,7 +34,7 @@ def append_operation(*, coupon, op_type, from_state, from_version, ctx, now, **f
     """
     operation = chained_row(coupon=coupon, op_type=op_type, from_state=from_state,
                             from_version=from_version, ctx=ctx, now=now, **fields)
-    operation.save(force_insert=True)
+    journaled_insert(operation)
     appended(coupon, operation)
     return operation
 
@@ -94,7 +95,7 @@ def append_operations(operations: list[CouponOperation]) -> list[CouponOperation
         seal(op, GENESIS if op.from_version == 0
              else previous.get((op.coupon_id, op.from_version), GENESIS))
     counters.commands_done(op.op_type for op in operations)
-    return CouponOperation.objects.bulk_create(operations)
+    return journaled_bulk_create(operations)
 
 
 def append_outbox(operation: CouponOperation) -> OutboxEvent:

@@ -4,6 +4,7 @@ from django.utils import translation
 
 from coupons import clock, counters
 from coupons.errors import CouponError
+from coupons.evidence.journal import journaled_insert
 from coupons.models import CommandRejection
 
 
@@ -17,7 +18,7 @@ def refusals_recorded(op_type: str, ctx, *, coupon_id=None, order_id: str = ""):
         # language the refused caller asked for (a lazy message is worded here).
         with translation.override("en"):
             message = str(error.message)[:500]
-        CommandRejection.objects.create(
+        journaled_insert(CommandRejection(
             op_type=op_type,
             coupon_id_ref=coupon_id,
             order_id=order_id or "",
@@ -27,7 +28,7 @@ def refusals_recorded(op_type: str, ctx, *, coupon_id=None, order_id: str = ""):
             details=error.details,
             idempotency_key=ctx.idempotency_key,
             created_at=clock.now(),
-        )
+        ))
         counters.command_refused(op_type, error.code)
         raise
 
@@ -35,11 +36,11 @@ def refusals_recorded(op_type: str, ctx, *, coupon_id=None, order_id: str = ""):
 def record_console_denial(*, actor: str, path: str, method: str, capability: str) -> None:
     """A console page or action refused for want of a capability (shown to auditors as a
     refusal with code PERMISSION_DENIED)."""
-    CommandRejection.objects.create(
+    journaled_insert(CommandRejection(
         op_type="CONSOLE",
         actor=actor,
         error_code="PERMISSION_DENIED",
         message=f"{method} {path} needs {capability or 'a declared capability'}"[:500],
         details={"path": path, "method": method, "capability": capability},
         created_at=clock.now(),
-    )
+    ))

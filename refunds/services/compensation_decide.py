@@ -109,7 +109,7 @@ def _deciding(compensation_id, op_type: str, ctx):
 
 def _reverse(coupon, compensation, step, *, ctx, now):
     operation = compensation.operation
-    restore_redemption(operation)
+    restore_redemption(operation, actor=ctx.actor, now=now)
     return apply_transition(
         coupon=coupon, op_type=step.op_type, to_state=step.to_state,
         expected_version=coupon.state_version, ctx=ctx, now=now, changes=UNBOUND,

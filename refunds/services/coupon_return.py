@@ -3,6 +3,7 @@ from django.utils.translation import gettext_lazy as _
 
 from coupons import clock
 from coupons.errors import InvalidState, VersionConflict
+from coupons.evidence.journal import journaled_moves
 from coupons.models import CouponOperation, CouponStatus, OperationType, Redemption
 from coupons.services.release import StateResult
 from coupons.write.refusals import refusals_recorded
@@ -36,7 +37,8 @@ def coupon_return(*, coupon_id, redemption: Redemption, refund_id: str, expected
                 or not Redemption.objects.filter(pk=redemption.pk, succeeded=True).exists()):
             raise InvalidState(_("This redemption is not the coupon's current one."), coupon=coupon,
                                redemption_id=redemption.pk)
-        Redemption.objects.filter(pk=redemption.pk, succeeded=True).update(succeeded=False)
+        journaled_moves(Redemption.objects.filter(pk=redemption.pk, succeeded=True),
+                        {"succeeded": False}, kind="returned", actor=ctx.actor, at=now)
         to_state = CouponStatus.EXPIRED if is_past_validity(coupon, now) else CouponStatus.AVAILABLE
         operation = apply_transition(
             coupon=coupon, op_type=OperationType.RETURN, to_state=to_state,

@@ -34,7 +34,7 @@ def move_kind(status: str, fields: dict) -> str:
 def decision_move(decision: RefundCoupon, *, from_status: str, actor: str, now,
                   **fields) -> RefundCoupon:
     """Compare-and-set the decision's status: exactly one row must still be in `from_status`.
-    Its journal entry (and the row's new seal) are written in the same statement."""
+    Its journal entry is written in the same statement."""
     kind = move_kind(fields.get("status", from_status), fields)
     if not journaled_update(decision, where={"status": from_status}, changes=fields, kind=kind,
                             actor=actor, at=now):

@@ -41,8 +41,6 @@ AFTER_SALE_HOOKS = [
     "owe_presale_discount",
     "return_policy_named",
     "check_returns",
-    "broken_seals",
-    "newest_row_sql",
 ]
 # Only these modules write a coupon's state_version: the one compare-and-set, its set-based
 # twins for the scanners (same WHERE on state and version), and issuing a coupon at version 1.

@@ -12,8 +12,8 @@ from datetime import timedelta
 from decimal import Decimal
 
 from coupons.errors import CouponError
+from coupons.evidence.journal import journaled_bulk_create
 from coupons.evidence.ledger_chain import seal
-from coupons.evidence.seals import row_seal
 from coupons.models import (
     CouponLock,
     CouponOperation,
@@ -77,7 +77,7 @@ def refused(coupon, stale_proof) -> None:
 
 def bulk_history(coupon, clock, *, ledger_rows: int, batch: int = 2000):
     """LOCK and RELEASE by order after order until the ledger has `ledger_rows` rows (an
-    AVAILABLE coupon needs an odd number: ISSUE, then pairs), each with its lease, its sealed
+    AVAILABLE coupon needs an odd number: ISSUE, then pairs), each with its lease, its journaled
     order binding and its outbox events: the per-coupon check finds nothing to report."""
     assert coupon.status == CouponStatus.AVAILABLE and (ledger_rows - coupon.state_version) % 2 == 0
     head = CouponOperation.objects.filter(coupon=coupon).order_by("-to_version").first()
@@ -96,7 +96,6 @@ def bulk_history(coupon, clock, *, ledger_rows: int, batch: int = 2000):
             binding = OrderCoupon(lock=lock, coupon=coupon, order_id=order_id,
                                   order_amount=Decimal("300.00"), discount_amount=Decimal("30.00"),
                                   template_version_id=coupon.template_version_id, created_at=at)
-            binding.seal = row_seal(binding)
             locks.append(lock)
             bindings.append(binding)
             for op_type, from_state, to_state, when in (
@@ -114,8 +113,8 @@ def bulk_history(coupon, clock, *, ledger_rows: int, batch: int = 2000):
                 version, prev_hash = version + 1, op.content_hash
             n += 1
         CouponLock.objects.bulk_create(locks)
-        OrderCoupon.objects.bulk_create(bindings)
-        append_outboxes(CouponOperation.objects.bulk_create(operations))
+        journaled_bulk_create(bindings, actor=CTX.actor)
+        append_outboxes(journaled_bulk_create(operations))
     clock.advance(seconds=1)
     UserCoupon.objects.filter(pk=coupon.pk).update(state_version=version)
     return UserCoupon.objects.get(pk=coupon.pk)

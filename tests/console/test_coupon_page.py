@@ -155,15 +155,16 @@ def test_check_panel_names_the_broken_invariant(signed_in, template, ctx, broken
     assert "ledger replays to AVAILABLE v1, row says AVAILABLE v2" in check
 
 
-def test_check_panel_names_a_broken_seal(signed_in, template, ctx, broken_on_purpose):
-    coupon = breakage.refusal_logged_without_a_seal(template, ctx)
+def test_check_panel_names_a_row_missing_from_the_journal(signed_in, template, ctx,
+                                                          broken_on_purpose):
+    coupon = breakage.refusal_written_past_the_journal(template, ctx)
     broken_on_purpose.add(coupon.pk)
 
     check = page_of(signed_in("support"), coupon).split('aria-labelledby="check-title"')[1]
 
     [broken] = re.findall(r'<li class="bad">✗ (\d)\. ', check)
-    assert broken == "8"
-    assert re.search(r"command rejection \d+ has no seal", check)
+    assert broken == "9"
+    assert re.search(r"command rejection \d+: has no journal entry", check)
 
 
 def test_check_panel_tells_support_why_a_locked_coupon_cannot_be_used(signed_in, coupon, ctx):

@@ -18,12 +18,13 @@ pytestmark = pytest.mark.django_db
 # the check's watermark and the rows after it, one query per timeline source (11), one ledger
 # page, the open conflict cases and what waits for a person (refund decisions, compensations:
 # the diagnosis), the latest checkpoint, the staff notes, the view log's INSERT, the
-# journal's fold of the coupon's decisions, compensations and cases (3) and the customer
-# replies' refund decision, cases and redemption (3).
-PAGE_QUERIES = 31
+# journal's counts of the coupon's evidence rows (the rows folded only when some are new) and
+# the customer replies' refund decision, cases and redemption (3).
+PAGE_QUERIES = 30
 # The coupon, the check's watermark and the rows after it, the open conflict cases and what
-# waits for a person (2), the journal's fold (3) (the service client comes from its cache).
-CHECK_QUERIES = 9
+# waits for a person (2), the journal's counts and the one new view record's fold (2) (the
+# service client comes from its cache).
+CHECK_QUERIES = 8
 
 
 def second_view_queries(client, path: str) -> tuple[int, str]:

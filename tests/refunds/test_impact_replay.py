@@ -11,7 +11,6 @@ import pytest
 from django.core.management import call_command
 
 from coupons.evidence.journal import existing_entries
-from coupons.evidence.seals import row_seal
 from coupons.models import JournalEntry
 from refunds.impact import outcome, policy_impact
 from refunds.models import RefundCoupon, ReturnPolicy, ReturnPolicyVersion
@@ -65,8 +64,6 @@ def stored_history(coupons, count: int, *, seed=7) -> None:
             rule_index=verdict.rule_index, rule_label=verdict.rule_label,
             requires_approval=verdict.requires_approval,
         ))
-    for row in rows:  # a bulk write skips the model's sealing save: seal as it would
-        row.seal = row_seal(row)
     RefundCoupon.objects.bulk_create(rows, batch_size=500)
     # Written past the services, as rows that were there before the journal are.
     JournalEntry.objects.bulk_create(existing_entries(RefundCoupon, rows), batch_size=500)

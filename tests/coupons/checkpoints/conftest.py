@@ -4,8 +4,9 @@ import pytest
 from django.core.management import call_command
 
 from coupons.evidence.checkpoint_keys import public_key_text, signing_key
+from coupons.evidence.journal import content_hash, content_text, row_facts
 from coupons.evidence.ledger_chain import GENESIS, seal
-from coupons.models import CouponOperation
+from coupons.models import CouponOperation, JournalEntry
 from coupons.services import coupon_redeem
 from tests.app_role import past_the_triggers
 from tests.conftest import lock
@@ -48,19 +49,33 @@ def verify(path, *args) -> tuple[int, str]:
 
 
 def rewrite_and_rechain(coupon, version: int, **changes) -> None:
-    """What an owner who switched the triggers off does: change one row, then re-chain it and
-    every later row with the project's own chain function, so the chain check passes."""
+    """What an owner who switched the triggers off does: change one row and its journal entry
+    (whose hash anyone can compute), then re-chain it and every later row with the project's
+    own chain function, so the chain check and the fold pass."""
     prev_hash = GENESIS
     with past_the_triggers():
         for op in CouponOperation.objects.filter(coupon=coupon).order_by("to_version"):
             if op.to_version == version:
                 for name, value in changes.items():
                     setattr(op, name, value)
+                rewrite_entry(op)
             seal(op, prev_hash)
             CouponOperation.objects.filter(pk=op.pk).update(
                 **(changes if op.to_version == version else {}),
                 prev_hash=op.prev_hash, content_hash=op.content_hash)
             prev_hash = op.content_hash
+
+
+def rewrite_entry(row) -> None:
+    """The row's first journal entry made to say what the row says now (triggers off)."""
+    entry = JournalEntry.objects.get(subject=row._meta.label_lower, subject_id=row.pk,
+                                     parent_hash__isnull=True)
+    body = json.loads(entry.content)
+    del body["id"]
+    body["row"] = row_facts(row)
+    text = content_text(row.pk, body)
+    JournalEntry.objects.filter(pk=entry.pk).update(content=text,
+                                                    content_hash=content_hash(text))
 
 
 def save_json(path, data) -> str:

@@ -38,23 +38,33 @@ def log_root() -> str:
     return merkle.root_of_nodes(leaves).hex()
 
 
+@pytest.fixture
+def prior(redeemed) -> int:
+    """The redeemed coupon's own entries (ledger rows, binding, redemption), sequenced first:
+    the positions the tests' cases take start after them."""
+    sequence()
+    return JournalLeaf.objects.count()
+
+
 def signed(number: int, directory) -> dict:
     return json.loads(json.loads(checkpoint_file(directory, number).read_text())["signed"])
 
 
-def test_the_sequencer_gives_consecutive_positions_in_entry_order_once(redeemed):
+def test_the_sequencer_gives_consecutive_positions_in_entry_order_once(redeemed, prior):
     open_cases(redeemed, 3)
 
     assert sequence().startswith("3 journal entries sequenced")
     assert sequence().startswith("0 journal entries sequenced")
     leaves = list(JournalLeaf.objects.order_by("index").select_related("entry"))
-    assert [leaf.index for leaf in leaves] == [0, 1, 2]
+    assert prior == 5
+    assert [leaf.index for leaf in leaves] == [0, 1, 2, 3, 4, 5, 6, 7]
     assert [leaf.entry_id for leaf in leaves] == sorted(leaf.entry_id for leaf in leaves)
     assert all(leaf.leaf_hash == hashlib.sha256(b"\0" + leaf.entry.content.encode()).hexdigest()
                for leaf in leaves)
 
 
-def test_an_entry_that_commits_late_never_gets_a_position_below_one_already_given(redeemed):
+def test_an_entry_that_commits_late_never_gets_a_position_below_one_already_given(
+        redeemed, prior):
     open_cases(redeemed, 2)
     sequence()
     first = JournalEntry.objects.order_by("id").first()
@@ -67,20 +77,20 @@ def test_an_entry_that_commits_late_never_gets_a_position_below_one_already_give
 
     sequence()
 
-    assert JournalLeaf.objects.get(entry_id=first.pk - 1).index == 2
+    assert JournalLeaf.objects.get(entry_id=first.pk - 1).index == prior + 2
 
 
-def test_the_app_role_cannot_write_a_position_itself(redeemed):
+def test_the_app_role_cannot_write_a_position_itself(redeemed, prior):
     open_cases(redeemed, 1)
-    entry = JournalEntry.objects.get()
+    entry = JournalEntry.objects.get(subject="coupons.conflictcase")
 
     with pytest.raises(DatabaseError, match="permission denied"), transaction.atomic():
-        JournalLeaf.objects.create(index=0, entry=entry, leaf_hash="0" * 64,
+        JournalLeaf.objects.create(index=prior, entry=entry, leaf_hash="0" * 64,
                                    sequenced_at=clock.now())
 
 
 def test_a_checkpoint_signs_the_journal_log_and_the_next_one_extends_it(
-        redeemed, checkpoint_dir):
+        redeemed, prior, checkpoint_dir):
     open_cases(redeemed, 3)
     sequence()
     ledger_checkpoint()
@@ -89,46 +99,47 @@ def test_a_checkpoint_signs_the_journal_log_and_the_next_one_extends_it(
     ledger_checkpoint()
 
     first, second = signed(1, checkpoint_dir), signed(2, checkpoint_dir)
-    assert (first["journal_size"], second["journal_size"]) == (3, 5)
+    assert (first["journal_size"], second["journal_size"]) == (prior + 3, prior + 5)
     assert second["journal_root"] == log_root()
     nodes = [merkle.leaf_hash(content.encode()) for content in
              JournalLeaf.objects.order_by("index").values_list("entry__content", flat=True)]
-    assert merkle.consistency_holds(3, 5, merkle.consistency_proof(3, nodes),
+    assert merkle.consistency_holds(prior + 3, prior + 5,
+                                    merkle.consistency_proof(prior + 3, nodes),
                                     bytes.fromhex(first["journal_root"]),
                                     bytes.fromhex(second["journal_root"]))
 
 
 def test_an_entry_rewritten_below_the_signed_size_makes_the_signer_refuse(
-        redeemed, checkpoint_dir, broken_on_purpose):
+        redeemed, prior, checkpoint_dir, broken_on_purpose):
     """The owner rewrites an entry, its hash and its leaf consistently, behind the triggers:
     the log no longer extends the one signed."""
     open_cases(redeemed, 3)
     sequence()
     ledger_checkpoint()
-    leaf = JournalLeaf.objects.select_related("entry").get(index=1)
+    leaf = JournalLeaf.objects.select_related("entry").get(index=prior + 1)
     forged = leaf.entry.content.replace('"n":1', '"n":9')
     with past_the_triggers():
         JournalEntry.objects.filter(pk=leaf.entry_id).update(
             content=forged, content_hash=hashlib.sha256(forged.encode()).hexdigest())
-        JournalLeaf.objects.filter(index=1).update(
+        JournalLeaf.objects.filter(index=prior + 1).update(
             leaf_hash=hashlib.sha256(b"\0" + forged.encode()).hexdigest())
     broken_on_purpose.add(redeemed.pk)
 
-    with pytest.raises(CheckpointRefused, match="is not an extension of the 3 entries "
-                                                "checkpoint 1 signed"):
+    with pytest.raises(CheckpointRefused, match=f"is not an extension of the {prior + 3} "
+                                                "entries checkpoint 1 signed"):
         ledger_checkpoint()
 
 
 def test_an_entry_changed_under_its_position_makes_the_signer_refuse(
-        redeemed, checkpoint_dir, broken_on_purpose):
+        redeemed, prior, checkpoint_dir, broken_on_purpose):
     open_cases(redeemed, 2)
     sequence()
-    entry = JournalLeaf.objects.get(index=0).entry
+    entry = JournalLeaf.objects.get(index=prior).entry
     with past_the_triggers(), connection.cursor() as cursor:
         cursor.execute("UPDATE coupons_journalentry SET content = replace(content, "
                        "'\"n\":0', '\"n\":7') WHERE id = %s", [entry.pk])
     broken_on_purpose.add(redeemed.pk)
 
-    with pytest.raises(CheckpointRefused, match="journal log position 0 is missing or its "
-                                                "entry is not the one sequenced there"):
+    with pytest.raises(CheckpointRefused, match=f"journal log position {prior} is missing or "
+                                                "its entry is not the one sequenced there"):
         ledger_checkpoint()

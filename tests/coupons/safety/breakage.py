@@ -16,12 +16,15 @@ from django.db import connection
 from django.db.models import F
 
 from coupons import clock
+from coupons.evidence.journal import journaled_insert, journaled_moves
+from coupons.evidence.replay import coupon_check
 from coupons.models import (
     CommandRejection,
     ConflictCase,
     CouponLock,
     CouponOperation,
     CouponStatus,
+    InboxMessage,
     LockStatus,
     OperationType,
     Redemption,
@@ -38,7 +41,7 @@ from coupons.services import (
 from coupons.services.cases import case_open
 from coupons.write.records import append_operation, append_outbox
 from refunds.services.refund_receive import refund_receive
-from tests.app_role import as_owner
+from tests.app_role import as_owner, past_the_triggers
 from tests.conftest import lock
 
 ROGUE = CommandContext(actor="test:rogue-writer")
@@ -126,15 +129,23 @@ def two_successful_redemptions(template, ctx):
     proof_b = lock_b_proof(coupon)
     coupon_redeem(coupon_id=coupon.pk, lease=proof_b, payment_id="P-B", ctx=ctx)
     drop_unique_index("one_successful_redemption")
-    Redemption.objects.create(coupon=coupon, lock=lock_a, order_id="order-A", payment_id="P-A",
-                              discount_amount="30.00", created_at=clock.now())
+    journaled_insert(Redemption(coupon=coupon, lock=lock_a, order_id="order-A", payment_id="P-A",
+                                discount_amount="30.00", created_at=clock.now()),
+                     actor=ROGUE.actor)
     return coupon
 
 
 def used_without_a_redemption(template, ctx):
     coupon = redeemed(template, ctx)
-    Redemption.objects.filter(coupon=coupon).update(succeeded=False)
+    stop_counting(coupon)
     return coupon
+
+
+def stop_counting(coupon):
+    """The coupon's redemption stops counting, journaled as the services would: a writer that
+    skipped the ledger, not one that skipped the journal."""
+    journaled_moves(Redemption.objects.filter(coupon=coupon), {"succeeded": False},
+                    kind="returned", actor=ROGUE.actor, at=clock.now())
 
 
 def lock_b_proof(coupon):
@@ -200,8 +211,9 @@ def lock_without_ledger_row(template, ctx):
 
 def redemption_without_ledger_row(template, ctx):
     coupon, lock_a = taken_over(template, ctx)
-    Redemption.objects.create(coupon=coupon, lock=lock_a, order_id="order-A", payment_id="P-A",
-                              discount_amount="30.00", succeeded=False, created_at=clock.now())
+    journaled_insert(Redemption(coupon=coupon, lock=lock_a, order_id="order-A", payment_id="P-A",
+                                discount_amount="30.00", succeeded=False,
+                                created_at=clock.now()), actor=ROGUE.actor)
     return coupon
 
 
@@ -218,7 +230,7 @@ def return_without_redemption(template, ctx):
 
 def return_naming_the_lock_not_the_redemption(template, ctx):
     coupon = redeemed(template, ctx)
-    Redemption.objects.filter(coupon=coupon).update(succeeded=False)
+    stop_counting(coupon)
     forge(coupon, OperationType.RETURN, from_state=CouponStatus.USED,
           to_state=CouponStatus.AVAILABLE, refund_id="R1",
           original_operation=coupon.operations.get(op_type=OperationType.LOCK))
@@ -260,23 +272,43 @@ def issued_twice(template, ctx):
     return coupon
 
 
-# --- 8. sealed evidence rows are as written ----------------------------------------------
+# --- 8. inbox messages are as sealed ------------------------------------------------------
 
-def rogue_refusal(coupon, seal):
-    """A refusal inserted past the model (a bulk write or raw INSERT skips its sealing save)."""
+def inbox_message_edited_after_it_was_sealed(template, ctx):
+    """A payment fact about the coupon's order whose payload was changed after it was sealed."""
+    coupon = redeemed(template, ctx)
+    message = InboxMessage(message_id="m-1", fact_type="PAYMENT_SUCCEEDED", order_id="order-A",
+                           occurred_at=clock.now(), payload={"payment_id": "P1"},
+                           sender="orders", sender_scope="client:1", content_hash="0" * 64,
+                           received_at=clock.now())
+    message.save()
+    with past_the_triggers():
+        InboxMessage.objects.filter(pk=message.pk).update(payload={"payment_id": "P-forged"})
+    return coupon
+
+
+# --- 9. every evidence row is the fold of its journal entries ------------------------------
+
+def refusal_written_past_the_journal(template, ctx):
+    """A refusal inserted past the services (a bulk write, a raw INSERT): no journal entry."""
+    coupon = issued(template, ctx)
     CommandRejection.objects.bulk_create([CommandRejection(
         op_type="LOCK", coupon_id_ref=coupon.pk, actor=ROGUE.actor, error_code="STATE_CONFLICT",
-        message="made up", created_at=clock.now(), seal=seal,
+        message="made up", created_at=clock.now(),
     )])
     return coupon
 
 
-def refusal_logged_without_a_seal(template, ctx):
-    return rogue_refusal(issued(template, ctx), seal="")
-
-
-def refusal_sealed_under_an_unknown_key(template, ctx):
-    return rogue_refusal(issued(template, ctx), seal="k-forged:" + "0" * 64)
+def refusal_inserted_below_the_checks_mark(template, ctx):
+    """After a check held (and kept its marks), the owner inserts a refusal with id -1, below
+    every id a check has read, past the journal: the count up to the mark shows it."""
+    coupon = issued(template, ctx)
+    assert coupon_check(fresh(coupon)).ok
+    with as_owner():
+        CommandRejection.objects.bulk_create([CommandRejection(
+            id=-1, op_type="LOCK", coupon_id_ref=coupon.pk, actor=ROGUE.actor,
+            error_code="STATE_CONFLICT", message="made up", created_at=clock.now())])
+    return coupon
 
 
 def case_dismissed_past_the_services(template, ctx):
@@ -323,12 +355,13 @@ CASES = [
     (step_from_a_state_the_coupon_was_not_in, 7,
      "EXPIRE v1→v2: LOCKED→EXPIRED does not follow AVAILABLE", set()),
     (issued_twice, 7, "ISSUE v1→v2: a second ISSUE", set()),
-    (refusal_logged_without_a_seal, 8, "command rejection .+ has no seal", set()),
+    (inbox_message_edited_after_it_was_sealed, 8, "inbox message .+ was changed after it was "
+     "sealed", set()),
+    (refusal_written_past_the_journal, 9, r"command rejection \d+: has no journal entry", set()),
+    (refusal_inserted_below_the_checks_mark, 9, "command rejection -1: has no journal entry",
+     set()),
     (case_dismissed_past_the_services, 9,
      r'conflict case \d+: status is "DISMISSED", its journal says "OPEN"', set()),
-    (refusal_sealed_under_an_unknown_key, 8,
-     "command rejection .+ is sealed under key id 'k-forged', which LEDGER_CHAIN_KEYS does not "
-     "hold", set()),
 ]
 
 

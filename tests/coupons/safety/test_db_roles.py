@@ -338,8 +338,8 @@ def test_the_app_role_cannot_insert_rows_with_ids_of_its_own():
     command's refusal record among them (a 500, the refusal unrecorded)."""
     error = refused(
         "INSERT INTO coupons_commandrejection (id, op_type, error_code, message, order_id,"
-        " actor, idempotency_key, details, created_at, seal)"
-        " SELECT last_value + n, 'LOCK', 'X', '', '', 'attacker', '', '{}', now(), ''"
+        " actor, idempotency_key, details, created_at)"
+        " SELECT last_value + n, 'LOCK', 'X', '', '', 'attacker', '', '{}', now()"
         " FROM coupons_commandrejection_id_seq, generate_series(1, 5) n")
     assert PERMISSION in error
     # Every table whose id the database hands out: no INSERT on that column.
@@ -353,5 +353,5 @@ def test_the_app_role_cannot_insert_rows_with_ids_of_its_own():
         assert cursor.fetchall() == []
     # Drawn from the sequence, the same row goes in.
     execute("INSERT INTO coupons_commandrejection (op_type, error_code, message, order_id,"
-            " actor, idempotency_key, details, created_at, seal)"
-            " VALUES ('LOCK', 'X', '', '', 'test', '', '{}', now(), '')")
+            " actor, idempotency_key, details, created_at)"
+            " VALUES ('LOCK', 'X', '', '', 'test', '', '{}', now())")

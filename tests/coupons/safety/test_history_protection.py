@@ -252,6 +252,7 @@ def test_an_edited_ledger_row_breaks_the_chain_at_its_version(history, tamper):
     assert not report.ok
     assert report.violations == {
         7: ["hash chain broken at v3 (REDEEM): the row was changed after it was written"],
+        9: [f'coupon operation {redeem.pk}: actor is "intruder", its journal says "test"'],
     }
 
 

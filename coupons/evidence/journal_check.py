@@ -1,0 +1,85 @@
+"""The per-coupon check's journal half: every evidence row of the coupon is the fold of its
+entries (coupons/evidence/replay.py, invariant 9).
+
+The ledger rows are folded where the replay reads them. Every other journaled table with a
+coupon column is read here:
+
+- a table whose rows move (refund decisions, compensations, cases, redemptions): every row of
+  the coupon, on every check; an UPDATE past the services shows as soon as it is made, and a
+  coupon has few such rows;
+- a table written once per row (order bindings, refusals, notes, view records): the rows after
+  the last check's mark, and the number of rows up to it, counted again on every check. A row
+  inserted below the mark, whatever its id (-1 included), or one deleted there, changes that
+  count, and the whole table is folded again for the coupon. An edit of an old row that gets
+  past the triggers (the owner's) is the full check's and `verify_journal`'s to name.
+"""
+
+from django.db import connection
+from django.utils.translation import gettext
+
+from coupons.evidence.journal import fold_problem, journaled_models, with_journal
+from coupons.models import CouponOperation
+
+
+def coupon_tables() -> list:
+    """The journaled models about one coupon, the ledger left out (the replay folds it)."""
+    return [model for model in journaled_models()
+            if model is not CouponOperation and model.JOURNAL_COUPON]
+
+
+def _moves(model) -> bool:
+    return bool(model.JOURNAL_STEPS)
+
+
+def _counts(coupon_id: int, marks: dict) -> dict:
+    """{label: (rows after the mark, rows up to it)} for every table, in one query. A table
+    whose rows move has no mark: (its rows, 0), so that a coupon with none costs no query."""
+    parts, params, labels = [], [], []
+    for model in coupon_tables():
+        label = model._meta.label_lower
+        table = connection.ops.quote_name(model._meta.db_table)
+        column = connection.ops.quote_name(model._meta.get_field(model.JOURNAL_COUPON).column)
+        if _moves(model):
+            parts.append(f"(SELECT count(*) FROM {table} WHERE {column} = %s), 0")  # noqa: S608
+            params.append(coupon_id)
+        else:
+            parts.append(f"(SELECT count(*) FROM {table} WHERE {column} = %s AND id > %s), "  # noqa: S608
+                         f"(SELECT count(*) FROM {table} WHERE {column} = %s AND id <= %s)")
+            mark = marks.get(label, [0, 0])[0]
+            params += [coupon_id, mark, coupon_id, mark]
+        labels.append(label)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {', '.join(parts)}", params)
+        values = cursor.fetchone()
+    return {label: (values[2 * i], values[2 * i + 1]) for i, label in enumerate(labels)}
+
+
+def coupon_journal_problems(coupon_id: int, marks: dict | None) -> tuple[list[str], dict]:
+    """(one sentence per row of the coupon that is not the fold of its entries, the marks the
+    next check resumes from). `marks` is what the last check that held returned; None: fold
+    every row."""
+    marks = marks or {}
+    counts = _counts(coupon_id, marks)
+    problems, new_marks = [], {}
+    for model in coupon_tables():
+        label = model._meta.label_lower
+        rows = model.objects.filter(**{model.JOURNAL_COUPON: coupon_id})
+        after, up_to = counts[label]
+        mark, counted = (0, 0) if _moves(model) else marks.get(label, [0, 0])
+        if up_to != counted:
+            # A row inserted or deleted below the mark: fold the table again from the start.
+            mark, counted, after = 0, 0, after + up_to
+        elif not _moves(model):
+            rows = rows.filter(pk__gt=mark)
+        found = list(with_journal(rows).order_by("pk")) if after else []
+        problems += row_problems(found)
+        if not _moves(model):
+            new_marks[label] = [max([mark, *(row.pk for row in found)]), counted + len(found)]
+    return problems, new_marks
+
+
+def row_problems(rows) -> list[str]:
+    """One sentence per row of `rows` (read with_journal) that is not its entries' fold."""
+    return [gettext("%(row)s %(id)s: %(problem)s") % {
+        "row": row._meta.verbose_name, "id": row.pk, "problem": problem}
+        for row in rows if (problem := fold_problem(row)) is not None]
