@@ -7,6 +7,7 @@ from coupons.evidence.checkpoint_keys import public_key_text, signing_key
 from coupons.evidence.ledger_chain import GENESIS, seal
 from coupons.models import CouponOperation
 from coupons.services import coupon_redeem
+from tests.api.roles import machine
 from tests.app_role import past_the_triggers
 from tests.conftest import lock
 
@@ -15,6 +16,12 @@ from tests.conftest import lock
 def checkpoint_dir(tmp_path, settings):
     settings.LEDGER_CHECKPOINT_DIR = str(tmp_path / "checkpoints")
     return tmp_path / "checkpoints"
+
+
+@pytest.fixture
+def reader():
+    """A service client that may read coupons, and so their proofs."""
+    return machine("auditor", capabilities=["read_coupons"])
 
 
 @pytest.fixture
