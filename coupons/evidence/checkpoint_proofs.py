@@ -157,7 +157,7 @@ def coupon_entries(coupon: UserCoupon):
                 .order_by("pk"))
 
 
-def _stored_nodes(wanted: set[tuple[int, int]]) -> dict[tuple[int, int], bytes]:
+def stored_nodes(wanted: set[tuple[int, int]]) -> dict[tuple[int, int], bytes]:
     """The stored hashes of the complete subtrees `wanted`, in one query: level 0 from the
     log's leaves, the others from the sequencer's subtree hashes."""
     if not wanted:
@@ -213,7 +213,7 @@ def journal_proof(coupon: UserCoupon, checkpoint: LedgerCheckpoint | None,
     ranges = {pk: merkle.inclusion_ranges(index, size) for pk, index in covered.items()}
     consistency = (merkle.consistency_ranges(older["journal_size"], size)
                    if older and older["journal_size"] else [])
-    nodes = _stored_nodes(merkle.pieces_of([*consistency,
+    nodes = stored_nodes(merkle.pieces_of([*consistency,
                                             *(r for path in ranges.values() for r in path)]))
     return {
         "journal_head": None if size is None else {
