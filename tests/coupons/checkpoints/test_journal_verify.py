@@ -3,8 +3,10 @@ between them, each leaf against its entry's content, and every journaled row's f
 sequencer's stored subtree hashes that proofs are read from."""
 
 import hashlib
+import importlib
 
 import pytest
+from django.apps import apps
 from django.db import DatabaseError, transaction
 
 from coupons.evidence import merkle
@@ -174,3 +176,19 @@ def test_the_sequencer_stores_every_complete_subtree_once(redeemed):
 def test_the_app_role_cannot_write_a_subtree_hash(redeemed):
     with pytest.raises(DatabaseError, match="permission denied"), transaction.atomic():
         JournalNode.objects.create(level=1, position=0, hash="0" * 64)
+
+
+def test_the_migration_stores_the_subtrees_of_positions_given_before_it(redeemed):
+    """Positions the sequencer gave before it stored subtrees get theirs from the migration."""
+    open_cases(redeemed, 6)
+    sequence()
+    stored = set(JournalNode.objects.values_list("level", "position", "hash"))
+    with past_the_triggers():
+        JournalNode.objects.all().delete()
+    migration = importlib.import_module("coupons.migrations.0023_journal_nodes")
+
+    with past_the_triggers():
+        migration.nodes_of_the_leaves_already_there(apps, None)
+
+    assert set(JournalNode.objects.values_list("level", "position", "hash")) == stored
+    assert len(stored) == 4  # (1, 0..2), (2, 0)

@@ -144,3 +144,14 @@ def test_a_checkpoint_that_skips_one_the_witness_has_not_seen_is_refused(
 
     assert status == 1
     assert "names checkpoint 2 as its previous, not checkpoint 1" in out
+
+
+def test_another_key_than_the_kept_one_is_refused(witnessed, checkpoint_dir):
+    before = witnessed.read_text()
+    other = base64.b64encode(Ed25519PrivateKey.generate().public_key().public_bytes_raw()).decode()
+
+    status, out = run_witness(witnessed, checkpoint_dir, "--public-key", other)
+
+    assert (status, out) == (1, "REFUSED: --public-key is not the key this witness keeps: a "
+                                "new key is a new log, start a new state file deliberately\n")
+    assert witnessed.read_text() == before
