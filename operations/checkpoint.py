@@ -144,7 +144,7 @@ def _checkpoint_in_snapshot(key, directory: Path, *, snapshot: bool) -> Checkpoi
             f"refusing to sign: the ledger is not an extension of checkpoint "
             f"{previous['number']}, the last this signer signed ({len(problems)} coupons): "
             + "; ".join(problems[:10]))
-    journal_size, journal_root = journal_head(previous)
+    journal = journal_head(previous)
     chunks.flush()
     root = merkle.root_of_nodes([bytes.fromhex(r) for r in chunks.roots]).hex()
     body = {
@@ -156,8 +156,11 @@ def _checkpoint_in_snapshot(key, directory: Path, *, snapshot: bool) -> Checkpoi
         "previous_number": previous["number"] if previous else None,
         "previous_root": previous["root"] if previous else None,
         "previous_size": previous["tree_size"] if previous else None,
-        "journal_size": journal_size,
-        "journal_root": journal_root,
+        "journal_size": journal.size,
+        "journal_root": journal.root,
+        "previous_journal_size": journal.previous_size,
+        "previous_journal_root": journal.previous_root,
+        "journal_consistency": journal.consistency,
         "key_id": key_id(public),
     }
     text, signature = sign(body, key)
@@ -175,10 +178,21 @@ def _checkpoint_in_snapshot(key, directory: Path, *, snapshot: bool) -> Checkpoi
                          ignored_rows=ignored)
 
 
-def journal_head(previous: dict | None) -> tuple[int, str]:
-    """(size, root) of the journal's Merkle log, every leaf recomputed from its entry's
-    content; refused unless it extends the log `previous` signed (RFC 9162 consistency proof
-    from its size and root to these)."""
+@dataclass(frozen=True)
+class JournalHead:
+    size: int
+    root: str
+    previous_size: int | None
+    previous_root: str | None
+    # RFC 9162 PROOF(previous_size, D[size]), hex: signed with the head, so whoever kept the
+    # previous head (a witness) checks this one against it from the two files alone.
+    consistency: list[str]
+
+
+def journal_head(previous: dict | None) -> JournalHead:
+    """The journal's Merkle log as it is, every leaf recomputed from its entry's content;
+    refused unless it extends the log `previous` signed (RFC 9162 consistency proof from its
+    size and root to these)."""
     nodes = []
     while True:  # by pages of positions: a refusal leaves no cursor open in the transaction
         page = list(JournalLeaf.objects.filter(index__gte=len(nodes)).order_by("index")
@@ -194,15 +208,19 @@ def journal_head(previous: dict | None) -> tuple[int, str]:
             break
     root = merkle.root_of_nodes(nodes)
     signed_size = (previous or {}).get("journal_size") or 0
+    proof = []
     if signed_size:
         signed_root = bytes.fromhex(previous["journal_root"])
+        proof = merkle.consistency_proof(signed_size, nodes) if signed_size <= len(nodes) else []
         if signed_size > len(nodes) or not merkle.consistency_holds(
-                signed_size, len(nodes), merkle.consistency_proof(signed_size, nodes),
-                signed_root, root):
+                signed_size, len(nodes), proof, signed_root, root):
             raise CheckpointRefused(
                 f"refusing to sign: the journal log ({len(nodes)} entries) is not an "
                 f"extension of the {signed_size} entries checkpoint {previous['number']} signed")
-    return len(nodes), root.hex()
+    return JournalHead(size=len(nodes), root=root.hex(),
+                       previous_size=(previous or {}).get("journal_size"),
+                       previous_root=(previous or {}).get("journal_root"),
+                       consistency=[node.hex() for node in proof])
 
 
 def own_previous(directory: Path, public, ignored: list[int]) -> dict | None:

@@ -130,15 +130,24 @@ SEQUENCER_LOCK = 9162
 
 def _sequencer_sql() -> sql.Composed:
     """The sequencer: the journal entries without a position, in id order (at most
-    `max_entries`), get the next consecutive ones, with their leaf hashes, in one statement."""
+    `max_entries`), get the next consecutive ones, with their leaf hashes, in one statement;
+    then every complete subtree those positions close gets its stored hash (JournalNode),
+    computed by the database from the leaves and nodes below it."""
     return sql.SQL("""
         CREATE OR REPLACE FUNCTION {name}(max_entries integer) RETURNS bigint
         LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp
         AS $fn$
         DECLARE
             added bigint;
+            first_new bigint;
+            leaf record;
+            lvl integer;
+            pos bigint;
+            node bytea;
+            left_node bytea;
         BEGIN
             PERFORM pg_advisory_xact_lock({lock});
+            SELECT coalesce(max(index) + 1, 0) INTO first_new FROM coupons_journalleaf;
             INSERT INTO coupons_journalleaf (index, entry_id, leaf_hash, sequenced_at)
             SELECT base.next + row_number() OVER (ORDER BY e.id) - 1, e.id,
                    encode(sha256('\\x00'::bytea || convert_to(e.content, 'UTF8')), 'hex'),
@@ -148,6 +157,28 @@ def _sequencer_sql() -> sql.Composed:
                   WHERE NOT EXISTS (SELECT 1 FROM coupons_journalleaf l WHERE l.entry_id = j.id)
                   ORDER BY id LIMIT max_entries) e;
             GET DIAGNOSTICS added = ROW_COUNT;
+            -- A leaf at an odd position closes the subtree it completes with its left
+            -- sibling, and so on up while the position stays odd.
+            FOR leaf IN SELECT index, leaf_hash FROM coupons_journalleaf
+                        WHERE index >= first_new ORDER BY index LOOP
+                lvl := 0;
+                pos := leaf.index;
+                node := decode(leaf.leaf_hash, 'hex');
+                WHILE pos % 2 = 1 LOOP
+                    IF lvl = 0 THEN
+                        SELECT decode(l.leaf_hash, 'hex') INTO left_node
+                          FROM coupons_journalleaf l WHERE l.index = pos - 1;
+                    ELSE
+                        SELECT decode(n.hash, 'hex') INTO left_node
+                          FROM coupons_journalnode n WHERE n.level = lvl AND n.position = pos - 1;
+                    END IF;
+                    node := sha256('\\x01'::bytea || left_node || node);
+                    lvl := lvl + 1;
+                    pos := pos / 2;
+                    INSERT INTO coupons_journalnode (level, position, hash)
+                    VALUES (lvl, pos, encode(node, 'hex'));
+                END LOOP;
+            END LOOP;
             RETURN added;
         END $fn$;
         ALTER FUNCTION {name}(integer) OWNER TO {sequencer};
@@ -304,6 +335,13 @@ def setup_db_roles() -> list[str]:
             _run(cursor, sql.SQL("REVOKE INSERT ON coupons_journalleaf FROM {}").format(app))
             _run(cursor, sql.SQL("GRANT SELECT ON coupons_journalentry TO {}").format(sequencer))
             _run(cursor, sql.SQL("GRANT SELECT, INSERT ON coupons_journalleaf TO {}")
+                 .format(sequencer))
+            # Its stored subtree hashes likewise: the application reads them for proofs.
+            _run(cursor, sql.SQL("REVOKE ALL ON coupons_journalnode FROM {}").format(sequencer))
+            _run(cursor, sql.SQL("REVOKE INSERT ON coupons_journalnode FROM {}").format(app))
+            _run(cursor, sql.SQL("GRANT SELECT, INSERT ON coupons_journalnode TO {}")
+                 .format(sequencer))
+            _run(cursor, sql.SQL("GRANT USAGE ON SEQUENCE coupons_journalnode_id_seq TO {}")
                  .format(sequencer))
             _run(cursor, _sequencer_sql())
     outbox_partitions_ahead()

@@ -116,7 +116,8 @@ def log_rates(count: int) -> None:
     call_command("sequence_journal", stdout=io.StringIO())
     sequenced = time.monotonic() - started
     started = time.monotonic()
-    size, root = journal_head(None)
+    signed = journal_head(None)
+    size, root = signed.size, signed.root
     head = time.monotonic() - started
     with connection.cursor() as cursor:
         cursor.execute("SELECT leaf_hash FROM coupons_journalleaf ORDER BY index")
@@ -129,6 +130,32 @@ def log_rates(count: int) -> None:
     print(f"sequencer: {size} entries in {sequenced:.2f} s = {size / sequenced:.0f} entries/s; "
           f"signer's log recompute: {head:.2f} s ({head * 1_000_000 / size:.1f} s per million "
           f"entries); consistency proof + check at {size}: {consistency * 1000:.0f} ms; "
+          f"load average {load_average()}")
+    stored_paths(size, root, nodes)
+
+
+def stored_paths(size: int, root: str, nodes: list) -> None:
+    """What a proof pays for its journal half: paths read from the stored subtree hashes."""
+    try:
+        from coupons.evidence.checkpoint_proofs import stored_nodes
+        from coupons.evidence.journal_verify import read_log
+    except ImportError:  # a checkout without stored subtree hashes
+        return
+    from coupons.evidence import merkle
+
+    indexes = [0, size // 3, size // 2, size - 1]
+    started = time.monotonic()
+    for index in indexes:
+        ranges = merkle.inclusion_ranges(index, size)
+        stored = stored_nodes(merkle.pieces_of(ranges))
+        path = [merkle.range_root(stored.__getitem__, *r) for r in ranges]
+        assert merkle.root_from_path(index, size, nodes[index], path).hex() == root
+    per_path = (time.monotonic() - started) / len(indexes)
+    started = time.monotonic()
+    merkle.Levels(read_log().leaves)
+    audit = time.monotonic() - started
+    print(f"one inclusion path from stored subtrees at {size}: {per_path * 1000:.1f} ms, one "
+          f"query; verify_ledger's read of the whole log and its subtrees: {audit:.2f} s; "
           f"load average {load_average()}")
 
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
 """Check a coupon's proof offline: python3 verify_coupon_proof.py PROOF.json --public-key KEY
+[--since checkpoint-0000000N.json]
 
 PROOF.json is the answer of `GET /api/v1/coupons/{id}/proof`, saved. KEY is the coupon service's
 published checkpoint key (`manage.py ledger_public_key`): base64 of the 32-byte Ed25519 public
@@ -13,13 +14,25 @@ Copy this one file to wherever you verify. It checks:
    inclusion path from the leaf leads to the signed root;
 3. the ledger row at the leaf's version carries exactly the leaf's head hash;
 4. the rows link: versions 1, 2, 3, ... and each row's `prev_hash` is the row before's
-   `content_hash` ("" for the first).
+   `content_hash` ("" for the first);
+5. every journal entry about the coupon (its refund decisions, compensations, cases, ...):
+   its `content_hash` is the SHA-256 of its `content`, the content is about the row the entry
+   names (and about this coupon when it records one), and, when the signed journal head covers
+   it, the RFC 9162 inclusion path from SHA-256(0x00 || content) leads to the signed journal
+   root: an entry's content edited in the saved proof (a kind, an amount) fails here;
+6. each ledger row the proof shows (operation, states, time) is what its journal entry says:
+   a REDEEM edited into a RELEASE in the saved proof fails here;
+7. with --since, an older signed checkpoint file (the auditor's own copy, from
+   LEDGER_CHECKPOINT_DIR or the events): its signature under KEY, and the consistency proof
+   (the proof fetched with `?since=N`) from its journal head to the newest one's, so the
+   journal the auditor saw then is a prefix of the one signed now.
 
-What it cannot check: that each row's `content_hash` is the hash of that row's content. The service
-computes those hashes as an HMAC under a chain key only the service holds (docs/evidence.md), so no
-outsider can recompute them. What the signature then gives you: the rows up to the leaf's version
-are the ones that existed when the checkpoint was signed (changing any of them changes the head
-hash, or breaks the links); rows after it are not covered yet.
+What it cannot check: that each ledger row's `content_hash` is the hash of that row's content.
+The service computes those hashes as an HMAC under a chain key only the service holds
+(docs/evidence.md), so no outsider can recompute them. The ledger rows are journal entries too,
+and those hashes are public: check 6 binds each row shown to its entry, and check 5 binds each
+covered entry's very content to what was signed. An entry the signed journal head does not
+cover yet (`log_index` null) is only checked against its own hash.
 
 Exit status 0 when every check holds, 1 otherwise (each failure printed).
 """
@@ -31,11 +44,15 @@ import hashlib
 import json
 import struct
 import sys
+from datetime import datetime
 from pathlib import Path
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+LEDGER_TABLE = "coupons.couponoperation"
+
 
 # --- RFC 9162 section 2.1 (the same as coupons/evidence/merkle.py) -----------------------------
 
@@ -71,6 +88,38 @@ def root_from_path(index: int, size: int, leaf: bytes, path: list[bytes]) -> byt
     return node if sn == 0 else None
 
 
+def consistency_holds(m: int, n: int, proof: list[bytes], old_root: bytes,
+                      new_root: bytes) -> bool:
+    """RFC 9162 2.1.4.2: the tree of size m with `old_root` is a prefix of the tree of size n."""
+    if not 0 < m <= n:
+        return False
+    if m == n:
+        return not proof and old_root == new_root
+    if m & (m - 1) == 0:
+        proof = [old_root, *proof]
+    if not proof:
+        return False
+    fn, sn = m - 1, n - 1
+    while fn & 1:
+        fn >>= 1
+        sn >>= 1
+    fr = sr = proof[0]
+    for node in proof[1:]:
+        if sn == 0:
+            return False
+        if fn & 1 or fn == sn:
+            fr = node_hash(node, fr)
+            sr = node_hash(node, sr)
+            while not fn & 1 and fn != 0:
+                fn >>= 1
+                sn >>= 1
+        else:
+            sr = node_hash(sr, node)
+        fn >>= 1
+        sn >>= 1
+    return sn == 0 and fr == old_root and sr == new_root
+
+
 # --- the checks -------------------------------------------------------------------------------
 
 def public_key(text: str) -> Ed25519PublicKey:
@@ -85,21 +134,133 @@ def public_key(text: str) -> Ed25519PublicKey:
     return Ed25519PublicKey.from_public_bytes(base64.b64decode(text, validate=True))
 
 
-def problems_of(proof: dict, key: Ed25519PublicKey) -> tuple[list[str], str]:
+def signed_body(document: dict, key: Ed25519PublicKey) -> dict | None:
+    """The signed checkpoint's body, or None when its signature does not hold under `key`."""
+    try:
+        key.verify(base64.b64decode(document["signature"], validate=True),
+                   document["signed"].encode())
+    except (InvalidSignature, ValueError, binascii.Error, KeyError, TypeError):
+        return None
+    return json.loads(document["signed"])
+
+
+def hexes(nodes) -> list[bytes]:
+    if not isinstance(nodes, list):
+        raise ValueError("not a list of hex hashes")
+    return [bytes.fromhex(node) for node in nodes]
+
+
+def entry_problems(proof: dict, body: dict) -> tuple[list[str], int]:
+    """What fails among the coupon's journal entries, and how many the signed head covers."""
+    found, covered = [], 0
+    size, root = body.get("journal_size"), body.get("journal_root")
+    head = proof.get("journal_head")
+    if head is not None and (head.get("size"), head.get("root")) != (size, root):
+        found.append("the journal head shown is not the one the checkpoint signed")
+    for entry in proof.get("journal_entries") or []:
+        content, name = entry["content"], f"journal entry {entry.get('entry_id')}"
+        if hashlib.sha256(content.encode()).hexdigest() != entry["content_hash"]:
+            found.append(f"{name}: its content_hash is not the SHA-256 of its content (the "
+                         f"content was edited)")
+        said = json.loads(content)
+        if (said.get("table"), said.get("id")) != (entry.get("table"), entry.get("row_id")):
+            found.append(f"{name}: its content is about another row")
+        row = said.get("row", {})
+        if row.get("coupon_id", row.get("coupon_id_ref", proof.get("coupon_id"))) != \
+                proof.get("coupon_id"):
+            found.append(f"{name}: its content is about another coupon")
+        if entry.get("log_index") is None:
+            continue
+        path = hexes(entry.get("inclusion_path"))
+        leaf = leaf_hash(content.encode())
+        reached = root_from_path(entry["log_index"], size or 0, leaf, path) if size else None
+        if reached is None or reached.hex() != root:
+            found.append(f"{name} (log position {entry['log_index']}): its content is not the "
+                         f"one in the journal log signed as checkpoint {body['number']}")
+        else:
+            covered += 1
+    return found, covered
+
+
+def ledger_problems(proof: dict) -> list[str]:
+    """That each ledger row the proof shows is what its journal entry says: the entry's hash is
+    public, so an edited row (a REDEEM made a RELEASE, its states or time) no longer matches."""
+    recorded = {}
+    for entry in proof.get("journal_entries") or []:
+        if entry.get("table") == LEDGER_TABLE:
+            row = json.loads(entry["content"]).get("row", {})
+            recorded[row.get("to_version")] = row
+    found = []
+    for shown in proof.get("operations") or []:
+        row = recorded.get(shown.get("to_version"))
+        if row is None:
+            found.append(f"ledger row v{shown.get('to_version')}: no journal entry in the proof "
+                         f"records it")
+            continue
+        differs = [key for key in ("op_type", "from_state", "to_state") if row.get(key) !=
+                   shown.get(key)]
+        if not same_time(row.get("created_at"), shown.get("created_at")):
+            differs.append("created_at")
+        if differs:
+            found.append(f"ledger row v{shown['to_version']}: {', '.join(differs)} differ from "
+                         f"its journal entry")
+    return found
+
+
+def same_time(recorded, shown) -> bool:
+    try:
+        return datetime.fromisoformat(recorded) == datetime.fromisoformat(shown)
+    except (TypeError, ValueError):
+        return False
+
+
+def consistency_problems(proof: dict, body: dict, older: dict) -> list[str]:
+    """That the journal head of `older` (an auditor's own signed file) is a prefix of the
+    newest one's, by the proof's `journal_consistency`."""
+    m, n = older.get("journal_size") or 0, body.get("journal_size") or 0
+    if not m:
+        return []
+    given = proof.get("journal_consistency") or {}
+    if (given.get("since"), given.get("since_size"), given.get("since_root")) != (
+            older["number"], m, older["journal_root"]):
+        return [f"the proof carries no consistency proof from checkpoint {older['number']}'s "
+                f"journal head (fetch it with ?since={older['number']})"]
+    if not consistency_holds(m, n, hexes(given.get("path")), bytes.fromhex(older["journal_root"]),
+                             bytes.fromhex(body["journal_root"])):
+        return [f"the journal signed as checkpoint {body['number']} ({n} entries) does not "
+                f"extend the {m} entries checkpoint {older['number']} signed: the log was "
+                f"rewritten"]
+    return []
+
+
+def problems_of(proof: dict, key: Ed25519PublicKey,
+                older_document: dict | None = None) -> tuple[list[str], str]:
     """(what fails, what holds in words)."""
     checkpoint = proof.get("checkpoint")
     if not checkpoint:
         return ["no checkpoint covers this coupon yet (the proof names none)"], ""
-    try:
-        key.verify(base64.b64decode(checkpoint["signature"], validate=True),
-                   checkpoint["signed"].encode())
-    except (InvalidSignature, ValueError, binascii.Error, KeyError, TypeError):
+    body = signed_body(checkpoint, key)
+    if body is None:
         return ["the checkpoint's signature does not verify under this key"], ""
-    body = json.loads(checkpoint["signed"])
+    older = None
+    if older_document is not None:
+        older = signed_body(older_document, key)
+        if older is None:
+            return ["the --since checkpoint's signature does not verify under this key"], ""
+    journal_found, covered = entry_problems(proof, body)
+    journal_found += ledger_problems(proof)
+    journal_found += consistency_problems(proof, body, older) if older else []
+    entries = len(proof.get("journal_entries") or [])
+    journal_holds = (f"; {covered} of {entries} journal entries are in the journal log "
+                     f"signed there" if entries else "")
+    if older:
+        journal_holds += (f"; that journal extends the one checkpoint {older['number']} "
+                          f"signed")
     leaf = proof.get("leaf")
     if not leaf:
-        return [f"the coupon is newer than checkpoint {body['number']}: not covered yet"], ""
-    found = []
+        return [f"the coupon is newer than checkpoint {body['number']}: not covered yet",
+                *journal_found], ""
+    found = journal_found
     if leaf["coupon_id"] != proof.get("coupon_id"):
         found.append(f"the leaf is coupon {leaf['coupon_id']}'s, not coupon "
                      f"{proof.get('coupon_id')}'s")
@@ -133,7 +294,7 @@ def problems_of(proof: dict, key: Ed25519PublicKey) -> tuple[list[str], str]:
     newer = len([row for row in rows if row["to_version"] > leaf["version"]])
     holds = (f"coupon {leaf['coupon_id']}: rows v1..v{leaf['version']} are the ones signed in "
              f"checkpoint {body['number']} at {body['time']}"
-             + (f"; {newer} newer row(s) not covered yet" if newer else ""))
+             + (f"; {newer} newer row(s) not covered yet" if newer else "") + journal_holds)
     return found, holds
 
 
@@ -142,15 +303,19 @@ def main(argv=None) -> int:
     parser.add_argument("proof", help="the saved answer of GET /api/v1/coupons/{id}/proof")
     parser.add_argument("--public-key", required=True,
                         help="base64 or PEM Ed25519 public key, or a file holding it")
+    parser.add_argument("--since", help="an older signed checkpoint file you kept: check "
+                        "that its journal is a prefix of the proof's (fetch the proof with "
+                        "?since=<its number>)")
     args = parser.parse_args(argv)
     try:
         key = public_key(args.public_key)
         proof = json.loads(Path(args.proof).read_text())
+        older = json.loads(Path(args.since).read_text()) if args.since else None
     except (OSError, ValueError) as bad:
-        print(f"cannot read the key or the proof: {bad}", file=sys.stderr)
+        print(f"cannot read the key, the proof or the older checkpoint: {bad}", file=sys.stderr)
         return 1
     try:
-        found, holds = problems_of(proof, key)
+        found, holds = problems_of(proof, key, older)
     except (KeyError, TypeError, ValueError, AttributeError) as bad:
         found, holds = [f"the proof is malformed: {bad!r}"], ""
     for problem in found:

@@ -338,6 +338,44 @@ class ProofLeafOutput(serializers.Serializer):
     head_hash = serializers.CharField()
 
 
+class ProofQuery(serializers.Serializer):
+    since = serializers.IntegerField(
+        required=False, min_value=1, max_value=2**31 - 1,
+        help_text="An older checkpoint's number: the answer adds the RFC 9162 consistency proof "
+                  "from its journal head to the newest one's.")
+
+
+class ProofJournalHeadOutput(serializers.Serializer):
+    checkpoint = serializers.IntegerField(help_text="The checkpoint that signs it.")
+    size = serializers.IntegerField(help_text="Log positions 0 .. size - 1 are signed.")
+    root = serializers.CharField(help_text="RFC 9162 root of the journal log, hex.")
+
+
+class ProofJournalEntryOutput(serializers.Serializer):
+    entry_id = serializers.IntegerField()
+    table = serializers.CharField(help_text="The row's table, as app.model.")
+    row_id = serializers.IntegerField()
+    kind = serializers.CharField()
+    content = serializers.CharField(help_text="The entry: canonical JSON, exactly as stored.")
+    content_hash = serializers.CharField(help_text="SHA-256 of `content` (UTF-8), hex.")
+    log_index = serializers.IntegerField(
+        allow_null=True, help_text="Its position in the journal log; null while the signed "
+                                   "head does not cover it yet.")
+    inclusion_path = serializers.ListField(
+        child=serializers.CharField(), allow_null=True,
+        help_text="RFC 9162 inclusion path of SHA-256(0x00 || content) to the signed journal "
+                  "root, hex, leaf first; null when not covered.")
+
+
+class ProofJournalConsistencyOutput(serializers.Serializer):
+    since = serializers.IntegerField(help_text="The older checkpoint's number.")
+    since_size = serializers.IntegerField()
+    since_root = serializers.CharField()
+    path = serializers.ListField(
+        child=serializers.CharField(), allow_null=True,
+        help_text="RFC 9162 PROOF(since_size, D[size]) to the newest journal head, hex.")
+
+
 class ProofOutput(serializers.Serializer):
     coupon_id = serializers.IntegerField()
     state_version = serializers.IntegerField()
@@ -348,3 +386,12 @@ class ProofOutput(serializers.Serializer):
                            "coupon is newer than the checkpoint.")
     inclusion_path = serializers.ListField(child=serializers.CharField(),
                                            help_text="RFC 9162 inclusion path, hex, leaf first.")
+    journal_head = ProofJournalHeadOutput(
+        allow_null=True, help_text="The journal head the checkpoint signs (repeated from "
+                                   "`checkpoint.signed`); null when it signs none.")
+    journal_entries = ProofJournalEntryOutput(
+        many=True, help_text="Every journal entry about the coupon (its refund decisions, "
+                             "compensations, cases, ...), oldest first.")
+    journal_consistency = ProofJournalConsistencyOutput(
+        allow_null=True, help_text="With `since`: the consistency proof from that checkpoint's "
+                                   "journal head; null otherwise.")

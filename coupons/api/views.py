@@ -284,13 +284,17 @@ class CouponCheckApi(APIView):
 
 class CouponProofApi(APIView):
     """The coupon's ledger with its hashes, its Merkle inclusion proof against the latest signed
-    checkpoint, and that checkpoint: save it and check it offline with
-    scripts/verify_coupon_proof.py and the published public key."""
+    checkpoint, and that checkpoint; the coupon's journal entries with their inclusion proofs
+    against the checkpoint's journal head (and, with `since`, the consistency proof from an
+    older one): save it and check it offline with scripts/verify_coupon_proof.py and the
+    published public key."""
 
-    @extend_schema(responses=s.ProofOutput)
+    @extend_schema(parameters=[s.ProofQuery], responses=s.ProofOutput)
     def get(self, request, coupon_id):
+        query = s.ProofQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
         coupon = selectors.coupon_get(coupon_id=coupon_id)
-        return Response(coupon_proof(coupon=coupon))
+        return Response(coupon_proof(coupon=coupon, since=query.validated_data.get("since")))
 
 
 class CouponTimelineApi(GenericAPIView):

@@ -1,12 +1,21 @@
 """Reads of the signed checkpoints: where a coupon sits in one, its inclusion proof, and what
 the coupon page says about it. A proof costs two reads (the checkpoint row, one chunk) and the
-hashes of one chunk and of the chunk roots, whatever the number of coupons."""
+hashes of one chunk and of the chunk roots, whatever the number of coupons; its journal half
+one read of the coupon's entries and two of the stored subtree hashes its RFC 9162 paths are
+made of (O(log n) each), whatever the journal's length."""
 
 import json
 from bisect import bisect_right
 from dataclasses import dataclass
 from datetime import datetime
+from functools import reduce
+from operator import or_
 
+from django.db import connection
+from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
+
+from coupons.errors import ValidationFailed
 from coupons.evidence import merkle
 from coupons.evidence.checkpoint_keys import (
     checkpoint_document,
@@ -14,7 +23,14 @@ from coupons.evidence.checkpoint_keys import (
     signature_holds,
     verifying_key,
 )
-from coupons.models import CouponOperation, LedgerCheckpoint, LedgerCheckpointChunk, UserCoupon
+from coupons.evidence.journal import journaled_models
+from coupons.models import (
+    CouponOperation,
+    JournalEntry,
+    LedgerCheckpoint,
+    LedgerCheckpointChunk,
+    UserCoupon,
+)
 from coupons.write.payloads import iso
 
 
@@ -95,9 +111,11 @@ def coupon_placement(checkpoint: LedgerCheckpoint, coupon_id: int) -> Placement 
     )
 
 
-def coupon_proof(*, coupon: UserCoupon) -> dict:
+def coupon_proof(*, coupon: UserCoupon, since: int | None = None) -> dict:
     """The coupon's ledger with its hashes, its leaf and inclusion path in the latest
-    checkpoint, and that checkpoint as signed: all scripts/verify_coupon_proof.py needs."""
+    checkpoint, and that checkpoint as signed; the coupon's journal entries with their RFC 9162
+    inclusion paths against its signed journal head, and with `since` the consistency proof
+    from that older checkpoint's journal head: all scripts/verify_coupon_proof.py needs."""
     operations = [
         {"to_version": op.to_version, "op_type": op.op_type, "from_state": op.from_state,
          "to_state": op.to_state, "created_at": iso(op.created_at), "prev_hash": op.prev_hash,
@@ -122,6 +140,92 @@ def coupon_proof(*, coupon: UserCoupon) -> dict:
                                "version": placement.leaf.version,
                                "head_hash": placement.leaf.head_hash},
         "inclusion_path": path,
+        **journal_proof(coupon, checkpoint, since),
+    }
+
+
+def coupon_entries(coupon: UserCoupon):
+    """The journal entries about the coupon: those of every journaled row that names it
+    (`JOURNAL_COUPON`), with their log positions, in entry order (one query)."""
+    about = [Q(subject=model._meta.label_lower, subject_id__in=model.objects.filter(
+                 **{model.JOURNAL_COUPON: coupon.pk}).values("pk"))
+             for model in journaled_models() if model.JOURNAL_COUPON]
+    if not about:
+        return []
+    return list(JournalEntry.objects.filter(reduce(or_, about)).select_related("leaf")
+                .order_by("pk"))
+
+
+def stored_nodes(wanted: set[tuple[int, int]]) -> dict[tuple[int, int], bytes]:
+    """The stored hashes of the complete subtrees `wanted`, in one query: level 0 from the
+    log's leaves, the others from the sequencer's subtree hashes."""
+    if not wanted:
+        return {}
+    leaves = [position for level, position in wanted if level == 0]
+    above = [(level, position) for level, position in wanted if level]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT 0, index, leaf_hash FROM coupons_journalleaf WHERE index = ANY(%s::bigint[]) "
+            "UNION ALL SELECT n.level, n.position, n.hash FROM coupons_journalnode n "
+            "JOIN unnest(%s::int[], %s::bigint[]) AS w(level, position) "
+            "ON n.level = w.level AND n.position = w.position",
+            [leaves, [level for level, _ in above], [position for _, position in above]])
+        return {(level, position): bytes.fromhex(node)
+                for level, position, node in cursor.fetchall()}
+
+
+def _path(nodes: dict, ranges) -> list[str] | None:
+    try:
+        return [merkle.range_root(nodes.__getitem__, start, end).hex() for start, end in ranges]
+    except KeyError:  # a stored subtree hash is missing: no path, the verifier says so
+        return None
+
+
+def since_head(number: int, key) -> dict:
+    """The journal head of the older checkpoint `number`, which must verify under `key`."""
+    stored = LedgerCheckpoint.objects.filter(number=number).first()
+    body = (json.loads(stored.body) if stored is not None
+            and signature_holds(stored.body, stored.signature, key) else None)
+    if body is None or body.get("journal_size") is None:
+        raise ValidationFailed(_("No verified checkpoint with this number signs a journal "
+                                 "head."), since=number)
+    return body
+
+
+def journal_proof(coupon: UserCoupon, checkpoint: LedgerCheckpoint | None,
+                  since: int | None) -> dict:
+    body = json.loads(checkpoint.body) if checkpoint is not None else {}
+    size = body.get("journal_size")
+    older = None
+    if since is not None:
+        if size is None:
+            raise ValidationFailed(_("No verified checkpoint signs a journal head yet."),
+                                   since=since)
+        older = since_head(since, verifying_key())
+        if older["number"] > body["number"] or older["journal_size"] > size:
+            raise ValidationFailed(_("The checkpoint to prove consistency from must not be "
+                                     "newer than the newest verified one."), since=since,
+                                   newest=body["number"])
+    entries = coupon_entries(coupon)
+    covered = {entry.pk: entry.leaf.index for entry in entries
+               if size and hasattr(entry, "leaf") and entry.leaf.index < size}
+    ranges = {pk: merkle.inclusion_ranges(index, size) for pk, index in covered.items()}
+    consistency = (merkle.consistency_ranges(older["journal_size"], size)
+                   if older and older["journal_size"] else [])
+    nodes = stored_nodes(merkle.pieces_of([*consistency,
+                                            *(r for path in ranges.values() for r in path)]))
+    return {
+        "journal_head": None if size is None else {
+            "checkpoint": body["number"], "size": size, "root": body["journal_root"]},
+        "journal_entries": [
+            {"entry_id": entry.pk, "table": entry.subject, "row_id": entry.subject_id,
+             "kind": entry.kind, "content": entry.content, "content_hash": entry.content_hash,
+             "log_index": covered.get(entry.pk),
+             "inclusion_path": _path(nodes, ranges[entry.pk]) if entry.pk in covered else None}
+            for entry in entries],
+        "journal_consistency": None if older is None else {
+            "since": older["number"], "since_size": older["journal_size"],
+            "since_root": older["journal_root"], "path": _path(nodes, consistency)},
     }
 
 

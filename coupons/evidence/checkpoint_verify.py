@@ -38,6 +38,8 @@ BATCH = 1000
 class Verdict:
     number: int | None = None
     coupons_checked: int = 0
+    checkpoints_checked: int = 0
+    journal_positions: int = 0
     problems: list[str] = field(default_factory=list)  # not about one coupon
     broken: dict[int, list[str]] = field(default_factory=lambda: defaultdict(list))
 
@@ -53,6 +55,54 @@ def signed_body(document: dict, public_key) -> dict | None:
     if not signature_holds(signed, signature, public_key):
         return None
     return json.loads(signed)
+
+
+def signed_chain(documents: list[tuple[str, dict]], public_key, verdict: Verdict) -> list[dict]:
+    """The signed bodies from the newest document back to the first checkpoint, oldest first:
+    each under `public_key` and each the one the next names as its previous (number, root, size
+    and journal head). A link missing from `documents` is taken from the database, whose rows
+    count only when they verify. A document off that chain is a fork: reported."""
+    given = {}
+    for name, document in documents:
+        body = signed_body(document, public_key) if isinstance(document, dict) else None
+        if body is None:
+            verdict.problems.append(f"{name}: the checkpoint's signature does not verify under "
+                                    "this key")
+        elif given.setdefault(body["number"], body) != body:
+            verdict.problems.append(f"two different signed checkpoints are numbered "
+                                    f"{body['number']}: the log forked")
+    if not given:
+        return []
+    newest = given[max(given)]
+    stored = {number: {"signed": body, "signature": signature} for number, body, signature in
+              LedgerCheckpoint.objects.filter(number__lt=newest["number"])
+              .values_list("number", "body", "signature")}
+    chain = [newest]
+    while (number := chain[-1]["previous_number"]) is not None:
+        body = given.get(number)
+        if body is None and number in stored:
+            body = signed_body(stored[number], public_key)
+        named = chain[-1]
+        if body is None:
+            verdict.problems.append(f"checkpoint {number}, which checkpoint {named['number']} "
+                                    "names as its previous, is missing or does not verify "
+                                    "under this key")
+            break
+        if (body["root"], body["tree_size"]) != (named["previous_root"],
+                                                 named["previous_size"]) or (
+                "previous_journal_size" in named and (
+                    body.get("journal_size"), body.get("journal_root")) != (
+                    named["previous_journal_size"], named["previous_journal_root"])):
+            verdict.problems.append(f"checkpoint {number} is not the one checkpoint "
+                                    f"{named['number']} names as its previous")
+            break
+        chain.append(body)
+    on_chain = {body["number"] for body in chain}
+    verdict.problems.extend(f"checkpoint {number} is not on the chain of checkpoint "
+                            f"{newest['number']}: the log forked" for number in sorted(given)
+                            if number not in on_chain)
+    verdict.checkpoints_checked = len(chain)
+    return chain[::-1]
 
 
 def checkpoint_entries(checkpoint: LedgerCheckpoint, verdict: Verdict):

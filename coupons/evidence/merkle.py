@@ -136,3 +136,73 @@ def consistency_holds(m: int, n: int, proof: list[bytes], old_root: bytes,
         fn >>= 1
         sn >>= 1
     return sn == 0 and fr == old_root and sr == new_root
+
+
+# --- Proofs from stored subtree hashes ----------------------------------------------------------
+#
+# Every node of an RFC 9162 tree covers a range [start, end) of leaves that splits, from the
+# left, into complete aligned subtrees (a power-of-two size 2^level at a multiple of it). The
+# sequencer stores the hash of every complete subtree once its last leaf is sequenced, so any
+# node, path or consistency proof of any signed size is read from O(log n) stored hashes,
+# whatever the journal's length. A piece is (level, position): leaves position * 2^level on.
+
+
+def pieces(start: int, end: int) -> list[tuple[int, int]]:
+    """The complete subtrees that make the node over leaves [start, end), left to right."""
+    found = []
+    while start < end:
+        level = (end - start).bit_length() - 1
+        if start:
+            level = min(level, (start & -start).bit_length() - 1)
+        found.append((level, start >> level))
+        start += 1 << level
+    return found
+
+
+def range_root(get, start: int, end: int) -> bytes:
+    """The node over leaves [start, end), from `get((level, position))`, the stored hashes."""
+    *left, last = pieces(start, end)
+    node = get(last)
+    for piece in reversed(left):
+        node = node_hash(get(piece), node)
+    return node
+
+
+def inclusion_ranges(index: int, size: int, start: int = 0) -> list[tuple[int, int]]:
+    """The ranges whose nodes make PATH(index, D[size]), leaf first."""
+    if size <= 1:
+        return []
+    k = split(size)
+    if index < k:
+        return [*inclusion_ranges(index, k, start), (start + k, start + size)]
+    return [*inclusion_ranges(index - k, size - k, start + k), (start, start + k)]
+
+
+def consistency_ranges(m: int, n: int, start: int = 0, whole: bool = True) -> list:
+    """The ranges whose nodes make PROOF(m, D[n]) (0 < m <= n)."""
+    if m == n:
+        return [] if whole else [(start, start + n)]
+    k = split(n)
+    if m <= k:
+        return [*consistency_ranges(m, k, start, whole), (start + k, start + n)]
+    return [*consistency_ranges(m - k, n - k, start + k, False), (start, start + k)]
+
+
+def pieces_of(ranges) -> set[tuple[int, int]]:
+    return {piece for start, end in ranges for piece in pieces(start, end)}
+
+
+class Levels:
+    """Every complete subtree of a list of leaf hashes, built once (about 2n hashes): what a
+    verifier that reads the whole log answers every range's node from."""
+
+    def __init__(self, leaves: list[bytes]):
+        self.levels = [leaves]
+        while len(self.levels[-1]) > 1:
+            below = self.levels[-1]
+            self.levels.append([node_hash(below[i], below[i + 1])
+                                for i in range(0, len(below) - 1, 2)])
+
+    def __call__(self, piece: tuple[int, int]) -> bytes:
+        level, position = piece
+        return self.levels[level][position]

@@ -12,7 +12,7 @@ from coupons.models.findings import (
 )
 from coupons.models.idempotency import IdempotencyRecord
 from coupons.models.inbox import FactType, InboxMessage, OrderFact
-from coupons.models.journal import Journaled, JournalEntry, JournalLeaf
+from coupons.models.journal import Journaled, JournalEntry, JournalLeaf, JournalNode
 from coupons.models.ledger import CouponOperation, OperationType, UnkeyedLedgerPrefix
 from coupons.models.locks import CouponLock, LockStatus, OrderCoupon
 from coupons.models.outbox import OutboxEvent
@@ -43,6 +43,7 @@ __all__ = [
     "Journaled",
     "JournalEntry",
     "JournalLeaf",
+    "JournalNode",
     "LedgerCheckpoint",
     "LedgerCheckpointChunk",
     "OrderFact",

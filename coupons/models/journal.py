@@ -82,3 +82,27 @@ class JournalLeaf(AppendOnlyModel):
 
     def __str__(self):
         return f"log {self.index}: journal {self.entry_id}"
+
+
+class JournalNode(AppendOnlyModel):
+    """The hash of a complete subtree of the journal's log: the 2^level leaves from position
+    `position` * 2^level on (level 1 and up; level 0 is `JournalLeaf.leaf_hash`).
+
+    Written by the sequencer alone (`operations/db_roles.py`), in the statement that gives the
+    subtree's last leaf its position, and never changed: any node, inclusion path or
+    consistency proof of any signed size is read from O(log n) of them (coupons/evidence/
+    merkle.py `pieces`), so a proof costs the same at any journal length. Nothing trusts them:
+    whoever checks a proof checks it against the signed root.
+    """
+
+    level = models.PositiveSmallIntegerField()
+    position = models.BigIntegerField()
+    hash = models.CharField(max_length=64)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["level", "position"],
+                                               name="one_journal_node_per_place")]
+        triggers = append_only_triggers()
+
+    def __str__(self):
+        return f"log node {self.level}/{self.position}"

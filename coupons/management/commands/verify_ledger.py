@@ -6,17 +6,28 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from coupons.evidence.checkpoint_keys import KeyProblem, public_key_from_text, signing_key
-from coupons.evidence.checkpoint_verify import verify_checkpoint
+from coupons.evidence.checkpoint_verify import (
+    Verdict,
+    signed_body,
+    signed_chain,
+    verify_checkpoint,
+)
+from coupons.evidence.journal_verify import verify_journal
 
 
 class Command(BaseCommand):
-    help = ("Check a signed checkpoint file against the database: its signature, every coupon's "
-            "history up to the checkpointed version, every chain since, and the previous "
-            "checkpoint. Exit 0 when all holds, 1 naming each broken coupon.")
+    help = ("Check signed checkpoint files against the database: their signatures and chain, "
+            "every coupon's history up to the newest one's checkpointed version, every chain "
+            "since, the journal's Merkle log against every signed journal head, and every "
+            "journaled row against its entries. Exit 0 when all holds, 1 naming each broken "
+            "coupon, log position and entry.")
 
     def add_arguments(self, parser):
-        parser.add_argument("--checkpoint", required=True, help="a file written by "
-                            "ledger_checkpoint (from LEDGER_CHECKPOINT_DIR or its copy)")
+        parser.add_argument("--checkpoint", required=True, action="append",
+                            help="a file written by ledger_checkpoint (from "
+                            "LEDGER_CHECKPOINT_DIR or its copy), or a directory of them; "
+                            "repeat it to give more. The newest is checked against the "
+                            "ledger; the ones it does not name are read from the database")
         parser.add_argument("--public-key", help="base64 or PEM, or a file holding it; default: "
                             "the public half of LEDGER_SIGNING_KEY")
 
@@ -25,11 +36,18 @@ class Command(BaseCommand):
             key = self._public_key(public_key)
         except KeyProblem as problem:
             raise CommandError(str(problem)) from problem
-        try:
-            document = json.loads(Path(checkpoint).read_text())
-        except (OSError, ValueError) as bad:
-            raise CommandError(f"cannot read the checkpoint file {checkpoint}: {bad}") from bad
-        verdict = verify_checkpoint(document if isinstance(document, dict) else {}, key)
+        documents = self._documents(checkpoint)
+        verdict = Verdict()
+        chain = signed_chain(documents, key, verdict)
+        if chain:
+            newest = next(document for name, document in documents
+                          if signed_body(document, key) == chain[-1])
+            ledger = verify_checkpoint(newest, key)
+            verdict.number, verdict.coupons_checked = ledger.number, ledger.coupons_checked
+            verdict.problems[:0] = ledger.problems
+            for coupon_id, problems in ledger.broken.items():
+                verdict.broken[coupon_id].extend(problems)
+            verify_journal(chain, verdict)
         for problem in verdict.problems:
             self.stdout.write(f"BROKEN: {problem}")
         for coupon_id in sorted(verdict.broken):
@@ -37,11 +55,27 @@ class Command(BaseCommand):
                 self.stdout.write(f"BROKEN coupon {coupon_id}: {problem}")
         if verdict.ok:
             self.stdout.write(f"checkpoint {verdict.number} holds: {verdict.coupons_checked} "
-                              f"coupons checked")
+                              f"coupons, {verdict.checkpoints_checked} signed checkpoints and "
+                              f"{verdict.journal_positions} journal log positions checked")
             return
         if verdict.broken:
             self.stdout.write("broken coupons: " + ", ".join(map(str, sorted(verdict.broken))))
         sys.exit(1)
+
+    @staticmethod
+    def _documents(given: list[str]) -> list[tuple[str, dict]]:
+        paths = []
+        for text in given:
+            path = Path(text)
+            paths.extend(sorted(path.glob("checkpoint-*.json")) if path.is_dir() else [path])
+        documents = []
+        for path in paths:
+            try:
+                document = json.loads(path.read_text())
+            except (OSError, ValueError) as bad:
+                raise CommandError(f"cannot read the checkpoint file {path}: {bad}") from bad
+            documents.append((path.name, document if isinstance(document, dict) else {}))
+        return documents
 
     @staticmethod
     def _public_key(text):

@@ -8,6 +8,7 @@ from coupons.evidence.journal import content_hash, content_text, row_facts
 from coupons.evidence.ledger_chain import GENESIS, seal
 from coupons.models import CouponOperation, JournalEntry
 from coupons.services import coupon_redeem
+from tests.api.roles import machine
 from tests.app_role import past_the_triggers
 from tests.conftest import lock
 
@@ -16,6 +17,12 @@ from tests.conftest import lock
 def checkpoint_dir(tmp_path, settings):
     settings.LEDGER_CHECKPOINT_DIR = str(tmp_path / "checkpoints")
     return tmp_path / "checkpoints"
+
+
+@pytest.fixture
+def reader():
+    """A service client that may read coupons, and so their proofs."""
+    return machine("auditor", capabilities=["read_coupons"])
 
 
 @pytest.fixture

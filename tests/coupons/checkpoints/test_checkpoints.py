@@ -39,7 +39,8 @@ def test_a_checkpoint_is_stored_sent_and_filed_and_verifies(redeemed, checkpoint
     assert json.loads(checkpoint_file(checkpoint_dir).read_text()) == {
         "signed": checkpoint.body, "signature": checkpoint.signature}
     assert verify(checkpoint_file(checkpoint_dir), "--public-key", public_key) == (
-        0, "checkpoint 1 holds: 1 coupons checked\n")
+        0, "checkpoint 1 holds: 1 coupons, 1 signed checkpoints and 0 journal log positions "
+           "checked\n")
 
 
 def test_the_next_checkpoint_names_the_previous_and_shares_its_unchanged_chunks(

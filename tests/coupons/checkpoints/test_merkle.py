@@ -125,12 +125,35 @@ CONSISTENCY = {
 
 
 @pytest.mark.parametrize(("m", "n"), CONSISTENCY)
-def test_consistency_proofs_of_the_reference_vectors(m, n):
+def test_consistency_proofs_of_the_reference_vectors(m, n, script):
     proof = merkle.consistency_proof(m, hashed(LEAVES[:n]))
 
     assert [node.hex() for node in proof] == CONSISTENCY[(m, n)]
     assert merkle.consistency_holds(m, n, proof, bytes.fromhex(ROOTS[m - 1]),
                                     bytes.fromhex(ROOTS[n - 1]))
+    assert script.consistency_holds(m, n, proof, bytes.fromhex(ROOTS[m - 1]),
+                                    bytes.fromhex(ROOTS[n - 1]))
+    assert not script.consistency_holds(m, n, proof, bytes.fromhex(ROOTS[m - 1]),
+                                        bytes.fromhex(ROOTS[n - 2 if n > 1 else 1]))
+
+
+def test_paths_and_proofs_from_stored_subtrees_are_the_rfc_s(script):
+    """What the proof endpoint reads (complete subtrees, `pieces`) makes the same inclusion
+    paths and consistency proofs as the whole tree, and the script accepts them (seeded)."""
+    rng = random.Random(6962)
+    for n in [*range(1, 40), *(rng.randint(40, 2000) for _ in range(20))]:
+        leaves = [merkle.leaf_hash(rng.randbytes(8)) for _ in range(n)]
+        stored = merkle.Levels(leaves)
+        root = merkle.root_of_nodes(leaves)
+        assert merkle.range_root(stored, 0, n) == root
+        for index in rng.sample(range(n), min(n, 8)):
+            path = [merkle.range_root(stored, *r) for r in merkle.inclusion_ranges(index, n)]
+            assert path == merkle.path_of_nodes(index, leaves)
+            assert script.root_from_path(index, n, leaves[index], path) == root
+        for m in rng.sample(range(1, n + 1), min(n, 8)):
+            proof = [merkle.range_root(stored, *r) for r in merkle.consistency_ranges(m, n)]
+            assert proof == merkle.consistency_proof(m, leaves)
+            assert script.consistency_holds(m, n, proof, merkle.root_of_nodes(leaves[:m]), root)
 
 
 def test_every_consistency_proof_verifies_and_a_rewritten_prefix_does_not():

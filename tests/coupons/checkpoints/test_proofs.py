@@ -24,11 +24,6 @@ WITHOUT_DJANGO = ("import runpy, sys; sys.modules['django'] = None; "
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def reader():
-    return machine("auditor", capabilities=["read_coupons"])
-
-
 def proof_of(reader, coupon_id):
     response = reader.get(f"/api/v1/coupons/{coupon_id}/proof")
     assert response.status_code == 200

@@ -1,0 +1,172 @@
+"""The journal half of GET /api/v1/coupons/{id}/proof and of the offline check: every entry
+about the coupon, bound by its content to the signed journal head, and the consistency proof
+from an older head (`?since=`, `--since`)."""
+
+import hashlib
+import json
+import subprocess
+import sys
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from coupons.services import coupon_issue
+from operations.checkpoint import ledger_checkpoint
+from tests.coupons.checkpoints.conftest import checkpoint_file, save_json
+from tests.coupons.checkpoints.test_journal_log import open_cases, sequence
+from tests.coupons.checkpoints.test_proofs import SCRIPT, WITHOUT_DJANGO, offline, proof_of
+
+pytestmark = pytest.mark.django_db
+
+
+def other_coupon(template, ctx):
+    return coupon_issue(template_id=template.pk, user_id="someone-else", ctx=ctx).coupon
+
+
+def offline_since(proof, public_key, older_file, tmp_path):
+    path = save_json(tmp_path / "proof.json", proof)
+    done = subprocess.run([sys.executable, "-c", WITHOUT_DJANGO, str(SCRIPT), path,
+                           "--public-key", public_key, "--since", str(older_file)],
+                          capture_output=True, text=True, timeout=60)
+    return done.returncode, done.stdout + done.stderr
+
+
+@pytest.fixture
+def journaled(redeemed, template, ctx, checkpoint_dir):
+    """Three cases on the coupon between four on another coupon, sequenced and signed."""
+    other = other_coupon(template, ctx)
+    open_cases(other, 2)
+    open_cases(redeemed, 3, start=10)
+    open_cases(other, 2, start=20)
+    sequence()
+    ledger_checkpoint()
+    return redeemed
+
+
+def test_the_coupon_s_journal_entries_verify_offline_bound_to_the_signed_head(
+        journaled, reader, public_key, tmp_path):
+    proof = proof_of(reader, journaled.pk)
+
+    entries = proof["journal_entries"]
+    assert [(e["table"], e["kind"], e["log_index"]) for e in entries] == [
+        ("coupons.conflictcase", "opened", 2), ("coupons.conflictcase", "opened", 3),
+        ("coupons.conflictcase", "opened", 4)]
+    assert all(json.loads(e["content"])["row"]["coupon_id"] == journaled.pk for e in entries)
+    assert proof["journal_head"] == {"checkpoint": 1, "size": 7,
+                                     "root": json.loads(proof["checkpoint"]["signed"])[
+                                         "journal_root"]}
+    assert proof["journal_consistency"] is None
+    status, out = offline(proof, public_key, tmp_path)
+    assert status == 0, out
+    assert out.rstrip().endswith("; 3 of 3 journal entries are in the journal log signed there")
+
+
+@pytest.mark.parametrize(("old", "new"), [('"kind":"opened"', '"kind":"dismissed"'),
+                                          ('"n":11', '"n":99')])
+def test_an_entry_edited_in_a_saved_proof_fails_offline(
+        journaled, reader, public_key, tmp_path, old, new):
+    proof = proof_of(reader, journaled.pk)
+    entry = proof["journal_entries"][1]
+    assert old in entry["content"]
+    entry["content"] = entry["content"].replace(old, new)
+
+    status, out = offline(proof, public_key, tmp_path)
+    assert status == 1
+    assert (f"FAILED: journal entry {entry['entry_id']}: its content_hash is not the SHA-256 of "
+            f"its content (the content was edited)") in out
+
+    # The hash recomputed to match: the content is still not the one signed.
+    entry["content_hash"] = hashlib.sha256(entry["content"].encode()).hexdigest()
+    status, out = offline(proof, public_key, tmp_path)
+    assert status == 1
+    assert out.splitlines() == [
+        f"FAILED: journal entry {entry['entry_id']} (log position 3): its content is not the "
+        f"one in the journal log signed as checkpoint 1"]
+
+
+def test_an_entry_of_another_coupon_slipped_into_a_saved_proof_fails_offline(
+        journaled, reader, public_key, tmp_path, template, ctx):
+    proof = proof_of(reader, journaled.pk)
+    other = proof_of(reader, journaled.pk + 1)["journal_entries"][0]
+    proof["journal_entries"].append(other)
+
+    status, out = offline(proof, public_key, tmp_path)
+
+    assert status == 1
+    assert f"FAILED: journal entry {other['entry_id']}: its content is about another coupon" in out
+
+
+def test_entries_not_yet_sequenced_or_signed_have_no_position(
+        journaled, reader, public_key, tmp_path):
+    open_cases(journaled, 1, start=30)  # not sequenced
+    proof = proof_of(reader, journaled.pk)
+
+    assert [e["log_index"] for e in proof["journal_entries"]] == [2, 3, 4, None]
+    assert proof["journal_entries"][-1]["inclusion_path"] is None
+    status, out = offline(proof, public_key, tmp_path)
+    assert status == 0, out
+    assert "3 of 4 journal entries are in the journal log signed there" in out
+
+
+def test_since_an_older_checkpoint_the_consistency_proof_verifies_offline(
+        journaled, reader, public_key, tmp_path, checkpoint_dir):
+    open_cases(journaled, 4, start=40)
+    sequence()
+    ledger_checkpoint()
+
+    response = reader.get(f"/api/v1/coupons/{journaled.pk}/proof?since=1")
+    assert response.status_code == 200
+    proof = response.json()
+    first = json.loads(json.loads(checkpoint_file(checkpoint_dir, 1).read_text())["signed"])
+    assert {k: v for k, v in proof["journal_consistency"].items() if k != "path"} == {
+        "since": 1, "since_size": 7, "since_root": first["journal_root"]}
+    status, out = offline_since(proof, public_key, checkpoint_file(checkpoint_dir, 1), tmp_path)
+    assert status == 0, out
+    assert out.rstrip().endswith("that journal extends the one checkpoint 1 signed")
+
+    proof["journal_consistency"]["path"][0] = "00" * 32
+    status, out = offline_since(proof, public_key, checkpoint_file(checkpoint_dir, 1), tmp_path)
+    assert status == 1
+    assert ("FAILED: the journal signed as checkpoint 2 (11 entries) does not extend the 7 "
+            "entries checkpoint 1 signed: the log was rewritten") in out
+
+    without = proof_of(reader, journaled.pk)
+    status, out = offline_since(without, public_key, checkpoint_file(checkpoint_dir, 1), tmp_path)
+    assert status == 1
+    assert "fetch it with ?since=1" in out
+
+
+@pytest.mark.parametrize("since", ["abc", "0", "99"])
+def test_a_bad_since_is_a_structured_400(journaled, reader, since):
+    response = reader.get(f"/api/v1/coupons/{journaled.pk}/proof?since={since}")
+
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "VALIDATION_ERROR"
+
+
+def test_a_proof_reads_a_fixed_number_of_queries_whatever_the_journal_s_length(
+        redeemed, template, ctx, reader, checkpoint_dir):
+    """A small log and one sixteen times longer, with more entries on the coupon: the same
+    queries (the coupon, its ledger, the checkpoint, its chunk, the coupon's entries, the
+    stored subtree hashes), never the whole log."""
+    other = other_coupon(template, ctx)
+    open_cases(redeemed, 1)
+    open_cases(other, 2, start=1)
+    sequence()
+    ledger_checkpoint()
+    proof_of(reader, redeemed.pk)  # the client's key is looked up once, then cached
+    with CaptureQueriesContext(connection) as small:
+        assert len(proof_of(reader, redeemed.pk)["journal_entries"]) == 1
+
+    open_cases(other, 40, start=100)
+    open_cases(redeemed, 5, start=200)
+    sequence()
+    ledger_checkpoint()
+    with CaptureQueriesContext(connection) as large:
+        proof = proof_of(reader, redeemed.pk)
+    assert len(proof["journal_entries"]) == 6
+    assert proof["journal_head"]["size"] == 48
+    assert (len(small.captured_queries), len(large.captured_queries)) == (6, 6), (
+        [q["sql"][:60] for q in small.captured_queries],
+        [q["sql"][:60] for q in large.captured_queries])
