@@ -24,6 +24,10 @@ def other_coupon(template, ctx):
     return coupon_issue(template_id=template.pk, user_id="someone-else", ctx=ctx).coupon
 
 
+def cases_of(proof) -> list[dict]:
+    return [e for e in proof["journal_entries"] if e["table"] == "coupons.conflictcase"]
+
+
 def offline_since(proof, public_key, older_file, tmp_path):
     path = save_json(tmp_path / "proof.json", proof)
     done = subprocess.run([sys.executable, "-c", WITHOUT_DJANGO, str(SCRIPT), path,
@@ -34,7 +38,9 @@ def offline_since(proof, public_key, older_file, tmp_path):
 
 @pytest.fixture
 def journaled(redeemed, template, ctx, checkpoint_dir):
-    """Three cases on the coupon between four on another coupon, sequenced and signed."""
+    """Three cases on the coupon between four on another coupon, sequenced and signed: log
+    positions 0..4 are the coupon's ledger rows, binding and redemption, 5 the other coupon's
+    ISSUE, 8..10 the coupon's cases."""
     other = other_coupon(template, ctx)
     open_cases(other, 2)
     open_cases(redeemed, 3, start=10)
@@ -49,17 +55,20 @@ def test_the_coupon_s_journal_entries_verify_offline_bound_to_the_signed_head(
     proof = proof_of(reader, journaled.pk)
 
     entries = proof["journal_entries"]
-    assert [(e["table"], e["kind"], e["log_index"]) for e in entries] == [
-        ("coupons.conflictcase", "opened", 2), ("coupons.conflictcase", "opened", 3),
-        ("coupons.conflictcase", "opened", 4)]
+    assert sorted(e["log_index"] for e in entries) == [0, 1, 2, 3, 4, 8, 9, 10]
+    assert {e["table"] for e in entries} == {"coupons.couponoperation", "coupons.ordercoupon",
+                                             "coupons.redemption", "coupons.conflictcase"}
+    assert [(e["kind"], e["log_index"]) for e in entries
+            if e["table"] == "coupons.conflictcase"] == [("opened", 8), ("opened", 9),
+                                                         ("opened", 10)]
     assert all(json.loads(e["content"])["row"]["coupon_id"] == journaled.pk for e in entries)
-    assert proof["journal_head"] == {"checkpoint": 1, "size": 7,
+    assert proof["journal_head"] == {"checkpoint": 1, "size": 13,
                                      "root": json.loads(proof["checkpoint"]["signed"])[
                                          "journal_root"]}
     assert proof["journal_consistency"] is None
     status, out = offline(proof, public_key, tmp_path)
     assert status == 0, out
-    assert out.rstrip().endswith("; 3 of 3 journal entries are in the journal log signed there")
+    assert out.rstrip().endswith("; 8 of 8 journal entries are in the journal log signed there")
 
 
 @pytest.mark.parametrize(("old", "new"), [('"kind":"opened"', '"kind":"dismissed"'),
@@ -67,7 +76,7 @@ def test_the_coupon_s_journal_entries_verify_offline_bound_to_the_signed_head(
 def test_an_entry_edited_in_a_saved_proof_fails_offline(
         journaled, reader, public_key, tmp_path, old, new):
     proof = proof_of(reader, journaled.pk)
-    entry = proof["journal_entries"][1]
+    entry = cases_of(proof)[1]
     assert old in entry["content"]
     entry["content"] = entry["content"].replace(old, new)
 
@@ -81,7 +90,7 @@ def test_an_entry_edited_in_a_saved_proof_fails_offline(
     status, out = offline(proof, public_key, tmp_path)
     assert status == 1
     assert out.splitlines() == [
-        f"FAILED: journal entry {entry['entry_id']} (log position 3): its content is not the "
+        f"FAILED: journal entry {entry['entry_id']} (log position 9): its content is not the "
         f"one in the journal log signed as checkpoint 1"]
 
 
@@ -102,11 +111,11 @@ def test_entries_not_yet_sequenced_or_signed_have_no_position(
     open_cases(journaled, 1, start=30)  # not sequenced
     proof = proof_of(reader, journaled.pk)
 
-    assert [e["log_index"] for e in proof["journal_entries"]] == [2, 3, 4, None]
+    assert [e["log_index"] for e in cases_of(proof)] == [8, 9, 10, None]
     assert proof["journal_entries"][-1]["inclusion_path"] is None
     status, out = offline(proof, public_key, tmp_path)
     assert status == 0, out
-    assert "3 of 4 journal entries are in the journal log signed there" in out
+    assert "8 of 9 journal entries are in the journal log signed there" in out
 
 
 def test_since_an_older_checkpoint_the_consistency_proof_verifies_offline(
@@ -120,7 +129,7 @@ def test_since_an_older_checkpoint_the_consistency_proof_verifies_offline(
     proof = response.json()
     first = json.loads(json.loads(checkpoint_file(checkpoint_dir, 1).read_text())["signed"])
     assert {k: v for k, v in proof["journal_consistency"].items() if k != "path"} == {
-        "since": 1, "since_size": 7, "since_root": first["journal_root"]}
+        "since": 1, "since_size": 13, "since_root": first["journal_root"]}
     status, out = offline_since(proof, public_key, checkpoint_file(checkpoint_dir, 1), tmp_path)
     assert status == 0, out
     assert out.rstrip().endswith("that journal extends the one checkpoint 1 signed")
@@ -128,7 +137,7 @@ def test_since_an_older_checkpoint_the_consistency_proof_verifies_offline(
     proof["journal_consistency"]["path"][0] = "00" * 32
     status, out = offline_since(proof, public_key, checkpoint_file(checkpoint_dir, 1), tmp_path)
     assert status == 1
-    assert ("FAILED: the journal signed as checkpoint 2 (11 entries) does not extend the 7 "
+    assert ("FAILED: the journal signed as checkpoint 2 (17 entries) does not extend the 13 "
             "entries checkpoint 1 signed: the log was rewritten") in out
 
     without = proof_of(reader, journaled.pk)
@@ -157,7 +166,7 @@ def test_a_proof_reads_a_fixed_number_of_queries_whatever_the_journal_s_length(
     ledger_checkpoint()
     proof_of(reader, redeemed.pk)  # the client's key is looked up once, then cached
     with CaptureQueriesContext(connection) as small:
-        assert len(proof_of(reader, redeemed.pk)["journal_entries"]) == 1
+        assert len(proof_of(reader, redeemed.pk)["journal_entries"]) == 5 + 1
 
     open_cases(other, 40, start=100)
     open_cases(redeemed, 5, start=200)
@@ -165,8 +174,23 @@ def test_a_proof_reads_a_fixed_number_of_queries_whatever_the_journal_s_length(
     ledger_checkpoint()
     with CaptureQueriesContext(connection) as large:
         proof = proof_of(reader, redeemed.pk)
-    assert len(proof["journal_entries"]) == 6
-    assert proof["journal_head"]["size"] == 48
+    assert len(proof["journal_entries"]) == 5 + 6
+    assert proof["journal_head"]["size"] == 5 + 1 + 3 + 45
     assert (len(small.captured_queries), len(large.captured_queries)) == (6, 6), (
         [q["sql"][:60] for q in small.captured_queries],
         [q["sql"][:60] for q in large.captured_queries])
+
+
+def test_a_ledger_row_edited_in_a_saved_proof_fails_offline(journaled, reader, public_key,
+                                                            tmp_path):
+    """The row's journal entry has a public hash: a REDEEM made a RELEASE in the saved proof,
+    its states too, no longer matches it."""
+    proof = proof_of(reader, journaled.pk)
+    redeem = next(op for op in proof["operations"] if op["op_type"] == "REDEEM")
+    redeem.update(op_type="RELEASE", to_state="AVAILABLE")
+
+    status, out = offline(proof, public_key, tmp_path)
+
+    assert status == 1
+    assert (f"FAILED: ledger row v{redeem['to_version']}: op_type, to_state differ from its "
+            f"journal entry") in out

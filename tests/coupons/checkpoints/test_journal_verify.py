@@ -23,11 +23,26 @@ from tests.coupons.checkpoints.conftest import checkpoint_file, verify
 from tests.coupons.checkpoints.test_journal_log import open_cases, sequence
 
 pytestmark = pytest.mark.django_db
+# The redeemed coupon's own entries (its ledger rows, binding and redemption) and three cases
+# more fill log positions 0..7, a complete subtree: the tests' entries start at 8, where the
+# tree's shapes are those of a log starting at 0.
+BEFORE = 8
+
+
+def filled_to_before(coupon):
+    open_cases(coupon, BEFORE - JournalEntry.objects.count(), start=100)
+    assert JournalEntry.objects.count() == BEFORE
+    return coupon
+
+
+@pytest.fixture
+def redeemed(redeemed):
+    return filled_to_before(redeemed)
 
 
 def two_checkpoints(coupon):
-    """Checkpoint 1 signs log positions 0..2, checkpoint 2 positions 0..4 (and the proof from 3
-    to 5, whose nodes are positions 2, 3, 4 and 0..1)."""
+    """Checkpoint 1 signs log positions 0..10, checkpoint 2 positions 0..12 (and the proof from
+    11 to 13, whose nodes are positions 10, 11, 12, 8..9 and 0..7)."""
     open_cases(coupon, 3)
     sequence()
     ledger_checkpoint()
@@ -54,7 +69,7 @@ def test_a_journal_that_extends_every_signed_head_holds(redeemed, checkpoint_dir
     two_checkpoints(redeemed)
 
     assert verify(checkpoint_file(checkpoint_dir, 2), "--public-key", public_key) == (
-        0, "checkpoint 2 holds: 1 coupons, 2 signed checkpoints and 5 journal log positions "
+        0, "checkpoint 2 holds: 1 coupons, 2 signed checkpoints and 13 journal log positions "
            "checked\n")
     # A directory of files: the same chain.
     assert verify(checkpoint_dir, "--public-key", public_key)[0] == 0
@@ -63,17 +78,17 @@ def test_a_journal_that_extends_every_signed_head_holds(redeemed, checkpoint_dir
 def test_an_entry_rewritten_below_a_signed_size_is_named_with_its_coupon(
         redeemed, checkpoint_dir, public_key, broken_on_purpose):
     two_checkpoints(redeemed)
-    leaf = rewrite_consistently(2, '"n":2', '"n":9')
+    leaf = rewrite_consistently(BEFORE + 2, '"n":2', '"n":9')
     case = ConflictCase.objects.get(pk=leaf.entry.subject_id)
     broken_on_purpose.add(redeemed.pk)
 
     status, out = verify(checkpoint_file(checkpoint_dir, 2), "--public-key", public_key)
 
     assert status == 1
-    assert (f"BROKEN coupon {redeemed.pk}: journal log position 2 (entry {leaf.entry_id}, "
+    assert (f"BROKEN coupon {redeemed.pk}: journal log position 10 (entry {leaf.entry_id}, "
             f"coupons.conflictcase {case.pk}): was rewritten or removed after checkpoint 2 "
             f"signed it") in out
-    assert "BROKEN: the log's first 5 leaves do not make the journal root checkpoint 2 " \
+    assert "BROKEN: the log's first 13 leaves do not make the journal root checkpoint 2 " \
            "signed" in out
     # No other position is named: the signed proof's nodes pin it down.
     assert out.count("journal log position") == 1
@@ -85,15 +100,15 @@ def test_an_entry_rewritten_below_a_signed_size_is_named_with_its_coupon(
 def test_an_entry_rewritten_below_the_first_signed_size_is_named_among_its_range(
         redeemed, checkpoint_dir, public_key, broken_on_purpose):
     two_checkpoints(redeemed)
-    leaf = rewrite_consistently(1, '"n":1', '"n":9')
+    leaf = rewrite_consistently(BEFORE + 1, '"n":1', '"n":9')
     broken_on_purpose.add(redeemed.pk)
 
     status, out = verify(checkpoint_file(checkpoint_dir, 2), "--public-key", public_key)
 
     assert status == 1
-    # Positions 0..1 are one node of the signed proof: the rewrite is one of those two.
-    assert (f"journal log position 1 (entry {leaf.entry_id}, coupons.conflictcase "
-            f"{leaf.entry.subject_id}): one of log positions 0..1 was rewritten or removed after "
+    # Positions 8..9 are one node of the signed proof: the rewrite is one of those two.
+    assert (f"journal log position 9 (entry {leaf.entry_id}, coupons.conflictcase "
+            f"{leaf.entry.subject_id}): one of log positions 8..9 was rewritten or removed after "
             f"checkpoint 2 signed them") in out
     assert out.count("journal log position") == 2
 
@@ -103,16 +118,16 @@ def test_an_entry_deleted_below_a_signed_size_is_named(
     open_cases(redeemed, 3)
     sequence()
     ledger_checkpoint()
-    leaf = JournalLeaf.objects.select_related("entry").get(index=1)
+    leaf = JournalLeaf.objects.select_related("entry").get(index=BEFORE + 1)
     with past_the_triggers():
-        JournalLeaf.objects.filter(index=1).delete()
+        JournalLeaf.objects.filter(index=BEFORE + 1).delete()
         JournalEntry.objects.filter(pk=leaf.entry_id).delete()
     broken_on_purpose.add(redeemed.pk)
 
     status, out = verify(checkpoint_file(checkpoint_dir, 1), "--public-key", public_key)
 
     assert status == 1
-    assert "BROKEN: journal log position 1 is missing: no leaf holds it" in out
+    assert "BROKEN: journal log position 9 is missing: no leaf holds it" in out
     assert (f"BROKEN coupon {redeemed.pk}: coupons.conflictcase {leaf.entry.subject_id}: has "
             f"no journal entry") in out
 
@@ -124,13 +139,13 @@ def test_a_log_cut_below_a_signed_size_is_named(redeemed, checkpoint_dir, public
     sequence()
     ledger_checkpoint()
     with past_the_triggers():
-        JournalLeaf.objects.filter(index=2).delete()
+        JournalLeaf.objects.filter(index=BEFORE + 2).delete()
 
     status, out = verify(checkpoint_file(checkpoint_dir, 1), "--public-key", public_key)
 
     assert status == 1
-    assert ("BROKEN: checkpoint 1 signed a journal log of 3 positions; the log holds 2: "
-            "positions 2..2 are gone") in out
+    assert ("BROKEN: checkpoint 1 signed a journal log of 11 positions; the log holds 10: "
+            "positions 10..10 are gone") in out
 
 
 def test_a_checkpoint_off_the_chain_is_reported_as_a_fork(
@@ -167,10 +182,12 @@ def test_the_sequencer_stores_every_complete_subtree_once(redeemed):
     levels = merkle.Levels(leaves)
     stored = {(level, position): bytes.fromhex(node) for level, position, node in
               JournalNode.objects.values_list("level", "position", "hash")}
-    assert len(leaves) == 11
+    assert len(leaves) == BEFORE + 11
     assert stored == {(level, position): node for level, nodes in enumerate(levels.levels)
                       if level for position, node in enumerate(nodes)}
-    assert sorted(stored) == [(1, 0), (1, 1), (1, 2), (1, 3), (1, 4), (2, 0), (2, 1), (3, 0)]
+    # 19 leaves: 9 pairs, 4 subtrees of four, 2 of eight, 1 of sixteen.
+    assert sorted(stored) == [*((1, n) for n in range(9)), *((2, n) for n in range(4)),
+                              (3, 0), (3, 1), (4, 0)]
 
 
 def test_the_app_role_cannot_write_a_subtree_hash(redeemed):
@@ -191,4 +208,4 @@ def test_the_migration_stores_the_subtrees_of_positions_given_before_it(redeemed
         migration.nodes_of_the_leaves_already_there(apps, None)
 
     assert set(JournalNode.objects.values_list("level", "position", "hash")) == stored
-    assert len(stored) == 4  # (1, 0..2), (2, 0)
+    assert len(stored) == 11  # 14 leaves: (1, 0..6), (2, 0..2), (3, 0)

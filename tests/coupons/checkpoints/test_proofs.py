@@ -53,7 +53,7 @@ def test_a_checkpointed_coupon_s_proof_verifies_offline(redeemed, template, ctx,
     status, out = offline(proof, public_key, tmp_path)
     assert (status, out.splitlines()[0]) == (
         0, f"OK: coupon {redeemed.pk}: rows v1..v3 are the ones signed in checkpoint 1 at "
-           f"2026-06-01T12:00:00Z")
+           f"2026-06-01T12:00:00Z; 0 of 5 journal entries are in the journal log signed there")
 
 
 def test_a_proof_past_the_first_chunk_names_its_place_in_the_whole_tree(
@@ -72,7 +72,7 @@ def test_a_proof_past_the_first_chunk_names_its_place_in_the_whole_tree(
     status, out = offline(proof, public_key, tmp_path)
     assert (status, out.splitlines()[0]) == (
         0, f"OK: coupon {last.pk}: rows v1..v1 are the ones signed in checkpoint 1 at "
-           f"2026-06-01T12:00:00Z")
+           f"2026-06-01T12:00:00Z; 0 of 1 journal entries are in the journal log signed there")
 
 
 def test_rows_newer_than_the_checkpoint_are_shown_as_not_covered(

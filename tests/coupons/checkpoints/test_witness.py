@@ -18,7 +18,11 @@ from coupons.models import JournalLeaf
 from operations.checkpoint import ledger_checkpoint
 from tests.coupons.checkpoints.conftest import checkpoint_file, save_json
 from tests.coupons.checkpoints.test_journal_log import open_cases, sequence
-from tests.coupons.checkpoints.test_journal_verify import rewrite_consistently
+from tests.coupons.checkpoints.test_journal_verify import (
+    BEFORE,
+    filled_to_before,
+    rewrite_consistently,
+)
 from tests.coupons.checkpoints.test_proofs import WITHOUT_DJANGO
 
 WITNESS = Path(__file__).resolve().parents[3] / "scripts" / "ledger_witness.py"
@@ -38,8 +42,14 @@ def signed_at(directory, number: int) -> dict:
 
 
 @pytest.fixture
+def redeemed(redeemed):
+    """The coupon's own entries and three cases fill log positions 0..7."""
+    return filled_to_before(redeemed)
+
+
+@pytest.fixture
 def witnessed(redeemed, checkpoint_dir, public_key, tmp_path):
-    """The witness accepted checkpoint 1 (journal of 3 entries)."""
+    """The witness accepted checkpoint 1 (journal of BEFORE + 3 entries)."""
     open_cases(redeemed, 3)
     sequence()
     ledger_checkpoint()
@@ -58,7 +68,7 @@ def test_a_consistent_sequence_of_heads_is_accepted_in_order(
 
     status, out = run_witness(witnessed, checkpoint_dir)
 
-    assert (status, out) == (0, f"accepted checkpoints 2, 3, 4: the journal is 7 entries, root "
+    assert (status, out) == (0, f"accepted checkpoints 2, 3, 4: the journal is 15 entries, root "
                                 f"{signed_at(checkpoint_dir, 4)['journal_root']}\n")
     assert json.loads(json.loads(witnessed.read_text())["checkpoint"]["signed"])["number"] == 4
     assert run_witness(witnessed, checkpoint_dir) == (0, "nothing new since checkpoint 4\n")
@@ -71,16 +81,16 @@ def test_a_log_rewritten_below_the_witnessed_size_and_signed_again_is_refused(
     before = witnessed.read_text()
     open_cases(redeemed, 2, start=3)
     sequence()
-    rewrite_consistently(1, '"n":1', '"n":9')
+    rewrite_consistently(BEFORE + 1, '"n":1', '"n":9')
     broken_on_purpose.add(redeemed.pk)
     nodes = [merkle.leaf_hash(content.encode()) for content in
              JournalLeaf.objects.order_by("index").values_list("entry__content", flat=True)]
     first = signed_at(checkpoint_dir, 1)
     body = {**first, "number": 2, "previous_number": 1, "previous_root": first["root"],
-            "previous_size": first["tree_size"], "journal_size": 5,
-            "journal_root": merkle.root_of_nodes(nodes).hex(), "previous_journal_size": 3,
+            "previous_size": first["tree_size"], "journal_size": BEFORE + 5,
+            "journal_root": merkle.root_of_nodes(nodes).hex(), "previous_journal_size": BEFORE + 3,
             "previous_journal_root": first["journal_root"],
-            "journal_consistency": [n.hex() for n in merkle.consistency_proof(3, nodes)]}
+            "journal_consistency": [n.hex() for n in merkle.consistency_proof(BEFORE + 3, nodes)]}
     text, signature = sign(body, signing_key())
     forged = save_json(tmp_path / "checkpoint-00000002.json",
                        {"signed": text, "signature": signature})
@@ -88,8 +98,8 @@ def test_a_log_rewritten_below_the_witnessed_size_and_signed_again_is_refused(
     status, out = run_witness(witnessed, forged)
 
     assert status == 1
-    assert out == ("REFUSED: checkpoint-00000002.json: the journal signed as checkpoint 2 (5 "
-                   "entries) is not an extension of the 3 entries this witness accepted at "
+    assert out == ("REFUSED: checkpoint-00000002.json: the journal signed as checkpoint 2 (13 "
+                   "entries) is not an extension of the 11 entries this witness accepted at "
                    "checkpoint 1: the log was rewritten or forked\n")
     assert witnessed.read_text() == before
 
@@ -99,7 +109,7 @@ def test_a_checkpoint_under_a_fresh_key_is_refused(
     """The owner rewrites the log and signs it with a key of their own, in a directory of
     their own: the new signer starts a chain of its own, which the witness does not take."""
     before = witnessed.read_text()
-    rewrite_consistently(1, '"n":1', '"n":9')
+    rewrite_consistently(BEFORE + 1, '"n":1', '"n":9')
     broken_on_purpose.add(redeemed.pk)
     fresh = Ed25519PrivateKey.generate()
     settings.LEDGER_SIGNING_KEY = base64.b64encode(fresh.private_bytes(
