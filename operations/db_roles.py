@@ -62,8 +62,7 @@ OUR_PREFIXES = ("coupons_", "refunds_", "timeline_")
 PRUNE_FUNCTIONS = ("coupons_prune_outbox", "coupons_prune_idempotency", "coupons_prune_inbox")
 PRUNED = ["coupons_outboxevent", "coupons_idempotencyrecord", "coupons_inboxmessage"]
 
-# Run as PRUNER_ROLE whoever calls them: the search_path is fixed, pg_temp last, so a caller's
-# temporary table cannot stand in for one of ours (PostgreSQL's advice for SECURITY DEFINER).
+# Run as PRUNER_ROLE whoever calls them (_definer_sql).
 PRUNE_SQL = {
     "coupons_prune_outbox": """
         DELETE FROM coupons_outboxevent
@@ -128,16 +127,33 @@ SEQUENCE_FUNCTION = "coupons_sequence_journal"
 SEQUENCER_LOCK = 9162
 
 
-def _sequencer_sql() -> sql.Composed:
-    """The sequencer: the journal entries without a position, in id order (at most
-    `max_entries`), get the next consecutive ones, with their leaf hashes, in one statement."""
+def _definer_sql(name: str, params: str, types: str, owner: str, *, declare: str,
+                 body: sql.Composable) -> sql.Composed:
+    """A SECURITY DEFINER function answering a bigint: it runs as `owner` whoever calls it, and
+    only the application role may call it. The search_path is fixed, pg_temp last, so a
+    caller's temporary table cannot stand in for one of ours (PostgreSQL's advice for SECURITY
+    DEFINER)."""
     return sql.SQL("""
-        CREATE OR REPLACE FUNCTION {name}(max_entries integer) RETURNS bigint
+        CREATE OR REPLACE FUNCTION {name}({params}) RETURNS bigint
         LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp
         AS $fn$
         DECLARE
-            added bigint;
+            {declare}
         BEGIN
+            {body}
+        END $fn$;
+        ALTER FUNCTION {name}({types}) OWNER TO {owner};
+        REVOKE ALL ON FUNCTION {name}({types}) FROM PUBLIC;
+        GRANT EXECUTE ON FUNCTION {name}({types}) TO {app};
+    """).format(name=sql.Identifier(name), params=sql.SQL(params), types=sql.SQL(types),
+                declare=sql.SQL(declare), body=body, owner=sql.Identifier(owner),
+                app=sql.Identifier(APP_ROLE))
+
+
+def _sequencer_sql() -> sql.Composed:
+    """The sequencer: the journal entries without a position, in id order (at most
+    `max_entries`), get the next consecutive ones, with their leaf hashes, in one statement."""
+    body = sql.SQL("""
             PERFORM pg_advisory_xact_lock({lock});
             INSERT INTO coupons_journalleaf (index, entry_id, leaf_hash, sequenced_at)
             SELECT base.next + row_number() OVER (ORDER BY e.id) - 1, e.id,
@@ -148,28 +164,13 @@ def _sequencer_sql() -> sql.Composed:
                   WHERE NOT EXISTS (SELECT 1 FROM coupons_journalleaf l WHERE l.entry_id = j.id)
                   ORDER BY id LIMIT max_entries) e;
             GET DIAGNOSTICS added = ROW_COUNT;
-            RETURN added;
-        END $fn$;
-        ALTER FUNCTION {name}(integer) OWNER TO {sequencer};
-        REVOKE ALL ON FUNCTION {name}(integer) FROM PUBLIC;
-        GRANT EXECUTE ON FUNCTION {name}(integer) TO {app};
-    """).format(name=sql.Identifier(SEQUENCE_FUNCTION), lock=sql.Literal(SEQUENCER_LOCK),
-                sequencer=sql.Identifier(SEQUENCER_ROLE), app=sql.Identifier(APP_ROLE))
+            RETURN added;""").format(lock=sql.Literal(SEQUENCER_LOCK))
+    return _definer_sql(SEQUENCE_FUNCTION, "max_entries integer", "integer", SEQUENCER_ROLE,
+                        declare="added bigint;", body=body)
 
 
 def _function_sql(name: str, floor: str) -> sql.Composed:
-    return sql.SQL("""
-        CREATE OR REPLACE FUNCTION {name}(cutoff timestamptz) RETURNS bigint
-        LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp
-        AS $fn$
-        DECLARE
-            removed bigint;
-            dropped bigint := 0;
-            counted bigint;
-            part record;
-            upper_bound timestamptz;
-            kept boolean;
-        BEGIN
+    body = sql.SQL("""
             -- The database's clock, not the caller's: no cutoff inside the window passes.
             IF cutoff IS NULL OR cutoff > now() - interval {floor} THEN
                 RAISE EXCEPTION 'prune: cutoff % is inside the % retention window',
@@ -178,15 +179,14 @@ def _function_sql(name: str, floor: str) -> sql.Composed:
             {drop_partitions}
             {delete};
             GET DIAGNOSTICS removed = ROW_COUNT;
-            RETURN removed + dropped;
-        END $fn$;
-        ALTER FUNCTION {name}(timestamptz) OWNER TO {pruner};
-        REVOKE ALL ON FUNCTION {name}(timestamptz) FROM PUBLIC;
-        GRANT EXECUTE ON FUNCTION {name}(timestamptz) TO {app};
-    """).format(
-        name=sql.Identifier(name), floor=sql.Literal(floor), delete=sql.SQL(PRUNE_SQL[name]),
+            RETURN removed + dropped;""").format(
+        floor=sql.Literal(floor), delete=sql.SQL(PRUNE_SQL[name]),
         drop_partitions=sql.SQL(DROP_PARTITIONS_SQL.get(name, "")),
-        pruner=sql.Identifier(PRUNER_ROLE), app=sql.Identifier(APP_ROLE),
+    )
+    return _definer_sql(
+        name, "cutoff timestamptz", "timestamptz", PRUNER_ROLE, body=body,
+        declare="removed bigint; dropped bigint := 0; counted bigint; part record;"
+                " upper_bound timestamptz; kept boolean;",
     )
 
 
