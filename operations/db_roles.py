@@ -8,11 +8,14 @@
   UPDATE only where rows legitimately move (on history tables only the columns that move, and
   the triggers still hold each move to its one allowed shape), DELETE only on framework
   tables (sessions, sign-in attempts, group memberships), never TRUNCATE.
-- `PRUNER_ROLE` (NOLOGIN, no members) owns the three prune functions, SECURITY DEFINER: it
-  holds DELETE on exactly the tables `manage.py prune` empties, and the history triggers let a
-  DELETE through only when the current user is this role. Each function refuses a cutoff
-  inside its retention window on the database's own clock, so the application role, which may
-  call them, cannot use them to delete anything recent. It also owns the outbox's day
+- `PRUNER_ROLE` (NOLOGIN, no members) owns the prune functions, SECURITY DEFINER: it holds
+  DELETE on exactly the tables `manage.py prune` empties, and the history triggers let a
+  DELETE through only when the current user is this role. The application role may call one,
+  `coupons_prune()`, which takes no argument: it computes each cutoff on the database's own
+  clock, calls the three that delete (each refuses a cutoff inside its window, and only their
+  owner may call them) and records the run, the one writer of a PruneRun. An outbox event's
+  age is its `published_at`, which the database stamps on its clock (OnDatabaseClock), so
+  nothing the application writes makes a recent row old. It also owns the outbox's day
   partitions (operations/outbox_partitions.py), so the outbox function can drop a past day
   whole; the application role owns none and can drop none.
 
@@ -59,6 +62,9 @@ PERSONAL = ["timeline_consolepreference", "timeline_savedfilter"]
 # log) is SELECT and INSERT only.
 OUR_PREFIXES = ("coupons_", "refunds_", "timeline_")
 
+# What the application calls (operations/retention.py); it calls the three that delete, which
+# only their owner may call.
+PRUNE_FUNCTION = "coupons_prune"
 PRUNE_FUNCTIONS = ("coupons_prune_outbox", "coupons_prune_idempotency", "coupons_prune_inbox")
 PRUNED = ["coupons_outboxevent", "coupons_idempotencyrecord", "coupons_inboxmessage"]
 
@@ -128,11 +134,11 @@ SEQUENCER_LOCK = 9162
 
 
 def _definer_sql(name: str, params: str, types: str, owner: str, *, declare: str,
-                 body: sql.Composable) -> sql.Composed:
-    """A SECURITY DEFINER function answering a bigint: it runs as `owner` whoever calls it, and
-    only the application role may call it. The search_path is fixed, pg_temp last, so a
-    caller's temporary table cannot stand in for one of ours (PostgreSQL's advice for SECURITY
-    DEFINER)."""
+                 body: sql.Composable, callable_by_app: bool = True) -> sql.Composed:
+    """A SECURITY DEFINER function answering a bigint: it runs as `owner` whoever calls it;
+    besides its owner only the application role may call it, and only if `callable_by_app`.
+    The search_path is fixed, pg_temp last, so a caller's temporary table cannot stand in for
+    one of ours (PostgreSQL's advice for SECURITY DEFINER)."""
     return sql.SQL("""
         CREATE OR REPLACE FUNCTION {name}({params}) RETURNS bigint
         LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp
@@ -143,11 +149,14 @@ def _definer_sql(name: str, params: str, types: str, owner: str, *, declare: str
             {body}
         END $fn$;
         ALTER FUNCTION {name}({types}) OWNER TO {owner};
-        REVOKE ALL ON FUNCTION {name}({types}) FROM PUBLIC;
-        GRANT EXECUTE ON FUNCTION {name}({types}) TO {app};
+        REVOKE ALL ON FUNCTION {name}({types}) FROM PUBLIC, {app};
+        {grant}
     """).format(name=sql.Identifier(name), params=sql.SQL(params), types=sql.SQL(types),
                 declare=sql.SQL(declare), body=body, owner=sql.Identifier(owner),
-                app=sql.Identifier(APP_ROLE))
+                app=sql.Identifier(APP_ROLE), grant=sql.SQL(
+                    "GRANT EXECUTE ON FUNCTION {name}({types}) TO {app};" if callable_by_app
+                    else "").format(name=sql.Identifier(name), types=sql.SQL(types),
+                                    app=sql.Identifier(APP_ROLE)))
 
 
 def _sequencer_sql() -> sql.Composed:
@@ -187,6 +196,34 @@ def _function_sql(name: str, floor: str) -> sql.Composed:
         name, "cutoff timestamptz", "timestamptz", PRUNER_ROLE, body=body,
         declare="removed bigint; dropped bigint := 0; counted bigint; part record;"
                 " upper_bound timestamptz; kept boolean;",
+        callable_by_app=False,
+    )
+
+
+def _prune_sql(floors: dict[str, str]) -> sql.Composed:
+    """`manage.py prune`'s one entry: the three cutoffs on the database's clock, each its
+    window before now(), the three deletes, and their PruneRun row, which only this function
+    may insert (its `inserted_by_prune` trigger). The caller chooses nothing."""
+    body = sql.SQL("""
+            outbox_cut := now() - interval {outbox};
+            idempotency_cut := now() - interval {idempotency};
+            inbox_cut := now() - interval {inbox};
+            INSERT INTO coupons_prunerun (ran_at, outbox_before, idempotency_before,
+                                          inbox_before, outbox_deleted, idempotency_deleted,
+                                          inbox_deleted)
+            VALUES (now(), outbox_cut, idempotency_cut, inbox_cut,
+                    coupons_prune_outbox(outbox_cut), coupons_prune_idempotency(idempotency_cut),
+                    coupons_prune_inbox(inbox_cut))
+            RETURNING id INTO run_id;
+            RETURN run_id;""").format(
+        outbox=sql.Literal(floors["coupons_prune_outbox"]),
+        idempotency=sql.Literal(floors["coupons_prune_idempotency"]),
+        inbox=sql.Literal(floors["coupons_prune_inbox"]),
+    )
+    return _definer_sql(
+        PRUNE_FUNCTION, "", "", PRUNER_ROLE, body=body,
+        declare="outbox_cut timestamptz; idempotency_cut timestamptz; inbox_cut timestamptz;"
+                " run_id bigint;",
     )
 
 
@@ -295,8 +332,13 @@ def setup_db_roles() -> list[str]:
                 _run(cursor, sql.SQL("GRANT SELECT, DELETE ON {} TO {}").format(
                     sql.Identifier(table), pruner))
             _run(cursor, sql.SQL("GRANT SELECT ON coupons_orderfact TO {}").format(pruner))
-            for name, floor in retention_floors().items():
+            # A prune run is recorded by the prune function only, never by the application.
+            _run(cursor, sql.SQL("REVOKE INSERT ON coupons_prunerun FROM {}").format(app))
+            _run(cursor, sql.SQL("GRANT SELECT, INSERT ON coupons_prunerun TO {}").format(pruner))
+            floors = retention_floors()
+            for name, floor in floors.items():
                 _run(cursor, _function_sql(name, floor))
+            _run(cursor, _prune_sql(floors))
             sequencer = sql.Identifier(SEQUENCER_ROLE)
             _run(cursor, sql.SQL("GRANT USAGE ON SCHEMA public TO {}").format(sequencer))
             _run(cursor, sql.SQL("REVOKE ALL ON coupons_journalleaf FROM {}").format(sequencer))
