@@ -13,7 +13,7 @@ from django.utils.translation import pgettext_lazy
 
 from coupons.models import CaseStatus, ConflictCase, CouponOperation, OrderCoupon
 from coupons.redaction import visible
-from coupons.services.reversals import REVERSIBLE
+from coupons.services.reversals import REVERSIBLE, with_reversal_reads
 from refunds.models import Compensation, RefundCoupon
 
 # Filter name → the statuses it shows; None shows every status.
@@ -63,8 +63,9 @@ def approval_queue(*, shown: str) -> QuerySet[RefundCoupon]:
 
 
 def compensation_queue(*, shown: str) -> QuerySet[Compensation]:
-    compensations = Compensation.objects.select_related("operation", "resulting_operation",
-                                                        "coupon")
+    """With what each waiting reversal's Approve preview reads, in the page's own query."""
+    compensations = with_reversal_reads(Compensation.objects.select_related(
+        "operation", "resulting_operation", "coupon"))
     compensations = _waiting_first(compensations, Compensation.Status.PROPOSED,
                                    "-created_at", "-id")
     return _filtered(compensations, COMPENSATION_FILTERS[shown])

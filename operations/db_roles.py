@@ -8,11 +8,14 @@
   UPDATE only where rows legitimately move (on history tables only the columns that move, and
   the triggers still hold each move to its one allowed shape), DELETE only on framework
   tables (sessions, sign-in attempts, group memberships), never TRUNCATE.
-- `PRUNER_ROLE` (NOLOGIN, no members) owns the three prune functions, SECURITY DEFINER: it
-  holds DELETE on exactly the tables `manage.py prune` empties, and the history triggers let a
-  DELETE through only when the current user is this role. Each function refuses a cutoff
-  inside its retention window on the database's own clock, so the application role, which may
-  call them, cannot use them to delete anything recent. It also owns the outbox's day
+- `PRUNER_ROLE` (NOLOGIN, no members) owns the prune functions, SECURITY DEFINER: it holds
+  DELETE on exactly the tables `manage.py prune` empties, and the history triggers let a
+  DELETE through only when the current user is this role. The application role may call one,
+  `coupons_prune()`, which takes no argument: it computes each cutoff on the database's own
+  clock, calls the three that delete (each refuses a cutoff inside its window, and only their
+  owner may call them) and records the run, the one writer of a PruneRun. An outbox event's
+  age is its `published_at`, which the database stamps on its clock (OnDatabaseClock), so
+  nothing the application writes makes a recent row old. It also owns the outbox's day
   partitions (operations/outbox_partitions.py), so the outbox function can drop a past day
   whole; the application role owns none and can drop none.
 
@@ -59,11 +62,13 @@ PERSONAL = ["timeline_consolepreference", "timeline_savedfilter"]
 # log) is SELECT and INSERT only.
 OUR_PREFIXES = ("coupons_", "refunds_", "timeline_")
 
+# What the application calls (operations/retention.py); it calls the three that delete, which
+# only their owner may call.
+PRUNE_FUNCTION = "coupons_prune"
 PRUNE_FUNCTIONS = ("coupons_prune_outbox", "coupons_prune_idempotency", "coupons_prune_inbox")
 PRUNED = ["coupons_outboxevent", "coupons_idempotencyrecord", "coupons_inboxmessage"]
 
-# Run as PRUNER_ROLE whoever calls them: the search_path is fixed, pg_temp last, so a caller's
-# temporary table cannot stand in for one of ours (PostgreSQL's advice for SECURITY DEFINER).
+# Run as PRUNER_ROLE whoever calls them (_definer_sql).
 PRUNE_SQL = {
     "coupons_prune_outbox": """
         DELETE FROM coupons_outboxevent
@@ -128,24 +133,38 @@ SEQUENCE_FUNCTION = "coupons_sequence_journal"
 SEQUENCER_LOCK = 9162
 
 
+def _definer_sql(name: str, params: str, types: str, owner: str, *, declare: str,
+                 body: sql.Composable, callable_by_app: bool = True) -> sql.Composed:
+    """A SECURITY DEFINER function answering a bigint: it runs as `owner` whoever calls it;
+    besides its owner only the application role may call it, and only if `callable_by_app`.
+    The search_path is fixed, pg_temp last, so a caller's temporary table cannot stand in for
+    one of ours (PostgreSQL's advice for SECURITY DEFINER)."""
+    return sql.SQL("""
+        CREATE OR REPLACE FUNCTION {name}({params}) RETURNS bigint
+        LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp
+        AS $fn$
+        DECLARE
+            {declare}
+        BEGIN
+            {body}
+        END $fn$;
+        ALTER FUNCTION {name}({types}) OWNER TO {owner};
+        REVOKE ALL ON FUNCTION {name}({types}) FROM PUBLIC, {app};
+        {grant}
+    """).format(name=sql.Identifier(name), params=sql.SQL(params), types=sql.SQL(types),
+                declare=sql.SQL(declare), body=body, owner=sql.Identifier(owner),
+                app=sql.Identifier(APP_ROLE), grant=sql.SQL(
+                    "GRANT EXECUTE ON FUNCTION {name}({types}) TO {app};" if callable_by_app
+                    else "").format(name=sql.Identifier(name), types=sql.SQL(types),
+                                    app=sql.Identifier(APP_ROLE)))
+
+
 def _sequencer_sql() -> sql.Composed:
     """The sequencer: the journal entries without a position, in id order (at most
     `max_entries`), get the next consecutive ones, with their leaf hashes, in one statement;
     then every complete subtree those positions close gets its stored hash (JournalNode),
     computed by the database from the leaves and nodes below it."""
-    return sql.SQL("""
-        CREATE OR REPLACE FUNCTION {name}(max_entries integer) RETURNS bigint
-        LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp
-        AS $fn$
-        DECLARE
-            added bigint;
-            first_new bigint;
-            leaf record;
-            lvl integer;
-            pos bigint;
-            node bytea;
-            left_node bytea;
-        BEGIN
+    body = sql.SQL("""
             PERFORM pg_advisory_xact_lock({lock});
             SELECT coalesce(max(index) + 1, 0) INTO first_new FROM coupons_journalleaf;
             INSERT INTO coupons_journalleaf (index, entry_id, leaf_hash, sequenced_at)
@@ -179,28 +198,14 @@ def _sequencer_sql() -> sql.Composed:
                     VALUES (lvl, pos, encode(node, 'hex'));
                 END LOOP;
             END LOOP;
-            RETURN added;
-        END $fn$;
-        ALTER FUNCTION {name}(integer) OWNER TO {sequencer};
-        REVOKE ALL ON FUNCTION {name}(integer) FROM PUBLIC;
-        GRANT EXECUTE ON FUNCTION {name}(integer) TO {app};
-    """).format(name=sql.Identifier(SEQUENCE_FUNCTION), lock=sql.Literal(SEQUENCER_LOCK),
-                sequencer=sql.Identifier(SEQUENCER_ROLE), app=sql.Identifier(APP_ROLE))
+            RETURN added;""").format(lock=sql.Literal(SEQUENCER_LOCK))
+    return _definer_sql(SEQUENCE_FUNCTION, "max_entries integer", "integer", SEQUENCER_ROLE,
+                        declare="added bigint; first_new bigint; leaf record; lvl integer; "
+                                "pos bigint; node bytea; left_node bytea;", body=body)
 
 
 def _function_sql(name: str, floor: str) -> sql.Composed:
-    return sql.SQL("""
-        CREATE OR REPLACE FUNCTION {name}(cutoff timestamptz) RETURNS bigint
-        LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public, pg_temp
-        AS $fn$
-        DECLARE
-            removed bigint;
-            dropped bigint := 0;
-            counted bigint;
-            part record;
-            upper_bound timestamptz;
-            kept boolean;
-        BEGIN
+    body = sql.SQL("""
             -- The database's clock, not the caller's: no cutoff inside the window passes.
             IF cutoff IS NULL OR cutoff > now() - interval {floor} THEN
                 RAISE EXCEPTION 'prune: cutoff % is inside the % retention window',
@@ -209,15 +214,42 @@ def _function_sql(name: str, floor: str) -> sql.Composed:
             {drop_partitions}
             {delete};
             GET DIAGNOSTICS removed = ROW_COUNT;
-            RETURN removed + dropped;
-        END $fn$;
-        ALTER FUNCTION {name}(timestamptz) OWNER TO {pruner};
-        REVOKE ALL ON FUNCTION {name}(timestamptz) FROM PUBLIC;
-        GRANT EXECUTE ON FUNCTION {name}(timestamptz) TO {app};
-    """).format(
-        name=sql.Identifier(name), floor=sql.Literal(floor), delete=sql.SQL(PRUNE_SQL[name]),
+            RETURN removed + dropped;""").format(
+        floor=sql.Literal(floor), delete=sql.SQL(PRUNE_SQL[name]),
         drop_partitions=sql.SQL(DROP_PARTITIONS_SQL.get(name, "")),
-        pruner=sql.Identifier(PRUNER_ROLE), app=sql.Identifier(APP_ROLE),
+    )
+    return _definer_sql(
+        name, "cutoff timestamptz", "timestamptz", PRUNER_ROLE, body=body,
+        declare="removed bigint; dropped bigint := 0; counted bigint; part record;"
+                " upper_bound timestamptz; kept boolean;",
+        callable_by_app=False,
+    )
+
+
+def _prune_sql(floors: dict[str, str]) -> sql.Composed:
+    """`manage.py prune`'s one entry: the three cutoffs on the database's clock, each its
+    window before now(), the three deletes, and their PruneRun row, which only this function
+    may insert (its `inserted_by_prune` trigger). The caller chooses nothing."""
+    body = sql.SQL("""
+            outbox_cut := now() - interval {outbox};
+            idempotency_cut := now() - interval {idempotency};
+            inbox_cut := now() - interval {inbox};
+            INSERT INTO coupons_prunerun (ran_at, outbox_before, idempotency_before,
+                                          inbox_before, outbox_deleted, idempotency_deleted,
+                                          inbox_deleted)
+            VALUES (now(), outbox_cut, idempotency_cut, inbox_cut,
+                    coupons_prune_outbox(outbox_cut), coupons_prune_idempotency(idempotency_cut),
+                    coupons_prune_inbox(inbox_cut))
+            RETURNING id INTO run_id;
+            RETURN run_id;""").format(
+        outbox=sql.Literal(floors["coupons_prune_outbox"]),
+        idempotency=sql.Literal(floors["coupons_prune_idempotency"]),
+        inbox=sql.Literal(floors["coupons_prune_inbox"]),
+    )
+    return _definer_sql(
+        PRUNE_FUNCTION, "", "", PRUNER_ROLE, body=body,
+        declare="outbox_cut timestamptz; idempotency_cut timestamptz; inbox_cut timestamptz;"
+                " run_id bigint;",
     )
 
 
@@ -326,8 +358,13 @@ def setup_db_roles() -> list[str]:
                 _run(cursor, sql.SQL("GRANT SELECT, DELETE ON {} TO {}").format(
                     sql.Identifier(table), pruner))
             _run(cursor, sql.SQL("GRANT SELECT ON coupons_orderfact TO {}").format(pruner))
-            for name, floor in retention_floors().items():
+            # A prune run is recorded by the prune function only, never by the application.
+            _run(cursor, sql.SQL("REVOKE INSERT ON coupons_prunerun FROM {}").format(app))
+            _run(cursor, sql.SQL("GRANT SELECT, INSERT ON coupons_prunerun TO {}").format(pruner))
+            floors = retention_floors()
+            for name, floor in floors.items():
                 _run(cursor, _function_sql(name, floor))
+            _run(cursor, _prune_sql(floors))
             sequencer = sql.Identifier(SEQUENCER_ROLE)
             _run(cursor, sql.SQL("GRANT USAGE ON SCHEMA public TO {}").format(sequencer))
             _run(cursor, sql.SQL("REVOKE ALL ON coupons_journalleaf FROM {}").format(sequencer))

@@ -94,7 +94,7 @@ def rebuild_root() -> bytes:
                                  for head in chain_heads()])
 
 
-def bench(args, vendor: str) -> None:
+def bench(args) -> None:
     from django.db import connection
     from django.utils import timezone
 
@@ -106,7 +106,7 @@ def bench(args, vendor: str) -> None:
     from coupons.services import template_create
     from operations.checkpoint import checkpoint_document, ledger_checkpoint
 
-    print(f"database: {connection.vendor} ({connection.settings_dict['NAME']}); "
+    print(f"database: {connection.settings_dict['NAME']}; "
           f"load average {load_average()}")
     now = timezone.now().replace(microsecond=0)
     public = signing_key().public_key()
@@ -155,8 +155,8 @@ def main() -> None:
     os.environ.setdefault("LEDGER_SIGNING_KEY", "YmVuY2gtb25seS1sZWRnZXItc2lnbmluZy1rZXktMzI=")
     with tempfile.TemporaryDirectory(prefix="coupon_bench_checkpoints_") as directory:
         os.environ["LEDGER_CHECKPOINT_DIR"] = directory
-        with throwaway_database(args.db_name) as vendor:
-            bench(args, vendor)
+        with throwaway_database(args.db_name):
+            bench(args)
 
 
 if __name__ == "__main__":

@@ -702,7 +702,7 @@ def bench(args, database_url) -> None:
 
     from coupons.services import template_create
 
-    print(f"database: {connection.vendor} ({connection.settings_dict['NAME']}), created for "
+    print(f"database: {connection.settings_dict['NAME']}, created for "
           f"this run and dropped after it")
     if "scanner" in args.parts:
         bench_scanner(args)  # first: its setup locks every AVAILABLE coupon in the database

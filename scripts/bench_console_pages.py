@@ -5,7 +5,7 @@ Rerun (PostgreSQL, the real target; a few minutes on a 2-core machine):
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
         nice .venv/bin/python scripts/bench_console_pages.py --ledger-rows 1000 20001
 
-Without DATABASE_URL (or with a sqlite:// one) it runs on a temporary SQLite file instead.
+Without DATABASE_URL it runs on the checkout's embedded PostgreSQL cluster (bench_setup.py).
 `--smoke` is a quick check that every page answers (a short history, one run each).
 
 The benchmark never touches the database DATABASE_URL names: on PostgreSQL it creates a
@@ -94,9 +94,8 @@ def build_coupon(ledger_rows: int, n: int):
             return long_history(coupon, clock, ledger_rows=ledger_rows)
         coupon = long_history(coupon, clock, ledger_rows=1001)
         coupon = bulk_history(coupon, clock, ledger_rows=ledger_rows - (ledger_rows - 1001) % 2)
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("ANALYZE")  # as autovacuum would, after a bulk load
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")  # as autovacuum would, after a bulk load
     return coupon
 
 
@@ -211,16 +210,15 @@ def history_figures(coupon, client, api, runs: int) -> bool:
     return ok
 
 
-def bench(args, vendor: str) -> bool:
-    from django.db import connection
+def bench(args) -> bool:
 
     client, api = support_client(), api_client()
     ok = True
     for n, rows in enumerate(args.ledger_rows):
         started = time.monotonic()
         coupon = build_coupon(rows, n)
-        print(f"\n{vendor}: coupon {coupon.pk} with {coupon.state_version} ledger rows, built "
-              f"in {time.monotonic() - started:.1f}s")
+        print(f"\ncoupon {coupon.pk} with {coupon.state_version} ledger rows, built "
+              f"in {time.monotonic() - started:.1f}s (a database created for this run)")
         ok = history_figures(coupon, client, api, args.runs) and ok
         print(f"{'page':36} {'status':>6} {'queries':>8} {'median ms':>10} {'CPU ms':>8}  path")
         listed = pages(coupon)
@@ -233,19 +231,15 @@ def bench(args, vendor: str) -> bool:
     missing = unmeasured_console_urls([path for _, path, _ in listed])
     if missing:
         print(f"console GET URLs not measured here (need other ids): {', '.join(missing)}")
-    print(f"({args.runs} timed runs per page after one warm-up; {connection.vendor}; "
+    print(f"({args.runs} timed runs per page after one warm-up; "
           f"load average {load_average()} on {os.cpu_count()} CPUs)")
     return ok
 
 
 def main() -> None:
     args = parse_args()
-    with throwaway_database(args.db_name, setup_django) as vendor:
-        ok = bench(args, {
-            "postgresql": "PostgreSQL (a database created for this run)",
-            "sqlite": "SQLite (a temporary file; set DATABASE_URL=postgres://... for the real "
-                      "figures)",
-        }[vendor])
+    with throwaway_database(args.db_name, setup_django):
+        ok = bench(args)
     sys.exit(0 if ok else 1)
 
 

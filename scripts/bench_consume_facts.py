@@ -5,8 +5,8 @@ Rerun (PostgreSQL and the RabbitMQ at BROKER_URL, default amqp://guest:guest@127
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
         .venv/bin/python scripts/bench_consume_facts.py --orders 500
 
-Without DATABASE_URL it runs on a temporary SQLite file; on PostgreSQL in a throwaway database
-(`coupon_bench_facts` unless --db-name), dropped at the end. It locks one coupon per order
+It runs in a throwaway database (`coupon_bench_facts` unless --db-name; without DATABASE_URL on
+the checkout's embedded PostgreSQL cluster), dropped at the end. It locks one coupon per order
 through the services, publishes a PaymentSucceeded per order (each redeems its coupon), a
 redelivery of every tenth and one poison message per hundred to a throwaway exchange, then
 times `consume_facts --once` and deletes the exchange and queues.
@@ -59,7 +59,7 @@ def messages(orders: int) -> list[bytes]:
     return bodies
 
 
-def bench(args, vendor: str) -> None:
+def bench(args) -> None:
     import pika
     from django.core.management import call_command
 
@@ -68,7 +68,7 @@ def bench(args, vendor: str) -> None:
     started = time.monotonic()
     lock_coupons(args.orders)
     service_client_create(name="bench-orders", fact_types=["PaymentSucceeded"])
-    print(f"{vendor}: locked {args.orders} coupons in {time.monotonic() - started:.1f}s")
+    print(f"locked {args.orders} coupons in {time.monotonic() - started:.1f}s")
     # consume_facts --queue makes `<name>.dead` for the poison messages; deleted with the rest.
     with scratch_exchange("bench-facts", extra_queues=(".dead",)) as (channel, name):
         bodies = messages(args.orders)
@@ -90,8 +90,8 @@ def bench(args, vendor: str) -> None:
 
 def main() -> None:
     args = parse_args()
-    with throwaway_database(args.db_name) as vendor:
-        bench(args, {"postgresql": "PostgreSQL", "sqlite": "SQLite (temporary file)"}[vendor])
+    with throwaway_database(args.db_name):
+        bench(args)
     print(f"load average {load_average()} on {os.cpu_count()} CPUs")
 
 

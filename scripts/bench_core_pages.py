@@ -1,6 +1,6 @@
 """Benchmark the console's dashboard and search: SQL queries and render time of each page.
 
-Rerun (a throwaway test database, SQLite unless DATABASE_URL names PostgreSQL; seconds):
+Rerun (a throwaway test database on DATABASE_URL's PostgreSQL; seconds):
 
     .venv/bin/python scripts/bench_core_pages.py --coupons 2000 --runs 20
 
@@ -62,7 +62,7 @@ def run(args):
         ("search: filter + sort, no id", "/search/?status=AVAILABLE&sort=-updated&page=3"),
         ("search: unknown id", "/search/?q=nobody_at_all"),
     ]
-    print(f"{connection.vendor}, {args.coupons} extra coupons, median of {args.runs} GETs")
+    print(f"{args.coupons} extra coupons, median of {args.runs} GETs")
     for name, url in pages:
         client.get(url)  # warm caches (templates, session)
         with CaptureQueriesContext(connection) as queries:

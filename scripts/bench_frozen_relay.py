@@ -127,12 +127,10 @@ def ctx_now():
 
 def main() -> None:
     args = parse_args()
-    with throwaway_database(args.db_name) as vendor:
-        if vendor != "postgresql":
-            raise SystemExit("needs PostgreSQL (DATABASE_URL=postgres://...)")
-        with scratch_exchange("bench-frozen-relay") as (_channel, exchange):
-            results = {name: run(relay_class, exchange, args)
-                       for name, relay_class in relays().items()}
+    with (throwaway_database(args.db_name),
+          scratch_exchange("bench-frozen-relay") as (_channel, exchange)):
+        results = {name: run(relay_class, exchange, args)
+                   for name, relay_class in relays().items()}
     for name, result in results.items():
         print(f"{name}: " + ", ".join(f"{key} {value}" for key, value in result.items()))
     before, now = (r["backlog, other coupons"] for r in results.values())

@@ -5,7 +5,7 @@ Rerun (PostgreSQL, the real target; about a minute on a 2-core machine):
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
         .venv/bin/python scripts/bench_impact_replay.py --decisions 10000
 
-Without DATABASE_URL (or with a sqlite:// one) it runs on a temporary SQLite file instead. Like
+Without DATABASE_URL it runs on the checkout's embedded PostgreSQL cluster. Like
 bench_scan_leases.py it never touches the database DATABASE_URL names: it creates a throwaway
 database (`coupon_bench_impact` unless --db-name), migrates it and drops it at the end.
 
@@ -58,7 +58,6 @@ def parse_args():
 
 def store_history(n: int):
     """N decided refunds under default v1; answers the draft v2 to preview."""
-    from django.db import connection
 
     from coupons.clock import FrozenClock, use_clock
     from coupons.services import CommandContext, coupon_issue, template_create
@@ -74,7 +73,7 @@ def store_history(n: int):
                               ctx=CommandContext(actor="bench")).coupon
         v1 = ReturnPolicyVersion.objects.get(policy__code="default", number=1)
         rows = []
-        for i in range(min(n, 2000) if connection.vendor == "postgresql" else n):
+        for i in range(min(n, 2000)):
             share = Decimal(rng.randint(1, 100)) / 100
             facts = RefundFacts(
                 refund_type="FULL" if share == 1 or rng.random() < 0.3 else "PARTIAL",
@@ -94,7 +93,7 @@ def store_history(n: int):
                 rule_index=verdict.rule_index, rule_label=verdict.rule_label,
                 requires_approval=verdict.requires_approval,
             ))
-        base = min(n, 2000) if connection.vendor == "postgresql" else n
+        base = min(n, 2000)
         RefundCoupon.objects.bulk_create(rows[:base], batch_size=1000)
         if n > base:
             copy_in_sql(base, n - base)
@@ -120,15 +119,14 @@ def copy_in_sql(base: int, extra: int) -> None:
             [extra // base + 1, extra])
 
 
-def bench(args, vendor: str) -> None:
-    from django.db import connection
+def bench(args) -> None:
 
     from refunds.impact import policy_impact
 
     started = time.monotonic()
     draft = store_history(args.decisions)
     print(f"stored {args.decisions} decisions in {time.monotonic() - started:.1f}s "
-          f"({connection.vendor}{vendor})")
+          f"(a throwaway database)")
     bests = {}
     for name, sample in (("whole history (uncapped)", 0),
                          ("capped (console and API)", None)):
@@ -149,9 +147,8 @@ def bench(args, vendor: str) -> None:
 def main() -> None:
     args = parse_args()
     os.chdir(ROOT)
-    with throwaway_database(args.db_name) as vendor:
-        bench(args, vendor={"postgresql": ", a throwaway database",
-                            "sqlite": ", a temporary file"}[vendor])
+    with throwaway_database(args.db_name):
+        bench(args)
     print(f"load average {load_average()} on {os.cpu_count()} CPUs "
           "(other work on the machine moves these figures)")
 

@@ -1,6 +1,6 @@
 """Benchmark the operators' queue pages: SQL queries and render time of one full page.
 
-Rerun (a throwaway test database, SQLite unless DATABASE_URL names PostgreSQL; seconds):
+Rerun (a throwaway test database on DATABASE_URL's PostgreSQL; seconds):
 
     .venv/bin/python scripts/bench_queue_pages.py --items 100 --runs 20
 
@@ -55,8 +55,7 @@ def run(args):
         client = Client()
         client.force_login(operator)
 
-        print(f"{args.items} waiting items per queue, {args.runs} GETs per page "
-              f"({connection.vendor})")
+        print(f"{args.items} waiting items per queue, {args.runs} GETs per page")
         for url in ("/cases/", "/approvals/", "/compensations/"):
             client.get(url)  # warm the template cache
             timings = []

@@ -167,7 +167,7 @@ def reconcile(batch):
     return run, time.monotonic() - started
 
 
-def bench(args, vendor_note: str) -> None:
+def bench(args) -> None:
     from django.conf import settings
     from django.db import connection
     from django.utils import timezone
@@ -176,7 +176,8 @@ def bench(args, vendor_note: str) -> None:
     from coupons.models import Finding
     from coupons.services import template_create
 
-    print(f"database: {connection.vendor} ({connection.settings_dict['NAME']}){vendor_note}")
+    print(f"database: {connection.settings_dict['NAME']}, created for this run and dropped "
+          "after it")
     batch = args.batch or settings.COUPONS["RECONCILE_BATCH_SIZE"]
     now = timezone.now().replace(microsecond=0)
     loaded = 0
@@ -210,7 +211,7 @@ def main() -> None:
     args = parse_args()
     started = time.monotonic()
     with throwaway_database(args.db_name):
-        bench(args, vendor_note=", created for this run and dropped after it")
+        bench(args)
     print(f"total {time.monotonic() - started:.0f}s; load average {load_average()} "
           f"on {os.cpu_count()} CPUs (other work on the machine moves these figures)")
 

@@ -5,8 +5,7 @@ Rerun (PostgreSQL and the RabbitMQ at BROKER_URL, default amqp://guest:guest@127
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
         .venv/bin/python scripts/bench_relay.py --coupons 1000
 
-Without DATABASE_URL it runs on a temporary SQLite file. On PostgreSQL it creates a throwaway
-database (`coupon_bench_relay` unless --db-name) and drops it at the end, as
+It creates a throwaway database (`coupon_bench_relay` unless --db-name) and drops it at the end, as
 scripts/bench_scan_leases.py does. It writes 3 events per coupon through the real services
 (ISSUE, LOCK, REDEEM), then times `relay_outbox --once` publishing them to a throwaway topic
 exchange with one bound queue (persistent messages, one publisher confirm per message), and
@@ -55,12 +54,12 @@ def write_events(coupons: int) -> int:
     return OutboxEvent.objects.filter(published_at__isnull=True).count()
 
 
-def bench(args, vendor: str) -> None:
+def bench(args) -> None:
     from django.core.management import call_command
 
     started = time.monotonic()
     events = write_events(args.coupons)
-    print(f"{vendor}: wrote {events} outbox rows through the services "
+    print(f"wrote {events} outbox rows through the services "
           f"in {time.monotonic() - started:.1f}s")
     with scratch_exchange("bench-relay") as (channel, exchange):
         started = time.monotonic()
@@ -74,8 +73,8 @@ def bench(args, vendor: str) -> None:
 
 def main() -> None:
     args = parse_args()
-    with throwaway_database(args.db_name) as vendor:
-        bench(args, {"postgresql": "PostgreSQL", "sqlite": "SQLite (temporary file)"}[vendor])
+    with throwaway_database(args.db_name):
+        bench(args)
     print(f"load average {load_average()} on {os.cpu_count()} CPUs")
 
 

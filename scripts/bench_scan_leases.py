@@ -5,9 +5,9 @@ Rerun (PostgreSQL, the real target; under two minutes on a 2-core machine):
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
         .venv/bin/python scripts/bench_scan_leases.py --leases 2000
 
-Without DATABASE_URL (or with a sqlite:// one) it runs on a temporary SQLite file instead.
+Without DATABASE_URL it runs on the checkout's embedded PostgreSQL cluster.
 
-The benchmark never touches the database DATABASE_URL names: on PostgreSQL it connects to that
+The benchmark never touches the database DATABASE_URL names: it connects to that
 server's `postgres` database, creates a throwaway database (`coupon_bench` unless --db-name),
 migrates it, and drops it at the end. It issues N coupons, and before each run locks all of
 them through the services (two setup processes) and moves a frozen clock past their leases, so
@@ -193,7 +193,7 @@ def check_all_released(label: str, n: int) -> None:
         sys.exit(f"{label}: {releases} releases for {n} leases, {still_active} still active")
 
 
-def bench(args, vendor_note: str) -> None:
+def bench(args) -> None:
     from django.db import connection
     from django.utils import timezone
 
@@ -201,7 +201,8 @@ def bench(args, vendor_note: str) -> None:
     from coupons.services import template_create
 
     n = args.leases
-    print(f"database: {connection.vendor} ({connection.settings_dict['NAME']}){vendor_note}")
+    print(f"database: {connection.settings_dict['NAME']}, created for this run and dropped "
+          "after it")
     start_time = timezone.now().replace(microsecond=0)
     with use_clock(FrozenClock(start_time)) as clock:
         template = template_create(
@@ -240,21 +241,11 @@ def describe(label: str, batch: int, counts: dict) -> str:
     return f"(2 processes, batch {batch}: {split}; skipped {counts.get('skipped', 0)})"
 
 
-VENDOR_NOTES = {
-    "postgresql": ", created for this run and dropped after it",
-    "sqlite": (
-        "\nnote: SQLite fallback (a temporary file). SQLite has no row locks: SELECT ..."
-        " FOR UPDATE SKIP LOCKED is a no-op\n      and every writer waits for one database"
-        " lock, so the parallel figure shows contention, not scaling.\n      Set "
-        "DATABASE_URL=postgres://... for the real figures."),
-}
-
-
 def main() -> None:
     args = parse_args()
     started = time.monotonic()
-    with throwaway_database(args.db_name) as vendor:
-        bench(args, vendor_note=VENDOR_NOTES[vendor])
+    with throwaway_database(args.db_name):
+        bench(args)
     print(f"total {time.monotonic() - started:.0f}s; load average {load_average()} "
           f"on {os.cpu_count()} CPUs (other work on the machine moves these figures)")
 

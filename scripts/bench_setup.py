@@ -52,7 +52,7 @@ def throwaway_database(name: str, setup=None):
 
     Database `name` on DATABASE_URL's server (unset: the checkout's embedded `test` cluster,
     common/embedded_postgres.py), made, set up with `setup(url)` and dropped afterwards.
-    Yields "postgresql"; DATABASE_URL then names the throwaway database.
+    DATABASE_URL then names the throwaway database.
     """
     setup = setup or setup_django
     url = os.environ.get("DATABASE_URL", "")
@@ -64,7 +64,7 @@ def throwaway_database(name: str, setup=None):
     bench_url = create_postgres_database(url, name)
     try:
         setup(bench_url)
-        yield "postgresql"
+        yield
     finally:
         from django.db import connections
 

@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass, field
 
-from django.db.models import Max, Q
+from django.db.models import Q
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
@@ -12,6 +12,7 @@ from coupons.evidence.check_watermark import Replayed, Resume
 from coupons.evidence.journal import with_journal
 from coupons.evidence.journal_check import coupon_journal_problems, row_problems
 from coupons.evidence.ledger_chain import chain_breaks, unkeyed_note
+from coupons.evidence.pruned import outbox_pruned_before
 from coupons.evidence.seals import broken_seals
 from coupons.models import (
     CouponLock,
@@ -20,7 +21,6 @@ from coupons.models import (
     LockStatus,
     OperationType,
     OutboxEvent,
-    PruneRun,
     UnkeyedLedgerPrefix,
 )
 from coupons.services.reversals import reversal_targets
@@ -287,7 +287,7 @@ def _check_evidence(report: CheckReport, operations, replayed, locks, redemption
     missing = [op for op in operations if op.pk not in with_event]
     if missing:
         # Retention removes published events: one older than a prune's cutoff may be gone.
-        pruned_before = PruneRun.objects.aggregate(before=Max("outbox_before"))["before"]
+        pruned_before = outbox_pruned_before()
         for op in missing:
             if not (pruned_before and op.created_at < pruned_before):
                 report.fail(5, _("%(op)s v%(version)s has no outbox event")

@@ -58,6 +58,22 @@ class TruncateRefused(Unswitchable, pgtrigger.Trigger):
     func = "RAISE EXCEPTION 'pgtrigger: Cannot truncate % table', TG_TABLE_NAME;"
 
 
+class OnDatabaseClock(Unswitchable, pgtrigger.Trigger):
+    """A time column the database stamps: when a row is inserted with it set, or it is first
+    set (NULL → a value), it becomes the statement's time on the database's clock, whatever
+    the writer sent. What ages a row toward deletion must not be the writer's to choose."""
+
+    when = pgtrigger.Before
+    operation = pgtrigger.Insert | pgtrigger.Update
+
+    def __init__(self, *, column: str, **kwargs):
+        self.func = (
+            f"IF NEW.{column} IS NOT NULL AND (TG_OP = 'INSERT' OR OLD.{column} IS NULL) THEN"
+            f" NEW.{column} := statement_timestamp(); END IF; RETURN NEW;"
+        )
+        super().__init__(**kwargs)
+
+
 def truncate_refused() -> list:
     return [TruncateRefused(name="truncate_refused")]
 

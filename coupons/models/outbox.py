@@ -1,7 +1,7 @@
 import pgtrigger
 from django.db import models
 
-from coupons.models.append_only import Refuse, delete_refused, frozen_except
+from coupons.models.append_only import OnDatabaseClock, Refuse, delete_refused, frozen_except
 
 
 class OutboxEvent(models.Model):
@@ -21,6 +21,9 @@ class OutboxEvent(models.Model):
     )
     payload = models.JSONField()
     created_at = models.DateTimeField()
+    # When the database recorded the publish, on its own clock (`published_on_database_clock`
+    # overwrites whatever the writer sent): prune measures retention from it, so no writer can
+    # age an event into deletion.
     published_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -47,6 +50,7 @@ class OutboxEvent(models.Model):
                 func="PERFORM pg_notify('coupons_outbox', ''); RETURN NULL;",
             ),
             *frozen_except("published_at"),
+            OnDatabaseClock(name="published_on_database_clock", column="published_at"),
             Refuse(
                 name="published_once", operation=pgtrigger.Update,
                 condition=pgtrigger.Q(

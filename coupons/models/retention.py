@@ -1,11 +1,16 @@
+import pgtrigger
 from django.db import models
+
+from coupons.models.append_only import PRUNER_ROLE, Refuse, append_only_triggers
 
 
 class PruneRun(models.Model):
     """One `manage.py prune`: its cutoffs and what it removed.
 
-    The ledger check (coupons/evidence/replay.py) reads `outbox_before`: an operation older than a
-    prune's outbox cutoff may have lost its (published) outbox row to retention, not to a bug.
+    The prune function (`coupons_prune`, operations/db_roles.py) writes the row itself, its
+    cutoffs on the database's clock: no other role may insert one. The ledger check
+    (coupons/evidence/pruned.py) reads `outbox_before`: an operation older than a prune's
+    outbox cutoff may have lost its (published) outbox row to retention, not to a bug.
     """
 
     ran_at = models.DateTimeField()
@@ -15,6 +20,13 @@ class PruneRun(models.Model):
     outbox_deleted = models.PositiveIntegerField()
     idempotency_deleted = models.PositiveIntegerField()
     inbox_deleted = models.PositiveIntegerField()
+
+    class Meta:
+        triggers = [
+            *append_only_triggers(),
+            Refuse(name="inserted_by_prune", operation=pgtrigger.Insert,
+                   condition=pgtrigger.Condition(f"current_user <> '{PRUNER_ROLE}'")),
+        ]
 
     def __str__(self):
         return f"prune at {self.ran_at:%Y-%m-%d %H:%M}"

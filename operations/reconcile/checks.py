@@ -14,6 +14,7 @@ from django.conf import settings
 from django.db.models import Max
 
 from coupons import clock
+from coupons.evidence.pruned import outbox_pruned_before
 from coupons.models import (
     ConflictCase,
     CouponOperation,
@@ -24,7 +25,6 @@ from coupons.models import (
     OrderCoupon,
     OrderFact,
     OutboxEvent,
-    PruneRun,
     Redemption,
     Repair,
     Severity,
@@ -132,7 +132,7 @@ def load_batch(coupons: list[dict]) -> Batch:
     ):
         batch.return_events[event["operation_id"]] = event
     without_event = set(operation_ids) - set(batch.return_events)
-    pruned_before = PruneRun.objects.aggregate(before=Max("outbox_before"))["before"]
+    pruned_before = outbox_pruned_before()
     if without_event and pruned_before is not None:
         batch.pruned_ops = set(CouponOperation.objects.filter(
             pk__in=without_event, created_at__lt=pruned_before).values_list("pk", flat=True))

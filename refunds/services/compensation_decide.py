@@ -16,7 +16,7 @@ from coupons.errors import (
 )
 from coupons.evidence.journal import journaled_update, require_folds, with_journal
 from coupons.models import CouponStatus, OperationType
-from coupons.services.reversals import restore_redemption, reversal_target
+from coupons.services.reversals import restore_redemption, reversal_reads_of, reversal_target
 from coupons.write.idempotency import idempotency_complete
 from coupons.write.refusals import refusals_recorded
 from coupons.write.rows import lock_coupon_row
@@ -41,19 +41,23 @@ def compensation_approve(*, compensation_id, note: str = "", ctx) -> Compensatio
 
 def approval_plan(compensation: Compensation, coupon) -> Plan:
     """What approving would write now: the row `compensation_approve` appends, or its refusal.
-    Read without locks, for the page; the approval checks again under the coupon's lock."""
+    Read without locks, for the page (from the reads a queue page made for all its rows, when
+    it did: coupons.services.reversals.with_reversal_reads); the approval checks again under
+    the coupon's lock."""
     try:
-        return Plan(steps=(_approval_step(coupon, compensation, clock.now()),), state=coupon.status)
+        step = _approval_step(coupon, compensation, clock.now(),
+                              reads=reversal_reads_of(compensation))
+        return Plan(steps=(step,), state=coupon.status)
     except CouponError as refusal:
         return Plan(refusal=refusal, state=coupon.status)
 
 
-def _approval_step(coupon, compensation, now) -> Step:
+def _approval_step(coupon, compensation, now, *, reads=None) -> Step:
     """A reversal restores the state before its operation; every other kind is money owed,
     paid with a COMPENSATE row that keeps the coupon's state."""
     if compensation.kind == Compensation.Kind.REVERSE_OPERATION:
         return Step.row(OperationType.REVERSE, coupon.status,
-                        reversal_target(coupon, compensation.operation, now))
+                        reversal_target(coupon, compensation.operation, now, reads=reads))
     if coupon.status == CouponStatus.LOCKED:
         # COMPENSATE raises the version; the order holding the lease would find its
         # expected_version stale and its payment refused. Decide once the lease has ended.

@@ -1,5 +1,6 @@
 from django.core.management.base import BaseCommand
 
+from coupons.evidence.pruned import unbelievable_prune_runs
 from coupons.models import Severity
 from operations.reconcile import reconcile_run
 from operations.selectors import finding_open_counts
@@ -9,8 +10,8 @@ class Command(BaseCommand):
     help = ("Run the six reconciliation checks (docs/operating.md) over every coupon in "
             "batches; record "
             "findings, close the ones that no longer hold. Exit status 2 while any P0 finding "
-            "is open, so cron or a CI job can alert on it; repairs are an operator's, never "
-            "this command's.")
+            "is open or a prune run has a cutoff prune cannot have written, so cron or a CI "
+            "job can alert on it; repairs are an operator's, never this command's.")
 
     def add_arguments(self, parser):
         parser.add_argument("--batch-size", type=int, default=None,
@@ -25,6 +26,13 @@ class Command(BaseCommand):
         )
         by_severity = finding_open_counts()
         self.stdout.write("open: " + ", ".join(f"{s} {n}" for s, n in by_severity.items()))
-        if by_severity[Severity.P0]:
+        # Only prune writes prune runs; one it cannot have written is forged evidence.
+        forged = unbelievable_prune_runs()
+        for run in forged:
+            self.stdout.write(
+                f"ignored prune run {run.pk}: its outbox cutoff {run.outbox_before:%Y-%m-%d %H:%M} "
+                "is inside the retention window, so prune did not write it"
+            )
+        if by_severity[Severity.P0] or forged:
             # Not an error of the command: the data is wrong, and whoever runs it must hear.
             raise SystemExit(2)

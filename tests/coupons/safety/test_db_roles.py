@@ -17,23 +17,27 @@ import psycopg
 import pytest
 from django.core.management import call_command
 from django.db import DatabaseError, connection, transaction
+from django.db.models.functions import Now
 
+from coupons.evidence.replay import coupon_check
 from coupons.models import (
     CouponOperation,
     InboxMessage,
     OrderCoupon,
     OrderFact,
     OutboxEvent,
+    PruneRun,
     Redemption,
 )
 from coupons.models.append_only import PRUNER_ROLE, Unswitchable
 from coupons.services import coupon_redeem
-from operations.db_roles import APP_PASSWORD_ENV, APP_ROLE, PRUNE_FUNCTIONS
+from operations.db_roles import APP_PASSWORD_ENV, APP_ROLE, PRUNE_FUNCTION, PRUNE_FUNCTIONS
 from operations.retention import retention_prune
 from refunds.models import RefundCoupon
 from refunds.services.refund_receive import refund_receive
-from tests.app_role import as_owner
+from tests.app_role import as_owner, past_the_triggers
 from tests.conftest import lock
+from tests.db_clock import aged
 
 pytestmark = pytest.mark.django_db
 
@@ -120,7 +124,7 @@ def test_no_protecting_trigger_function_consults_a_session_setting(db):
 ])
 def test_the_app_role_cannot_switch_the_triggers_off_for_a_column_it_may_move(
         history, clock, model, column, value):
-    OutboxEvent.objects.update(published_at=clock.now())
+    OutboxEvent.objects.update(published_at=Now())
     table = model._meta.db_table
     row = model.objects.order_by("-pk").first()
     before = model.objects.filter(pk=row.pk).values().get()
@@ -205,7 +209,7 @@ def test_truncate_of_a_history_table_is_refused_to_the_app_and_the_owner(history
 INSERT_ONLY = [
     "coupons_couponoperation", "coupons_commandrejection", "coupons_ordercoupon",
     "coupons_expirywarning", "coupons_orderfact", "coupons_presalesettlement",
-    "coupons_coupontemplateversion", "coupons_prunerun", "coupons_ledgercheckpoint",
+    "coupons_coupontemplateversion", "coupons_ledgercheckpoint",
     "coupons_ledgercheckpointchunk", "coupons_unkeyedledgerprefix", "timeline_staffnote",
     "timeline_viewrecord",
 ]
@@ -267,9 +271,9 @@ def test_a_decided_refund_cannot_be_rewritten_even_by_the_owner(history, ctx):
 
 # --- prune: its own narrow mechanism ------------------------------------------------------
 
-def test_prune_still_deletes_through_its_functions(history, clock):
-    published = OutboxEvent.objects.update(published_at=clock.now())
-    clock.advance(days=8)
+def test_prune_still_deletes_through_its_function(history, clock):
+    published = OutboxEvent.objects.update(published_at=Now())
+    aged(OutboxEvent, OutboxEvent.objects.values_list("pk", flat=True), "published_at", days=8)
 
     run = retention_prune()
 
@@ -277,22 +281,79 @@ def test_prune_still_deletes_through_its_functions(history, clock):
     assert run.outbox_deleted == published and not OutboxEvent.objects.exists()
 
 
+def test_a_backdated_publish_does_not_age_an_event_into_prune(history):
+    """The attack: the app role may set `published_at` once, so it set it a year back and
+    called prune. The database stamps its own clock instead, and prune keeps the events."""
+    count = OutboxEvent.objects.count()
+    execute("UPDATE coupons_outboxevent SET published_at = now() - interval '1 year'")
+    execute("INSERT INTO coupons_outboxevent (event_type, payload, created_at, published_at)"
+            " VALUES ('CouponIssued', '{}', now(), now() - interval '1 year')")
+    [(oldest,)] = execute(
+        "SELECT min(published_at) >= now() FROM coupons_outboxevent")
+    assert oldest  # every publish on the database's clock, the inserted one's too
+
+    [(run_id,)] = execute(f"SELECT {PRUNE_FUNCTION}()")
+
+    assert PruneRun.objects.get(pk=run_id).outbox_deleted == 0
+    assert OutboxEvent.objects.count() == count + 1
+
+
 @pytest.mark.parametrize("function", PRUNE_FUNCTIONS)
-def test_the_app_role_cannot_prune_inside_the_retention_window(history, clock, function):
-    OutboxEvent.objects.update(published_at=clock.now())
+def test_the_app_role_cannot_choose_a_cutoff(history, clock, function):
+    """The functions that take a cutoff are their owner's alone; the app role calls
+    coupons_prune(), which takes none."""
+    OutboxEvent.objects.update(published_at=Now())
     counts = [model.objects.count() for model in (OutboxEvent, InboxMessage)]
 
-    # now() is the database's clock: the caller cannot move it.
-    assert "retention window" in refused(f"SELECT {function}(now() + interval '1 day')")
-    assert "retention window" in refused(f"SELECT {function}(now() - interval '1 hour')")
-    assert "retention window" in refused(f"SELECT {function}(NULL)")
+    assert PERMISSION in refused(f"SELECT {function}(now() - interval '1 year')")
+    assert PERMISSION in refused(f"SELECT {function}(now() + interval '1 day')")
+    # Even to their owner, a cutoff inside the window on the database's clock is refused.
+    with as_owner():
+        execute(f"SET ROLE {PRUNER_ROLE}")
+        assert "retention window" in refused(f"SELECT {function}(now() - interval '1 hour')")
+        assert "retention window" in refused(f"SELECT {function}(NULL)")
 
     assert [model.objects.count() for model in (OutboxEvent, InboxMessage)] == counts
 
 
+FORGED_RUN = (
+    "INSERT INTO coupons_prunerun (ran_at, outbox_before, idempotency_before, inbox_before,"
+    " outbox_deleted, idempotency_deleted, inbox_deleted)"
+    " VALUES (now(), '2100-01-01', now(), now(), 0, 0, 0)")
+
+
+def test_the_app_role_cannot_record_a_prune_run(history):
+    """The attack: one prune run dated 2100 excused every missing event of every coupon."""
+    assert PERMISSION in refused(FORGED_RUN)
+    # The owner holds every grant; the trigger lets only the prune function insert.
+    with as_owner():
+        assert TRIGGER in refused(FORGED_RUN)
+    assert not PruneRun.objects.exists()
+
+
+def test_a_prune_run_forged_past_the_triggers_excuses_nothing_and_reconcile_names_it(
+        history, broken_on_purpose):
+    """The owner with triggers off deletes a coupon's events and forges a run to cover it."""
+    with past_the_triggers():
+        OutboxEvent.objects.filter(coupon=history).delete()
+        execute(FORGED_RUN)
+    forged = PruneRun.objects.get()
+    broken_on_purpose.add(history.pk)
+
+    report = coupon_check(history, full=True)
+    out = StringIO()
+    with pytest.raises(SystemExit) as exit:
+        call_command("reconcile", stdout=out)
+
+    assert any("has no outbox event" in problem for problem in report.violations[5])
+    assert exit.value.code == 2
+    assert f"ignored prune run {forged.pk}: its outbox cutoff 2100-01-01 00:00" in out.getvalue()
+
+
 def test_the_app_role_cannot_delete_what_prune_deletes_by_itself(history, clock):
-    OutboxEvent.objects.update(published_at=clock.now())
-    for table in ("coupons_outboxevent", "coupons_inboxmessage", "coupons_idempotencyrecord"):
+    OutboxEvent.objects.update(published_at=Now())
+    for table in ("coupons_outboxevent", "coupons_inboxmessage", "coupons_idempotencyrecord",
+                  "coupons_prunerun"):
         assert PERMISSION in refused(f"DELETE FROM {table}")
 
 

@@ -24,11 +24,14 @@ from coupons.models import (
     InboxMessage,
     OrderCoupon,
     OutboxEvent,
+    PruneRun,
     Redemption,
 )
 from coupons.services import coupon_redeem, coupon_release, coupon_void
 from coupons.write.context import LeaseProof
+from operations.retention import retention_prune
 from tests.conftest import START, lock
+from tests.db_clock import db_now
 
 # The triggers hold for every role, the owner included, so these tests write as the owner; what
 # the application role may not even attempt is tests/coupons/safety/test_db_roles.py.
@@ -134,6 +137,18 @@ def test_raw_delete_of_a_history_row_is_refused(history, model, column, forged):
     assert model.objects.filter(pk=row.pk).exists()
 
 
+def test_a_prune_run_is_append_only(history):
+    """What the missing-event checks trust: a cutoff moved to 2100 would excuse every gap."""
+    run = retention_prune()
+
+    moved = refused_raw("UPDATE coupons_prunerun SET outbox_before = '2100-01-01' WHERE id = %s",
+                        [run.pk])
+    deleted = refused_raw("DELETE FROM coupons_prunerun WHERE id = %s", [run.pk])
+
+    assert REFUSED in moved and REFUSED in deleted
+    assert PruneRun.objects.get(pk=run.pk).outbox_before == run.outbox_before
+
+
 def test_queryset_update_and_delete_cannot_rewrite_a_redeem_row(history):
     """The reproduced hole: QuerySet.update skipped the ORM guard and rewrote a REDEEM row."""
     redeem = CouponOperation.objects.get(coupon=history, op_type="REDEEM")
@@ -156,13 +171,17 @@ def test_outbox_published_at_is_set_once_and_never_changed_or_cleared(history, c
     table = OutboxEvent._meta.db_table
 
     raw(f"UPDATE {table} SET published_at = %s WHERE id = %s", [START, event.pk])
+    event.refresh_from_db()
+    stamped = event.published_at
     changed = refused_raw(f"UPDATE {table} SET published_at = %s WHERE id = %s",
                           [clock.now().replace(year=2030), event.pk])
     cleared = refused_raw(f"UPDATE {table} SET published_at = NULL WHERE id = %s", [event.pk])
 
     assert REFUSED in changed and REFUSED in cleared
+    # Not the time the writer sent, the owner's included: the database's clock.
+    assert stamped > START and stamped >= db_now()
     event.refresh_from_db()
-    assert event.published_at == START
+    assert event.published_at == stamped
 
 
 def test_inbox_outcome_is_written_once(history, clock):

@@ -23,6 +23,7 @@ from tests.coupons.safety.breakage import (
     used_without_a_redemption,
     version_gap,
 )
+from tests.db_clock import aged
 from tests.operations.reconciliation.conftest import (
     fact_without_handler,
     found,
@@ -286,7 +287,9 @@ def test_a_return_whose_event_was_published_then_pruned_is_not_a_finding(
     relay = Relay(exchange=broker_queue.exchange)
     relay.run_batch()
     relay.close()
-    clock.advance(days=settings.COUPONS["OUTBOX_RETENTION_DAYS"] + 1)
+    # Published a window and a day ago, on the database's clock, which prune reads.
+    aged(OutboxEvent, OutboxEvent.objects.values_list("pk", flat=True), "published_at",
+         days=settings.COUPONS["OUTBOX_RETENTION_DAYS"] + 1)
     call_command("prune")
     assert not OutboxEvent.objects.filter(coupon=coupon).exists()
 
