@@ -14,7 +14,7 @@ migrates it and drops it at the end. One run measures:
      and 16 clients (forked processes), each way for --seconds:
        hand-written  psycopg, one transaction per command: claim the key, lock the row (which
                      reads the ledger head), the command's writes, compare-and-set, ledger row,
-                     outbox row, stored answer; with the keyed chain's and the seals' HMACs;
+                     outbox row, stored answer; with the keyed chain's HMAC (no journal entries);
        services      the same through coupons.services in-process, as api.commands
                      runs it (claim, command, answer in one transaction) minus the HTTP layer;
        HTTP API      POST /lock then /redeem through bin/serve (gunicorn, --workers x
@@ -141,7 +141,7 @@ HEAD = """(SELECT o.content_hash FROM coupons_couponoperation o
 
 
 def keyed(chain_key: str, *content) -> str:
-    """The keyed chain's and the seals' HMAC-SHA256, over a JSON list (the services' work)."""
+    """The keyed chain's HMAC-SHA256, over a JSON list (the services' work)."""
     return hmac.new(chain_key.encode(), json.dumps(content, default=str).encode(),
                     hashlib.sha256).hexdigest()
 
@@ -180,10 +180,9 @@ def raw_lock(conn, coupon_id, secret, chain_key, Jsonb) -> str:
                     [lock_id, coupon_id, order_id, token_hash, version + 1])
         discount = min(face, ORDER_AMOUNT)
         cur.execute("""INSERT INTO coupons_ordercoupon (lock_id, coupon_id, order_id, quote_id,
-                       order_amount, discount_amount, template_version_id, created_at, seal)
-                       VALUES (%s, %s, %s, '', %s, %s, %s, now(), %s)""",
-                    [lock_id, coupon_id, order_id, ORDER_AMOUNT, discount, terms_id,
-                     keyed(chain_key, lock_id, coupon_id, order_id, ORDER_AMOUNT, discount)])
+                       order_amount, discount_amount, template_version_id, created_at)
+                       VALUES (%s, %s, %s, '', %s, %s, %s, now())""",
+                    [lock_id, coupon_id, order_id, ORDER_AMOUNT, discount, terms_id])
         cur.execute("""UPDATE coupons_usercoupon SET status = 'LOCKED', state_version = %s,
                        updated_at = now(), current_lock_id = %s, locked_order_id = %s,
                        lock_token_hash = %s, lock_expires_at = now() + interval '15 minutes'
@@ -214,10 +213,9 @@ def raw_redeem(conn, coupon_id, token, chain_key, Jsonb) -> None:
         assert status == "LOCKED" and hmac.compare_digest(stored_hash, token_hash)
         payment_id = f"pay-{coupon_id}"
         cur.execute("""INSERT INTO coupons_redemption (coupon_id, lock_id, order_id, payment_id,
-                       discount_amount, succeeded, created_at, seal)
-                       VALUES (%s, %s, %s, %s, %s, true, now(), %s) RETURNING id""",
-                    [coupon_id, lock_id, order_id, payment_id, discount,
-                     keyed(chain_key, coupon_id, lock_id, order_id, payment_id, discount)])
+                       discount_amount, succeeded, created_at)
+                       VALUES (%s, %s, %s, %s, %s, true, now()) RETURNING id""",
+                    [coupon_id, lock_id, order_id, payment_id, discount])
         redemption_id = cur.fetchone()[0]
         cur.execute("""UPDATE coupons_couponlock SET status = 'CONSUMED', ended_at = now()
                        WHERE id = %s""", [lock_id])
@@ -618,11 +616,11 @@ def bench_lookups(args, template_id) -> None:
                                  'RELEASED', now(), now(), 2, now()
                           FROM coupons_usercoupon WHERE id BETWEEN %s AND %s AND id %% 10 = 0""",
                        [first, last])
-        # Lookup fixtures only: unsealed ('' seal), which verify_seals would list.
+        # Lookup fixtures only: without journal entries, which verify_journal would name.
         cursor.execute("""INSERT INTO coupons_ordercoupon (lock_id, coupon_id, order_id, quote_id,
-                          order_amount, discount_amount, template_version_id, created_at, seal)
+                          order_amount, discount_amount, template_version_id, created_at)
                           SELECT l.id, l.coupon_id, l.order_id, '', 300, 30,
-                                 c.template_version_id, now(), ''
+                                 c.template_version_id, now()
                           FROM coupons_couponlock l JOIN coupons_usercoupon c ON c.id = l.coupon_id
                           WHERE l.order_id LIKE 'order-%%'""")
         cursor.execute("ANALYZE")
