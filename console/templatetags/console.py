@@ -7,6 +7,7 @@ from django import template
 from django.conf import settings
 from django.utils import formats, timezone
 from django.utils.html import format_html
+from django.utils.translation import pgettext
 
 from console import glossary
 from console.answers import ACTIONS, RECOMMENDATIONS, worded
@@ -97,3 +98,37 @@ def state_badge(code):
 def op_words(code):
     """A ledger operation type in the reader's words, its code in a badge."""
     return glossary.operation_words(code)
+
+
+@register.inclusion_tag("console/_error_summary.html")
+def error_summary(form, row_word="", whole_errors=(), whole_word="", rows=None):
+    """A form's errors (or a formset's, each field named with its row: "Rule 3, Label: ...")
+    gathered in one box at the top, each linking to its field, for the script to move focus
+    to: a person who pressed the button learns at once what to fix and goes there in one step.
+    `whole_errors`: problems of the whole set, named `whole_word`; `rows`: the formset's forms
+    in the order the page shows them."""
+    forms = getattr(form, "forms", None)
+    if forms is None:
+        entries = summary_entries(form)
+    else:
+        entries = [(None, message) for message in form.non_form_errors()] if form.is_bound else []
+        for number, row in enumerate(forms if rows is None else rows, start=1):
+            entries += summary_entries(row, f"{row_word} {number}")
+    entries += [(None, pgettext("error summary", "%(field)s: %(message)s")
+                 % {"field": whole_word, "message": message}) for message in whole_errors]
+    return {"entries": entries}
+
+
+def summary_entries(form, within: str = "") -> list[tuple[str | None, str]]:
+    """(the field's id or None, the sentence) for each of a form's errors."""
+    if not form.is_bound:
+        return []
+    entries = [(None, message) for message in form.non_field_errors()]
+    for field in form:
+        name = (pgettext("error summary", "%(row)s, %(field)s")
+                % {"row": within, "field": field.label}) if within else field.label
+        for message in field.errors:
+            entries.append((None if field.is_hidden else field.auto_id,
+                            pgettext("error summary", "%(field)s: %(message)s")
+                            % {"field": name, "message": message}))
+    return entries
