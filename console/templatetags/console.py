@@ -1,5 +1,6 @@
 """Template helpers the console pages share: times in the viewer's zone, money, badges."""
 
+import re
 from datetime import UTC, datetime
 from decimal import Decimal
 
@@ -81,6 +82,38 @@ def recommendation_words(code):
 def action_words(code):
     """A refund decision's action in plain words, its code in a badge (console.answers)."""
     return worded(code, ACTIONS)
+
+
+CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+@register.filter
+def stored_text(value):
+    """Text stored as it was written (a ledger reason, a case summary): English ones, as the
+    services write them, marked `lang="en"` so a screen reader of a Chinese page reads them as
+    English; anything holding Chinese, or no words at all, as it is."""
+    text = "" if value is None else str(value)
+    if CJK.search(text) or not re.search(r"[A-Za-z]{2}", text):
+        return value
+    return format_html('<span lang="en">{}</span>', text)
+
+
+@register.filter
+def in_language(text, code):
+    """A word in another language than the page's (a language's own name), marked as such."""
+    return format_html('<span lang="{}">{}</span>', code, text)
+
+
+@register.filter
+def as_code(value):
+    """A code or a stored value inside a translated sentence, marked as one."""
+    return format_html("<code>{}</code>", value)
+
+
+@register.filter
+def role_word(code):
+    """A group's name as the reader's word (a group the glossary does not know, as it is)."""
+    return glossary.ROLES[code][0] if code in glossary.ROLES else code
 
 
 @register.filter
