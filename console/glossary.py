@@ -58,11 +58,9 @@ KINDS = {
 # The console's groups: their names are codes (permissions and tests name them); the header says
 # the reader's word for them.
 ROLES = {
-    "support": (pgettext_lazy("role", "support"), _("Looks up coupons and answers customers.")),
-    "operator": (pgettext_lazy("role", "operator"),
-                 _("Decides cases, approvals and compensations.")),
-    "policy_admin": (pgettext_lazy("role", "policy admin"),
-                     _("Edits and publishes return policies.")),
+    "support": pgettext_lazy("role", "support"),
+    "operator": pgettext_lazy("role", "operator"),
+    "policy_admin": pgettext_lazy("role", "policy admin"),
 }
 
 # The capabilities' labels are English in the code (they name the permissions); a page says

@@ -113,7 +113,7 @@ def as_code(value):
 @register.filter
 def role_word(code):
     """A group's name as the reader's word (a group the glossary does not know, as it is)."""
-    return glossary.ROLES[code][0] if code in glossary.ROLES else code
+    return glossary.ROLES.get(code, code)
 
 
 @register.filter
