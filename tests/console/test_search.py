@@ -324,3 +324,18 @@ def test_like_wildcards_in_the_typed_text_match_only_themselves(support, demo_or
     for typed in ("%", "ORDER%A", "_RDER_DEMO_A"):
         answer = support.get(SEARCH, {"q": typed})
         assert answer.status_code == 200 and coupon_ids_listed(answer) == [], typed
+
+
+def test_each_text_key_has_a_trigram_index_for_any_part_of_it():
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT indexname, indexdef FROM pg_indexes WHERE indexdef LIKE "
+                       "'%%gin_trgm_ops%%'")
+        found = dict(cursor.fetchall())
+
+    assert set(found) == {
+        "coupon_user_trgm", "lock_order_trgm", "case_order_trgm", "case_payment_trgm",
+        "redemption_payment_trgm", "order_fact_order_trgm", "refund_coupon_order_trgm",
+        "refund_coupon_refund_trgm"}
+    assert all("USING gin (upper(" in definition for definition in found.values())
