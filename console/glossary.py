@@ -55,6 +55,14 @@ KINDS = {
                           _("One item for the coupon.")),
 }
 
+# The console's groups: their names are codes (permissions and tests name them); the header says
+# the reader's word for them.
+ROLES = {
+    "support": pgettext_lazy("role", "support"),
+    "operator": pgettext_lazy("role", "operator"),
+    "policy_admin": pgettext_lazy("role", "policy admin"),
+}
+
 # The capabilities' labels are English in the code (they name the permissions); a page says
 # them in the reader's language.
 CAPABILITIES = {

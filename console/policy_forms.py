@@ -133,7 +133,9 @@ class RuleForm(forms.Form):
                 self.add_error(None, messages)
 
 
-RuleFormSet = formset_factory(RuleForm, extra=0, can_order=True, can_delete=True)
+# Rules are moved and removed by the editor's buttons (rows_after); ORDER is the position each
+# row was shown at, sent back hidden.
+RuleFormSet = formset_factory(RuleForm, extra=0, can_order=True)
 
 
 def rule_to_row(rule: dict) -> dict:
@@ -201,6 +203,6 @@ def posted_rules_in_order(formset: RuleFormSet) -> tuple[list[RuleForm], list[di
 
 
 def shown_forms(formset: RuleFormSet, kept: list[RuleForm]) -> list[RuleForm]:
-    """Every posted form, kept ones in their order, then the ones ticked for removal: all of
-    them stay in the page so the management form's count still matches what is sent back."""
+    """Every posted form in its order, so the management form's count still matches what is
+    sent back."""
     return kept + [form for form in formset.forms if form not in kept]

@@ -6,14 +6,17 @@ lease's lock id or a template code. `coupon_search` lists the coupons any kind n
 filters and the order the list page asks for, as one query whose arms are subqueries on indexed
 columns: no list of ids is ever loaded (a user with 300,000 coupons took 55 s that way).
 
-Ids are matched the way a person types them: in any case, and by their beginning
-(`order_demo` finds `ORDER_DEMO_A`); a lock id from its first 8 characters, as the ledger shows
-it. Each arm is `UPPER(column) LIKE 'TYPED%'`, which PostgreSQL answers from the expression
-indexes of coupons/migrations/0019_search_indexes (`text_pattern_ops`).
+Ids are matched the way a person types them: in any case, and by any part of them
+(`demo_a` finds `ORDER_DEMO_A`, as a customer reads out the end of an order number); a lock id
+from its first 8 characters, as the ledger shows it. An arm is `UPPER(column) LIKE '%TYPED%'`,
+which PostgreSQL answers from the trigram GIN indexes of the *_trigram_search_indexes
+migrations (pg_trgm); text shorter than a trigram matches by its beginning only
+(`UPPER(column) LIKE 'TY%'`, the `text_pattern_ops` indexes of
+coupons/migrations/0019_search_indexes), where "any part" would name nearly every id.
 
 A user id or a template code may name very many coupons, so when no other kind matches the list
 is read straight off the coupon table in page order. `matched_by` says which kinds named the
-coupons of one page; `CappedPaginator` stops counting past MATCH_CAP.
+coupons of one page, with the value that matched; `CappedPaginator` stops counting past MATCH_CAP.
 """
 
 import re
@@ -79,10 +82,12 @@ class SearchFilters:
 
 @dataclass(frozen=True)
 class Arm:
-    """One kind of key: the rows it finds and their column naming the coupon."""
+    """One kind of key: the rows it finds, their column naming the coupon and the one that
+    matched the typed text."""
 
     kind: str
     rows: QuerySet
+    matched: str
     column: str = "coupon_id"
 
     def coupon_ids(self) -> QuerySet:
@@ -90,41 +95,62 @@ class Arm:
         return self.rows.order_by().values_list(self.column)
 
 
-def begins(field: str, text: str) -> Q:
-    """`field` starts with `text` in any case: `UPPER(field) LIKE UPPER('text%')`, with LIKE's
-    wildcards in `text` escaped (Django's istartswith)."""
-    return Q(**{f"{field}__istartswith": text})
+# pg_trgm indexes three-character pieces: a shorter text cannot use them.
+FRAGMENT_MIN = 3
+
+
+@dataclass(frozen=True)
+class Match:
+    """What named a coupon: the kind of key and the value that holds the typed text."""
+
+    kind: str
+    value: str
+
+
+def holds(field: str, text: str) -> Q:
+    """`field` holds `text` anywhere, in any case (`UPPER(field) LIKE UPPER('%text%')`, Django's
+    icontains, LIKE's wildcards in `text` escaped); a text shorter than FRAGMENT_MIN only at
+    its beginning."""
+    lookup = "icontains" if len(text) >= FRAGMENT_MIN else "istartswith"
+    return Q(**{f"{field}__{lookup}": text})
+
+
+def holds_text(value: str, text: str) -> bool:
+    """The same test in Python, for a row already read."""
+    value, text = value.upper(), text.upper()
+    return text in value if len(text) >= FRAGMENT_MIN else value.startswith(text)
 
 
 def other_arms(text: str) -> list[Arm]:
     """Every kind of key but the user id and the template code: each names a few coupons, by
     an indexed column."""
     arms = [
-        Arm(ORDER, CouponLock.objects.filter(begins("order_id", text))),
+        Arm(ORDER, CouponLock.objects.filter(holds("order_id", text)), "order_id"),
         # Wider than the API's order filter: an order known only from a case (its payment came
         # after the coupon moved on), or from a presale deposit whose LOCK was refused (the fact
         # names the coupon) ...
-        Arm(ORDER, ConflictCase.objects.filter(begins("order_id", text))),
-        Arm(ORDER, UserCoupon.objects.filter(pk__in=deposit_coupon_ids(text)), "id"),
+        Arm(ORDER, ConflictCase.objects.filter(holds("order_id", text)), "order_id"),
+        Arm(ORDER, deposits(text), "order_id", "coupon_ref"),
         # ... or only from a refund sent for it.
-        Arm(ORDER, RefundCoupon.objects.filter(begins("order_id", text))),
-        Arm(PAYMENT, Redemption.objects.filter(begins("payment_id", text))),
-        Arm(PAYMENT, ConflictCase.objects.filter(begins("payment_id", text))),
-        Arm(REFUND, RefundCoupon.objects.filter(begins("refund_id", text))),
+        Arm(ORDER, RefundCoupon.objects.filter(holds("order_id", text)), "order_id"),
+        Arm(PAYMENT, Redemption.objects.filter(holds("payment_id", text)), "payment_id"),
+        Arm(PAYMENT, ConflictCase.objects.filter(holds("payment_id", text)), "payment_id"),
+        Arm(REFUND, RefundCoupon.objects.filter(holds("refund_id", text)), "refund_id"),
     ]
     if text.isdigit() and int(text) <= BIGINT_MAX:
-        arms.append(Arm(COUPON, UserCoupon.objects.filter(pk=int(text)), "id"))
+        arms.append(Arm(COUPON, UserCoupon.objects.filter(pk=int(text))
+                        .annotate(id_text=Cast("pk", TextField())), "id_text", "id"))
     lock_prefix = as_lock_prefix(text)
     if lock_prefix is not None:
         arms.append(Arm(LOCK, CouponLock.objects.annotate(lock_text=Cast("pk", TextField()))
-                        .filter(lock_text__startswith=lock_prefix)))
+                        .filter(lock_text__startswith=lock_prefix), "lock_text"))
     return arms
 
 
 def direct(text: str, templates: list[int]) -> Q:
     """The kinds read off the coupon row itself: its user id, its template (ids given, so the
     planner may combine two index scans instead of filtering every row by a subquery)."""
-    condition = begins("user_id", text)
+    condition = holds("user_id", text)
     return condition | Q(template_id__in=templates) if templates else condition
 
 
@@ -151,22 +177,23 @@ def matching(text: str, templates: list[int]) -> Q:
     return Q(pk__in=own.union(first, *rest, all=True))
 
 
-def matched_by(text: str, coupons) -> dict[int, list[str]]:
-    """{coupon id: [kinds of key that named it]} for one page of coupons."""
+def matched_by(text: str, coupons) -> dict[int, list[Match]]:
+    """{coupon id: [what named it: kind and value]} for one page of coupons, in one query."""
     ids = [coupon.pk for coupon in coupons]
-    typed = text.upper()
-    matches = {coupon.pk: ([USER] if coupon.user_id.upper().startswith(typed) else [])
-               + ([TEMPLATE] if coupon.template.code.upper() == typed else [])
+    matches = {coupon.pk: ([Match(USER, coupon.user_id)] if holds_text(coupon.user_id, text)
+                           else [])
+               + ([Match(TEMPLATE, coupon.template.code)]
+                  if coupon.template.code.upper() == text.upper() else [])
                for coupon in coupons}
     first, *rest = [
         arm.rows.order_by().filter(**{f"{arm.column}__in": ids})
-        .values_list(arm.column, Value(arm.kind))
+        .values_list(arm.column, Value(arm.kind), arm.matched)
         for arm in other_arms(text)]
-    for coupon_id, kind in first.union(*rest):
-        if kind not in matches[coupon_id]:
-            matches[coupon_id].append(kind)
-    for kinds in matches.values():
-        kinds.sort(key=KINDS.index)
+    for coupon_id, kind, value in first.union(*rest):
+        if Match(kind, value) not in matches[coupon_id]:
+            matches[coupon_id].append(Match(kind, value))
+    for found in matches.values():
+        found.sort(key=lambda match: (KINDS.index(match.kind), match.value))
     return matches
 
 
@@ -174,7 +201,7 @@ def matched_kinds(text: str, templates: list[int]) -> list[str]:
     """The kinds of key `text` matched anywhere (the list's summary), in two queries: the user
     id by EXISTS, the others' kinds by one UNION (which keeps each kind once); and a third if
     `text` is a template's code, whether any coupon has that template."""
-    kinds = [USER] if UserCoupon.objects.filter(begins("user_id", text)).exists() else []
+    kinds = [USER] if UserCoupon.objects.filter(holds("user_id", text)).exists() else []
     if templates and UserCoupon.objects.filter(template_id__in=templates).exists():
         kinds.append(TEMPLATE)
     first, *rest = [arm.rows.order_by().values_list(Value(arm.kind)) for arm in other_arms(text)]
@@ -200,12 +227,14 @@ class CappedPaginator(Paginator):
         return self.count > self.cap
 
 
-def deposit_coupon_ids(order_id: str) -> QuerySet:
-    """The coupon ids the DepositPaid facts of orders starting `order_id` asked to lock (as
-    text in the payload)."""
+def deposits(order_id: str) -> QuerySet:
+    """The DepositPaid facts of the orders holding `order_id`, with the coupon id each asked to
+    lock (as text in the payload) as `coupon_ref`."""
     return OrderFact.objects.filter(
-        begins("order_id", order_id), fact_type=FactType.DEPOSIT_PAID,
-    ).annotate(coupon_ref=Cast(KT("payload__coupon_id"), BigIntegerField())).values("coupon_ref")
+        holds("order_id", order_id), fact_type=FactType.DEPOSIT_PAID,
+    ).annotate(coupon_ref=Cast(KT("payload__coupon_id"), BigIntegerField())).filter(
+        # A deposit may name a coupon that does not exist: it names no kind of key then.
+        Exists(UserCoupon.objects.filter(pk=OuterRef("coupon_ref"))))
 
 
 def as_lock_prefix(text: str) -> str | None:

@@ -10,6 +10,10 @@ presses the header's 简体中文 switch and saves the same coupon page in Chine
 and switches the user back to English. Then signs in as the demo's operator and saves the
 approvals queue (docs/approvals.png): nothing pre-selected, the policy's recommendation, approve
 and reject as two sections.
+
+Last, in Chinese at 1366 px and at 390 px (a phone), the first screen of the incident coupon's
+page and of the approvals queue, and the panel of the first compensation waiting for approval
+(docs/*-zh.png and docs/*-zh-phone.png); run optipng on them after (apt-get install optipng).
 """
 
 import argparse
@@ -54,7 +58,34 @@ def main() -> None:
         operator.goto("/approvals/")
         operator.screenshot(path=DOCS / "approvals.png", full_page=True)
         print(f"saved {DOCS / 'approvals.png'} ({operator.url})")
+        coupon_path = page.url.split(args.base, 1)[-1]
+        for suffix, viewport in WIDTHS.items():
+            chinese_shots(browser, args, coupon_path, suffix, viewport)
         browser.close()
+
+
+# The Chinese pictures: at a laptop's width, and at a phone's.
+WIDTHS = {"": {"width": 1366, "height": 900}, "-phone": {"width": 390, "height": 844}}
+
+
+def chinese_shots(browser, args, coupon_path: str, suffix: str, viewport: dict) -> None:
+    """The coupon page's and the approvals queue's first screen and the compensation approve
+    panel, as the operator reads them in Chinese at `viewport`."""
+    page = browser.new_page(base_url=args.base, viewport=viewport)
+    sign_in(page, args.operator, args.operator_password)
+    switch_language(page, "简体中文")
+    shots = []
+    for name, path in (("coupon-page", coupon_path), ("approvals", "/approvals/")):
+        page.goto(path)
+        shots.append(DOCS / f"{name}-zh{suffix}.png")
+        page.screenshot(path=shots[-1])
+    page.goto("/compensations/")
+    panel = page.locator("article.queue-item:has(section.decide-approve)").first
+    shots.append(DOCS / f"compensation-approve-zh{suffix}.png")
+    panel.screenshot(path=shots[-1])
+    switch_language(page, "English")
+    page.close()
+    print("saved " + ", ".join(str(shot) for shot in shots))
 
 
 def sign_in(page, username: str, password: str) -> None:

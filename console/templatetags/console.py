@@ -1,5 +1,6 @@
 """Template helpers the console pages share: times in the viewer's zone, money, badges."""
 
+import re
 from datetime import UTC, datetime
 from decimal import Decimal
 
@@ -7,6 +8,7 @@ from django import template
 from django.conf import settings
 from django.utils import formats, timezone
 from django.utils.html import format_html
+from django.utils.translation import pgettext
 
 from console import glossary
 from console.answers import ACTIONS, RECOMMENDATIONS, worded
@@ -82,6 +84,38 @@ def action_words(code):
     return worded(code, ACTIONS)
 
 
+CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+@register.filter
+def stored_text(value):
+    """Text stored as it was written (a ledger reason, a case summary): English ones, as the
+    services write them, marked `lang="en"` so a screen reader of a Chinese page reads them as
+    English; anything holding Chinese, or no words at all, as it is."""
+    text = "" if value is None else str(value)
+    if CJK.search(text) or not re.search(r"[A-Za-z]{2}", text):
+        return value
+    return format_html('<span lang="en">{}</span>', text)
+
+
+@register.filter
+def in_language(text, code):
+    """A word in another language than the page's (a language's own name), marked as such."""
+    return format_html('<span lang="{}">{}</span>', code, text)
+
+
+@register.filter
+def as_code(value):
+    """A code or a stored value inside a translated sentence, marked as one."""
+    return format_html("<code>{}</code>", value)
+
+
+@register.filter
+def role_word(code):
+    """A group's name as the reader's word (a group the glossary does not know, as it is)."""
+    return glossary.ROLES.get(code, code)
+
+
 @register.filter
 def state_words(code):
     """A coupon state in the reader's words, its code in a badge (console.glossary)."""
@@ -97,3 +131,37 @@ def state_badge(code):
 def op_words(code):
     """A ledger operation type in the reader's words, its code in a badge."""
     return glossary.operation_words(code)
+
+
+@register.inclusion_tag("console/_error_summary.html")
+def error_summary(form, row_word="", whole_errors=(), whole_word="", rows=None):
+    """A form's errors (or a formset's, each field named with its row: "Rule 3, Label: ...")
+    gathered in one box at the top, each linking to its field, for the script to move focus
+    to: a person who pressed the button learns at once what to fix and goes there in one step.
+    `whole_errors`: problems of the whole set, named `whole_word`; `rows`: the formset's forms
+    in the order the page shows them."""
+    forms = getattr(form, "forms", None)
+    if forms is None:
+        entries = summary_entries(form)
+    else:
+        entries = [(None, message) for message in form.non_form_errors()] if form.is_bound else []
+        for number, row in enumerate(forms if rows is None else rows, start=1):
+            entries += summary_entries(row, f"{row_word} {number}")
+    entries += [(None, pgettext("error summary", "%(field)s: %(message)s")
+                 % {"field": whole_word, "message": message}) for message in whole_errors]
+    return {"entries": entries}
+
+
+def summary_entries(form, within: str = "") -> list[tuple[str | None, str]]:
+    """(the field's id or None, the sentence) for each of a form's errors."""
+    if not form.is_bound:
+        return []
+    entries = [(None, message) for message in form.non_field_errors()]
+    for field in form:
+        name = (pgettext("error summary", "%(row)s, %(field)s")
+                % {"row": within, "field": field.label}) if within else field.label
+        for message in field.errors:
+            entries.append((None if field.is_hidden else field.auto_id,
+                            pgettext("error summary", "%(field)s: %(message)s")
+                            % {"field": name, "message": message}))
+    return entries

@@ -4,6 +4,7 @@ from django import forms
 from django.core.paginator import InvalidPage
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
@@ -11,6 +12,7 @@ from console import glossary
 from console.capabilities import can_read_notes
 from console.notes import notes_matching
 from console.search import (
+    FRAGMENT_MIN,
     KIND_LABELS,
     SORTS,
     VALIDITY,
@@ -89,12 +91,24 @@ class Search(ConsolePage):
             return render(request, "console/search.html", context, status=404)
         matches = matched_by(text, page.object_list) if text else {}
         for coupon in page:
-            coupon.matched_by = [KIND_LABELS[kind] for kind in matches.get(coupon.pk, [])]
+            coupon.matched_by = format_html_join(
+                "; ", "{} {}", ((KIND_LABELS[match.kind], marked(match.value, text))
+                               for match in matches.get(coupon.pk, [])))
         kinds = ([KIND_LABELS[kind] for kind in matched_kinds(text, named_templates)]
                  if text and paginator.count else [])
         context.update(page=page, filters=filters, matched_kinds=kinds,
                        sort_links=sort_links(request, filters))
         return render(request, "console/search.html", context)
+
+
+def marked(value: str, text: str) -> str:
+    """`value` as code with the part that matched `text` (any case) in a <mark>."""
+    start = value.upper().find(text.upper())
+    if start < 0 or (start > 0 and len(text) < FRAGMENT_MIN):
+        return format_html("<code>{}</code>", value)
+    end = start + len(text)
+    return format_html("<code>{}<mark>{}</mark>{}</code>", value[:start], value[start:end],
+                       value[end:])
 
 
 def query_without(request, *names) -> str:

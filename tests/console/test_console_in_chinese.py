@@ -62,7 +62,7 @@ def test_search_says_how_each_coupon_matched_in_chinese(signed_in, chinese, coup
 
     page = text(signed_in("support").get(reverse("console:search"), {"q": "u1"}))
 
-    assert page.count("<td>用户 ID</td>") == 2
+    assert page.count('<td class="matched">用户 ID <code><mark>u1</mark></code></td>') == 2
     assert "user id" not in page
 
 

@@ -202,14 +202,14 @@ def test_support_sees_cases_and_compensations_without_notes_or_amounts(signed_in
     assert "Compensation ORDER_DISCOUNT_REFUND" in timeline
     assert "Customer called" not in timeline
     assert "resolution_note" not in timeline
-    assert '<span class="muted">amount</span>' not in timeline
+    assert '<code>amount</code>' not in timeline
 
 
 def test_an_operator_sees_the_note_and_the_amount(signed_in, settled_case):
     timeline = section(page_of(signed_in("operator"), settled_case.coupon), "timeline")
 
     assert NOTE in timeline
-    assert '<span class="muted">amount</span> 30.00' in timeline
+    assert '<span class="muted"><code>amount</code></span> 30.00' in timeline
 
 
 def test_the_ledger_table_comes_in_pages_newest_page_first(signed_in, coupon, ctx, clock):

@@ -126,17 +126,25 @@ def test_edited_rules_are_saved_through_the_service(admin, draft):
     assert "the refund is FULL, and redeemed at most 7 days ago" in page
 
 
-def test_reorder_by_position_and_remove_on_save(admin, draft):
+def test_rows_are_saved_in_the_order_their_positions_say(admin, draft):
     rules = draft.rules
-    data = editor_post(rules, **{"form-0-ORDER": "2", "form-1-ORDER": "1",
-                                 "form-3-DELETE": "on"})
+    data = editor_post(rules, **{"form-0-ORDER": "2", "form-1-ORDER": "1"})
 
     assert admin.post(edit_url(draft), data).status_code == 302
 
     draft.refresh_from_db()
     assert [rule["label"] for rule in draft.rules] == [
-        rules[1]["label"], rules[0]["label"], rules[2]["label"], rules[4]["label"],
-        rules[5]["label"]]
+        rules[1]["label"], rules[0]["label"], *(rule["label"] for rule in rules[2:])]
+
+
+def test_each_row_has_one_control_per_change(admin, draft):
+    html = admin.get(edit_url(draft)).content.decode()
+
+    # Moving and removing are buttons; no position input or removal tick box beside them.
+    assert 'type="hidden" name="form-0-ORDER" value="1"' in html
+    assert 'name="form-0-DELETE"' not in html
+    assert "Remove on save" not in html and ">Position<" not in html
+    assert html.count('value="remove-0"') == html.count('value="down-0"') == 1
 
 
 def test_move_add_and_remove_buttons_rearrange_the_page_and_save_nothing(admin, draft):
@@ -189,7 +197,9 @@ def test_a_credit_amount_error_sits_beside_the_amount(admin, draft):
 
 
 def test_removing_every_rule_is_refused_with_the_engine_words(admin, draft):
-    data = editor_post(draft.rules[:1], **{"form-0-DELETE": "on"})
+    removed = admin.post(edit_url(draft), editor_post(draft.rules[:1], op="remove-0"))
+    assert rule_labels_shown(removed.content.decode()) == []
+    data = editor_post([])  # what the emptied page sends on Save
 
     answer = admin.post(edit_url(draft), data)
 

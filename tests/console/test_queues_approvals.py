@@ -147,7 +147,7 @@ def test_the_queue_shows_the_policy_version_the_rule_and_the_evidence(signed_in,
     page = text(signed_in("operator").get("/approvals/"))
 
     assert f'id="decision-{decision.pk}"' in page
-    assert "default version 1" in page
+    assert "<code>default</code> version 1" in page
     assert "Risk-flagged refunds are reviewed by an operator" in page
     assert "risk_flag" in page and "refund_type" in page  # the facts it was decided on
     assert page.count('name="idempotency_key"') == 2  # approve and reject, each its own key
@@ -211,7 +211,8 @@ def test_a_decision_the_policy_made_is_approved_as_it_is(
     assert (decided.action, decided.status) == ("RETURN", "PENDING_APPROVAL")
     client = signed_in("operator")
     page = text(client.get("/approvals/"))
-    assert "default version 2" in page and "rule 1: Full refunds return the coupon" in page
+    assert "<code>default</code> version 2" in page
+    assert "rule 1: Full refunds return the coupon" in page
     assert "What happens to the coupon" not in page  # nothing to choose
 
     other = press(client, "decision_approve", decision_id=decided.pk, action="VOID")

@@ -93,7 +93,7 @@ def test_an_id_matching_several_coupons_lists_them_and_says_how_each_matched(
     assert coupon_ids_listed(answer) == [story["coupon"].pk, other.pk]
     page = answer.content.decode()
     assert "2 coupons matched as user id" in page
-    assert page.count("<td>user id</td>") == 2
+    assert page.count('<td class="matched">user id <code><mark>u1</mark></code></td>') == 2
 
 
 def test_a_key_that_is_a_coupon_id_and_a_user_id_lists_both_kinds(support, template, ctx):
@@ -257,8 +257,9 @@ def demo_order(clock, template, ctx):
 @pytest.mark.parametrize("typed", [
     "ORDER_DEMO_A", "order_demo_a", "order_demo", "Order_Dem",  # any case, any beginning
     "pay_demo", "user_demo",
+    "demo_a", "DER_DEM", "ser_demo_7",  # any part of it, as a customer reads an id's end
 ])
-def test_ids_are_found_in_any_case_and_by_their_beginning(support, demo_order, typed):
+def test_ids_are_found_in_any_case_and_by_any_part(support, demo_order, typed):
     answer = support.get(SEARCH, {"q": typed})
 
     assert answer["Location"] == reverse("console:coupon", args=[demo_order["coupon"].pk])
@@ -276,6 +277,29 @@ def test_a_lock_id_is_found_from_its_first_eight_characters_in_any_case(
     assert lower["Location"] == coupon_page and upper["Location"] == coupon_page
 
 
+def test_the_list_says_which_field_matched_and_marks_the_fragment(
+        support, demo_order, template, ctx):
+    other = coupon_issue(template_id=template.pk, user_id="user_demo_a", ctx=ctx).coupon
+
+    answer = support.get(SEARCH, {"q": "DEMO_A"})
+
+    assert coupon_ids_listed(answer) == [demo_order["coupon"].pk, other.pk]
+    page = answer.content.decode()
+    assert "2 coupons matched as user id, order id, payment id" in page
+    assert ('<td class="matched">order id <code>ORDER_<mark>DEMO_A</mark></code>; '
+            'payment id <code>PAY_<mark>DEMO_A</mark></code></td>') in page
+    assert '<td class="matched">user id <code>user_<mark>demo_a</mark></code></td>' in page
+
+
+def test_two_characters_match_only_the_beginning_of_an_id(support, demo_order):
+    # Shorter than a trigram, "any part" would name nearly every id.
+    middle = support.get(SEARCH, {"q": "_A"})
+    beginning = support.get(SEARCH, {"q": "or"})
+
+    assert coupon_ids_listed(middle) == []
+    assert beginning["Location"] == reverse("console:coupon", args=[demo_order["coupon"].pk])
+
+
 def test_seven_characters_of_a_lock_id_are_not_a_lock_id(support, demo_order):
     answer = support.get(SEARCH, {"q": demo_order["lock_id"][:7]})
 
@@ -291,7 +315,8 @@ def test_a_template_code_lists_its_coupons_in_any_case(support, template, ctx):
     assert coupon_ids_listed(answer) == ids
     page = answer.content.decode()
     assert "2 coupons matched as template code" in page
-    assert page.count("<td>template code</td>") == 2
+    assert page.count(f'<td class="matched">template code <code><mark>{template.code}</mark>'
+                      '</code></td>') == 2
 
 
 def test_like_wildcards_in_the_typed_text_match_only_themselves(support, demo_order):
@@ -299,3 +324,18 @@ def test_like_wildcards_in_the_typed_text_match_only_themselves(support, demo_or
     for typed in ("%", "ORDER%A", "_RDER_DEMO_A"):
         answer = support.get(SEARCH, {"q": typed})
         assert answer.status_code == 200 and coupon_ids_listed(answer) == [], typed
+
+
+def test_each_text_key_has_a_trigram_index_for_any_part_of_it():
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT indexname, indexdef FROM pg_indexes WHERE indexdef LIKE "
+                       "'%%gin_trgm_ops%%'")
+        found = dict(cursor.fetchall())
+
+    assert set(found) == {
+        "coupon_user_trgm", "lock_order_trgm", "case_order_trgm", "case_payment_trgm",
+        "redemption_payment_trgm", "order_fact_order_trgm", "refund_coupon_order_trgm",
+        "refund_coupon_refund_trgm"}
+    assert all("USING gin (upper(" in definition for definition in found.values())

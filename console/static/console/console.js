@@ -95,3 +95,19 @@ document.addEventListener("click", (event) => {
   if (navigator.clipboard) navigator.clipboard.writeText(text).then(done, refused);
   else refused();
 });
+// A form answered with errors starts with their summary: focus moves to it, so a screen reader
+// reads what to fix and a keyboard goes on from there; each line's link focuses its field.
+function focusErrorSummary(root) {
+  const summary = root.querySelector("[data-error-summary]");
+  if (summary) summary.focus();
+}
+document.addEventListener("DOMContentLoaded", () => focusErrorSummary(document));
+document.addEventListener("htmx:afterSettle", (event) => focusErrorSummary(event.target));
+document.addEventListener("click", (event) => {
+  const link = event.target.closest("a[data-error-field]");
+  const field = link && document.getElementById(link.dataset.errorField);
+  if (!field) return;
+  event.preventDefault();
+  field.scrollIntoView({ block: "center" });
+  field.focus();
+});

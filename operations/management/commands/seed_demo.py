@@ -234,22 +234,22 @@ class Command(BaseCommand):
         start = story.start
         specs = {
             "amount": dict(
-                code="demo-30-off-200", name="30 off orders of 200 or more",
+                code="demo-30-off-200", name="满200减30",
                 kind=CouponKind.AMOUNT_OFF, face_value=Decimal("30.00"),
                 min_order_amount=Decimal("200.00"), valid_days=45,
             ),
             "percent": dict(
-                code="demo-15pct-cap-50", name="15% off orders of 100 or more, at most 50 off",
+                code="demo-15pct-cap-50", name="满100享85折，最高减50",
                 kind=CouponKind.PERCENT_OFF, percent_off=Decimal("15.00"),
                 max_discount=Decimal("50.00"), min_order_amount=Decimal("100.00"), valid_days=60,
             ),
             "exchange": dict(
-                code="demo-free-latte", name="One free latte",
+                code="demo-free-xiaolongbao", name="兑换券：老街小笼馆鲜肉小笼包一笼",
                 kind=CouponKind.EXCHANGE, face_value=Decimal("28.00"), valid_days=30,
                 returnable=False,  # exchange coupons are one-time: a refund never returns them
             ),
             "presale": dict(
-                code="demo-presale-100-off", name="Presale: 100 off 1000, deposit now, pay later",
+                code="demo-presale-100-off", name="年夜饭预售：满1000减100，先付定金",
                 kind=CouponKind.AMOUNT_OFF, face_value=Decimal("100.00"),
                 min_order_amount=Decimal("1000.00"),
                 valid_from=start, valid_until=(real_now + timedelta(days=10)).replace(
@@ -257,25 +257,25 @@ class Command(BaseCommand):
                 expiry_during_lock=ExpiryDuringLock.STRICT,
             ),
             "honours": dict(
-                code="demo-presale-honoured", name="Presale: 40 off 400, honoured past expiry",
+                code="demo-presale-honoured", name="预售满400减40（过期仍可用）",
                 kind=CouponKind.AMOUNT_OFF, face_value=Decimal("40.00"),
                 min_order_amount=Decimal("400.00"), valid_days=30,
                 expiry_during_lock=ExpiryDuringLock.LOCK_HONORS,
             ),
             "strict": dict(
-                code="demo-presale-strict", name="Presale: 40 off 400, lapses if unpaid in time",
+                code="demo-presale-strict", name="预售满400减40（尾款逾期即失效）",
                 kind=CouponKind.AMOUNT_OFF, face_value=Decimal("40.00"),
                 min_order_amount=Decimal("400.00"), valid_days=30,
                 expiry_during_lock=ExpiryDuringLock.STRICT,
             ),
             "substitute": dict(
-                code="demo-20-off-substitute", name="20 off 150, substituted if it lapses in lock",
+                code="demo-20-off-substitute", name="满150减20（锁定中过期则换券）",
                 kind=CouponKind.AMOUNT_OFF, face_value=Decimal("20.00"),
                 min_order_amount=Decimal("150.00"), valid_days=30,
                 expiry_during_lock=ExpiryDuringLock.SUBSTITUTE,
             ),
             "window": dict(
-                code="demo-spring-festival", name="Spring festival: 50 off 300 (fixed window)",
+                code="demo-spring-festival", name="春节满300减50（限时）",
                 kind=CouponKind.AMOUNT_OFF, face_value=Decimal("50.00"),
                 min_order_amount=Decimal("300.00"),
                 valid_from=start, valid_until=start + timedelta(days=20),
@@ -411,7 +411,7 @@ class Command(BaseCommand):
         locked = story.lock(coupon, "order_demo_1302", "180.00")
         story.later(minutes=4)
         coupon_release(
-            coupon_id=coupon.pk, lease=story.proof(locked), reason="payment failed",
+            coupon_id=coupon.pk, lease=story.proof(locked), reason="支付失败",
             ctx=story.ctx(ORDER_SERVICE, "order_demo_1302:release"),
         )
 
@@ -441,7 +441,7 @@ class Command(BaseCommand):
             story.later(minutes=3)
             if n % 4 == 3:
                 coupon_release(coupon_id=coupon.pk, lease=story.proof(locked),
-                               reason="payment failed",
+                               reason="支付失败",
                                ctx=story.ctx(ORDER_SERVICE, f"{order}:release"))
             else:
                 story.redeem(coupon, locked, f"payment_{order}")
@@ -482,7 +482,7 @@ class Command(BaseCommand):
         coupon = story.issue(t["substitute"], "user_demo_1005")
         story.at(31, "17:00")
         coupon_void(coupon_id=coupon.pk, expected_version=coupon.state_version,
-                    reason="campaign closed early", ctx=story.ctx("user:operator"))
+                    reason="活动提前结束", ctx=story.ctx("user:operator"))
 
         # VOID ends a live lease too (the lease becomes RELEASED).
         story.at(24, "10:00")
@@ -491,7 +491,7 @@ class Command(BaseCommand):
         locked = story.lock(coupon, "order_demo_1603", "640.00")
         story.later(minutes=3)
         coupon_void(coupon_id=coupon.pk, expected_version=locked.state_version,
-                    reason="risk: order flagged by the fraud check", ctx=story.ctx("system:risk"))
+                    reason="风控：订单被反欺诈系统拦截", ctx=story.ctx("system:risk"))
 
     # -- refunds ---------------------------------------------------------------------------
 
@@ -525,7 +525,8 @@ class Command(BaseCommand):
         story.at(19, "11:40")
         refund("order_demo_1702", "100.00", "PARTIAL")
 
-        # The latte and a cake, all refunded: an exchange coupon is one-time and stays USED.
+        # The dumplings and a soy milk, all refunded: an exchange coupon is one-time and stays
+        # USED.
         story.at(15, "10:05")
         coupon = story.issue(t["exchange"], "user_demo_1008")
         story.at(17, "08:20")
@@ -591,14 +592,14 @@ class Command(BaseCommand):
         story.at(36, "18:41")
         case_id = story.deliver(FactType.PAYMENT_SUCCEEDED, order, payment_id=payment)["case_id"]
         story.at(37, "09:20")
-        case_resolve(case_id=case_id, action="APPLY", note="late payment: redeem for it",
+        case_resolve(case_id=case_id, action="APPLY", note="支付晚到：为这笔支付补核销",
                      ctx=story.ctx("user:operator", f"case-{case_id}-apply"))
         story.at(37, "11:02")
         compensation_propose(
             coupon_id=coupon.pk,
             operation_id=coupon.operations.get(op_type=OperationType.REDEEM).pk,
-            reason=f"Case {case_id} applied by mistake: {payment} was refunded in full at "
-                   "08:55, before the case was resolved. The coupon goes back to the customer.",
+            reason=f"案件 {case_id} 误处理：{payment} 已于 08:55 全额退款，早于案件处理。"
+                   "券退还给顾客。",
             ctx=story.ctx("user:admin", f"{order}:reverse-redeem"),
         )
 
