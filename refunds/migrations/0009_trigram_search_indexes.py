@@ -1,5 +1,5 @@
 """Trigram indexes for the console's search by any part of a refund's order or refund id, as
-coupons/migrations/0023_trigram_search_indexes does for the coupon side."""
+coupons/migrations/0027_trigram_search_indexes does for the coupon side."""
 
 from django.db import migrations
 
@@ -28,7 +28,7 @@ def drop(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("refunds", "0007_journal"),
+        ("refunds", "0008_evidence_unsealed"),
     ]
 
     operations = [migrations.RunPython(create, drop)]

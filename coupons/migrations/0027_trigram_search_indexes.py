@@ -38,7 +38,7 @@ def drop(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("coupons", "0022_journal_log"),
+        ("coupons", "0026_prune_on_the_database_clock"),
     ]
 
     operations = [migrations.RunPython(create, drop)]
