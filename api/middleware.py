@@ -9,6 +9,7 @@ from common.errors import error_body
 
 from .converters import MalformedId
 from .identifiers import ID_MESSAGE
+from .problems import negotiate_error
 
 API_PREFIX = "/api/"
 
@@ -21,6 +22,8 @@ class ApiErrorsMiddleware:
     What is left is Django's: a URL no route matches (with DEBUG on, a page listing every URL
     pattern) and an exception outside a view (with DEBUG on, the technical page with settings
     and the request body). Those are plain HttpResponses; DRF's own answers pass untouched.
+    Every error answer, whoever made it, then becomes problem details when the client asks
+    (api.problems).
     """
 
     def __init__(self, get_response):
@@ -28,7 +31,13 @@ class ApiErrorsMiddleware:
 
     def __call__(self, request):
         response = self.get_response(request)
-        if not request.path.startswith(API_PREFIX) or isinstance(response, Response):
+        if not request.path.startswith(API_PREFIX):
+            return response
+        return negotiate_error(request, self.as_error_body(request, response))
+
+    @staticmethod
+    def as_error_body(request, response):
+        if isinstance(response, Response):
             return response
         if response.status_code == 404:
             body = error_body("NOT_FOUND", _("No such resource."), {"path": request.path})

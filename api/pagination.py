@@ -2,6 +2,9 @@ from django.utils.translation import gettext as _
 from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import PageNumberPagination
 
+# A cursor that is not one this server signed (api.pagination.CursorPagination).
+CURSOR_CODES = ("INVALID_CURSOR",)
+
 
 class StandardPagination(PageNumberPagination):
     """Pages of 50 by default; `page_size` 1 to 200. A bad `page_size` is a 400 (not silently

@@ -5,10 +5,11 @@ from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.settings import spectacular_settings
 from rest_framework import serializers
 
-from .error_serializers import ErrorOutput
+from .error_serializers import ErrorOutput, ProblemOutput
 from .fields import MONEY_PATTERNS, DecimalText
 from .identifiers import ID_PATTERN, ExternalIdField
 from .permissions import required_capability
+from .problems import PROBLEM_JSON
 
 # DRF refuses a NUL in any text field ("Null characters are not allowed."): say so.
 NO_NUL = "^[^\\x00]*$"
@@ -93,11 +94,16 @@ class CapabilitySchema(AutoSchema):
         if links:
             operation["responses"][success]["links"] = links
         error_ref = self.resolve_serializer(ErrorOutput, "response").ref
+        problem_ref = self.resolve_serializer(ProblemOutput, "response").ref
         for status in sorted(error_statuses(operation, self.view, self.method)):
             operation["responses"].setdefault(str(status), {
                 "description": ERROR_MEANINGS[status],
                 "content": {"application/json": {"schema": error_ref}},
             })
+        for status, answer in operation["responses"].items():
+            # Every error answer, a view's own too: problem details for whoever asks.
+            if int(status) >= 400 and "application/json" in answer.get("content", {}):
+                answer["content"][PROBLEM_JSON] = {"schema": problem_ref}
         for status in ("429", "503"):
             operation["responses"][status].setdefault("headers", {}).update(RETRY_AFTER)
         version = api_version_header(spectacular_settings.VERSION)
