@@ -4,7 +4,7 @@
 from rest_framework import serializers
 
 from api.exceptions import DRF_CODES, UNEXPECTED_CODES
-from api.pagination import CURSOR_CODES
+from api.pagination import InvalidCursor
 from coupons.errors import CouponError
 
 
@@ -17,7 +17,7 @@ def domain_errors(cls=CouponError):
 # Every code an answer can carry: the domain's error classes, the framework's refusals mapped
 # in api.exceptions, and what nobody expected. A generated client gets them as one enum.
 ERROR_CODES = sorted({error.code for error in domain_errors() if "code" in vars(error)}
-                     | set(DRF_CODES.values()) | set(UNEXPECTED_CODES) | set(CURSOR_CODES))
+                     | set(DRF_CODES.values()) | set(UNEXPECTED_CODES) | {InvalidCursor.code})
 
 
 class ErrorDetail(serializers.Serializer):

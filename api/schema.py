@@ -35,6 +35,12 @@ def api_version_header(version: str) -> dict:
         "schema": {"type": "string", "enum": [version]}}}
 
 
+LINK = {"Link": {
+    "description": "RFC 8288 links to the pages beside this one, as `next` and `previous` in "
+                   "the body: `<url>; rel=\"next\"`, `<url>; rel=\"prev\"`. Absent on a "
+                   "single page.",
+    "schema": {"type": "string"}}}
+
 REPLAYED = {"Idempotent-Replayed": {
     "description": "`true` when this is the stored answer of an earlier request with the same "
                    "Idempotency-Key: nothing happened again. Absent on a first answer.",
@@ -109,6 +115,8 @@ class CapabilitySchema(AutoSchema):
         version = api_version_header(spectacular_settings.VERSION)
         for answer in operation["responses"].values():
             answer.setdefault("headers", {}).update(version)
+        if any(p["name"] == "cursor" for p in operation.get("parameters", [])):
+            operation["responses"][success].setdefault("headers", {}).update(LINK)
         if any(p["name"] == "Idempotency-Key" for p in operation.get("parameters", [])):
             operation["responses"][success].setdefault("headers", {}).update(REPLAYED)
         return operation
