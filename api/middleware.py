@@ -8,6 +8,7 @@ from rest_framework.response import Response
 from common.errors import error_body
 
 from .converters import MalformedId
+from .deprecation import deprecation_of
 from .identifiers import ID_MESSAGE
 from .problems import negotiate_error
 
@@ -59,8 +60,9 @@ class ApiErrorsMiddleware:
 
 class ApiVersionMiddleware:
     """Every answer under /api/ names the contract it follows (`API-Version`, the schema's
-    `info.version`): a client logs it beside what it got, and sees a new minor version arrive
-    (docs/api.md, "Versions")."""
+    `info.version`): a client logs it beside what it got, and sees a new minor version arrive;
+    an operation on its way out (api.deprecation) adds `Deprecation` and `Sunset` to each of
+    its answers, refusals included (docs/api.md, "Versions")."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -70,4 +72,11 @@ class ApiVersionMiddleware:
         response = self.get_response(request)
         if request.path.startswith(API_PREFIX):
             response["API-Version"] = self.version
+            deprecation = getattr(request, "api_deprecation", None)
+            if deprecation is not None:
+                for name, value in deprecation.headers().items():
+                    response[name] = value
         return response
+
+    def process_view(self, request, view_func, view_args, view_kwargs):
+        request.api_deprecation = deprecation_of(view_func, request.method)

@@ -5,6 +5,7 @@ from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.settings import spectacular_settings
 from rest_framework import serializers
 
+from .deprecation import deprecation_of
 from .error_serializers import ErrorOutput, ProblemOutput
 from .fields import MONEY_PATTERNS, DecimalText
 from .identifiers import ID_PATTERN, ExternalIdField
@@ -40,6 +41,20 @@ LINK = {"Link": {
                    "the body: `<url>; rel=\"next\"`, `<url>; rel=\"prev\"`. Absent on a "
                    "single page.",
     "schema": {"type": "string"}}}
+
+def deprecation_headers(deprecation) -> dict:
+    return {
+        "Deprecation": {
+            "description": "RFC 9745: when this operation was deprecated (a Structured Field "
+                           "Date, `@` and seconds since 1970).",
+            "required": True, "schema": {"type": "string",
+                                         "enum": [deprecation.headers()["Deprecation"]]}},
+        "Sunset": {
+            "description": "RFC 8594: the date from which this operation is no longer served.",
+            "required": True, "schema": {"type": "string",
+                                         "enum": [deprecation.headers()["Sunset"]]}},
+    }
+
 
 REPLAYED = {"Idempotent-Replayed": {
     "description": "`true` when this is the stored answer of an earlier request with the same "
@@ -112,9 +127,16 @@ class CapabilitySchema(AutoSchema):
                 answer["content"][PROBLEM_JSON] = {"schema": problem_ref}
         for status in ("429", "503"):
             operation["responses"][status].setdefault("headers", {}).update(RETRY_AFTER)
-        version = api_version_header(spectacular_settings.VERSION)
+        headers = api_version_header(spectacular_settings.VERSION)
+        deprecation = deprecation_of(self.view, self.method)
+        if deprecation is not None:
+            operation["deprecated"] = True
+            headers |= deprecation_headers(deprecation)
+            operation["description"] += (
+                f"\n\nDeprecated since {deprecation.deprecated_on}; no longer served from "
+                f"{deprecation.sunset_on}. {deprecation.successor}").rstrip()
         for answer in operation["responses"].values():
-            answer.setdefault("headers", {}).update(version)
+            answer.setdefault("headers", {}).update(headers)
         if any(p["name"] == "cursor" for p in operation.get("parameters", [])):
             operation["responses"][success].setdefault("headers", {}).update(LINK)
         if any(p["name"] == "Idempotency-Key" for p in operation.get("parameters", [])):
