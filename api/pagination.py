@@ -94,7 +94,8 @@ class StandardPagination(PageNumberPagination):
 
     `?cursor=` (empty for the first page) switches to cursor pages: the same body, `next` a
     link with the cursor of the page after, `previous` null; a changed cursor is a 400
-    INVALID_CURSOR. Both modes send `Link` with what `next` and `previous` say."""
+    INVALID_CURSOR; `page` beside it is ignored. Both modes send `Link` with what `next` and
+    `previous` say."""
 
     page_size = 50
     page_size_query_param = "page_size"
@@ -114,12 +115,9 @@ class StandardPagination(PageNumberPagination):
         return int(sent)
 
     def wants_cursor(self, request) -> bool:
-        if self.cursor_query_param not in request.query_params:
-            return False
-        if self.page_query_param in request.query_params:
-            raise ValidationError({self.cursor_query_param: [
-                _("Send either a page or a cursor, not both.")]})
-        return True
+        # With both, the cursor wins and `page` is ignored: OpenAPI 3.0 cannot state "one of
+        # two query parameters", and a request the schema allows is not refused.
+        return self.cursor_query_param in request.query_params
 
     def paginate_queryset(self, queryset, request, view=None):
         self.cursor_mode = self.wants_cursor(request)
@@ -178,7 +176,7 @@ class StandardPagination(PageNumberPagination):
             "name": self.cursor_query_param, "in": "query", "required": False,
             "description": "Cursor pages instead of page numbers: empty for the first page, "
                            "then the cursor of the `next` link (opaque and signed; a changed "
-                           "one is 400 INVALID_CURSOR). Not together with `page`.",
+                           "one is 400 INVALID_CURSOR). With it, `page` is ignored.",
             "schema": {"type": "string"},
         })
         return parameters

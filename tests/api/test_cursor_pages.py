@@ -98,12 +98,13 @@ def test_a_cursor_of_another_list_is_refused(api, coupons):
     assert response.json()["error"]["code"] == "INVALID_CURSOR"
 
 
-def test_page_and_cursor_together_are_refused(api, coupons):
-    response = api.get("/api/v1/coupons?page=1&cursor=")
+def test_beside_a_cursor_the_page_is_ignored(api, coupons):
+    both = api.get("/api/v1/coupons?page=2&cursor=&page_size=3")
+    cursor = api.get("/api/v1/coupons?cursor=&page_size=3")
 
-    assert response.status_code == 400
-    assert response.json()["error"]["code"] == "VALIDATION_ERROR"
-    assert "cursor" in response.json()["error"]["details"]
+    assert both.status_code == 200
+    assert both.json()["results"] == cursor.json()["results"]
+    assert "page=" not in both.json()["next"]
 
 
 def test_page_numbers_stay_the_default_and_send_link_too(api, coupons):
