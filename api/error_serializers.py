@@ -1,8 +1,10 @@
-"""The error body (docs/api.md), once; api.schema puts it under every operation's errors."""
+"""The error body (docs/api.md), once, in its two forms: the envelope and the problem details
+(api.problems); api.schema puts both under every operation's errors."""
 
 from rest_framework import serializers
 
 from api.exceptions import DRF_CODES, UNEXPECTED_CODES
+from api.pagination import InvalidCursor
 from coupons.errors import CouponError
 
 
@@ -15,7 +17,7 @@ def domain_errors(cls=CouponError):
 # Every code an answer can carry: the domain's error classes, the framework's refusals mapped
 # in api.exceptions, and what nobody expected. A generated client gets them as one enum.
 ERROR_CODES = sorted({error.code for error in domain_errors() if "code" in vars(error)}
-                     | set(DRF_CODES.values()) | set(UNEXPECTED_CODES))
+                     | set(DRF_CODES.values()) | set(UNEXPECTED_CODES) | {InvalidCursor.code})
 
 
 class ErrorDetail(serializers.Serializer):
@@ -32,3 +34,17 @@ class ErrorDetail(serializers.Serializer):
 class ErrorOutput(serializers.Serializer):
     error = ErrorDetail()
 
+
+
+class ProblemOutput(serializers.Serializer):
+    """RFC 9457 problem details, answered for `Accept: application/problem+json`."""
+
+    type = serializers.CharField(help_text=(
+        "The code's entry in the API documentation (docs/api.md, Error codes): a URI reference "
+        "ending in `#` and the code in lower case."))
+    title = serializers.CharField(help_text="The code's short title, the same every time.")
+    status = serializers.IntegerField(min_value=400, max_value=599)
+    detail = serializers.CharField(help_text="What went wrong this time (the envelope's message).")
+    code = serializers.ChoiceField(choices=ERROR_CODES)
+    details = serializers.DictField(help_text="The envelope's details.")
+    error = ErrorDetail(help_text="Today's envelope, unchanged, for code written against it.")

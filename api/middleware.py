@@ -8,7 +8,9 @@ from rest_framework.response import Response
 from common.errors import error_body
 
 from .converters import MalformedId
+from .deprecation import deprecation_of
 from .identifiers import ID_MESSAGE
+from .problems import negotiate_error
 
 API_PREFIX = "/api/"
 
@@ -21,6 +23,8 @@ class ApiErrorsMiddleware:
     What is left is Django's: a URL no route matches (with DEBUG on, a page listing every URL
     pattern) and an exception outside a view (with DEBUG on, the technical page with settings
     and the request body). Those are plain HttpResponses; DRF's own answers pass untouched.
+    Every error answer, whoever made it, then becomes problem details when the client asks
+    (api.problems).
     """
 
     def __init__(self, get_response):
@@ -28,7 +32,13 @@ class ApiErrorsMiddleware:
 
     def __call__(self, request):
         response = self.get_response(request)
-        if not request.path.startswith(API_PREFIX) or isinstance(response, Response):
+        if not request.path.startswith(API_PREFIX):
+            return response
+        return negotiate_error(request, self.as_error_body(request, response))
+
+    @staticmethod
+    def as_error_body(request, response):
+        if isinstance(response, Response):
             return response
         if response.status_code == 404:
             body = error_body("NOT_FOUND", _("No such resource."), {"path": request.path})
@@ -50,8 +60,9 @@ class ApiErrorsMiddleware:
 
 class ApiVersionMiddleware:
     """Every answer under /api/ names the contract it follows (`API-Version`, the schema's
-    `info.version`): a client logs it beside what it got, and sees a new minor version arrive
-    (docs/api.md, "Versions")."""
+    `info.version`): a client logs it beside what it got, and sees a new minor version arrive;
+    an operation on its way out (api.deprecation) adds `Deprecation` and `Sunset` to each of
+    its answers, refusals included (docs/api.md, "Versions")."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -61,4 +72,11 @@ class ApiVersionMiddleware:
         response = self.get_response(request)
         if request.path.startswith(API_PREFIX):
             response["API-Version"] = self.version
+            deprecation = getattr(request, "api_deprecation", None)
+            if deprecation is not None:
+                for name, value in deprecation.headers().items():
+                    response[name] = value
         return response
+
+    def process_view(self, request, view_func, view_args, view_kwargs):
+        request.api_deprecation = deprecation_of(view_func, request.method)

@@ -5,10 +5,12 @@ from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.settings import spectacular_settings
 from rest_framework import serializers
 
-from .error_serializers import ErrorOutput
+from .deprecation import deprecation_of
+from .error_serializers import ErrorOutput, ProblemOutput
 from .fields import MONEY_PATTERNS, DecimalText
 from .identifiers import ID_PATTERN, ExternalIdField
 from .permissions import required_capability
+from .problems import PROBLEM_JSON
 
 # DRF refuses a NUL in any text field ("Null characters are not allowed."): say so.
 NO_NUL = "^[^\\x00]*$"
@@ -32,6 +34,26 @@ def api_version_header(version: str) -> dict:
         "description": "The version of this contract the answer follows (docs/api.md, Versions).",
         "required": True,
         "schema": {"type": "string", "enum": [version]}}}
+
+
+LINK = {"Link": {
+    "description": "RFC 8288 links to the pages beside this one, as `next` and `previous` in "
+                   "the body: `<url>; rel=\"next\"`, `<url>; rel=\"prev\"`. Absent on a "
+                   "single page.",
+    "schema": {"type": "string"}}}
+
+def deprecation_headers(deprecation) -> dict:
+    return {
+        "Deprecation": {
+            "description": "RFC 9745: when this operation was deprecated (a Structured Field "
+                           "Date, `@` and seconds since 1970).",
+            "required": True, "schema": {"type": "string",
+                                         "enum": [deprecation.headers()["Deprecation"]]}},
+        "Sunset": {
+            "description": "RFC 8594: the date from which this operation is no longer served.",
+            "required": True, "schema": {"type": "string",
+                                         "enum": [deprecation.headers()["Sunset"]]}},
+    }
 
 
 REPLAYED = {"Idempotent-Replayed": {
@@ -93,16 +115,30 @@ class CapabilitySchema(AutoSchema):
         if links:
             operation["responses"][success]["links"] = links
         error_ref = self.resolve_serializer(ErrorOutput, "response").ref
+        problem_ref = self.resolve_serializer(ProblemOutput, "response").ref
         for status in sorted(error_statuses(operation, self.view, self.method)):
             operation["responses"].setdefault(str(status), {
                 "description": ERROR_MEANINGS[status],
                 "content": {"application/json": {"schema": error_ref}},
             })
+        for status, answer in operation["responses"].items():
+            # Every error answer, a view's own too: problem details for whoever asks.
+            if int(status) >= 400 and "application/json" in answer.get("content", {}):
+                answer["content"][PROBLEM_JSON] = {"schema": problem_ref}
         for status in ("429", "503"):
             operation["responses"][status].setdefault("headers", {}).update(RETRY_AFTER)
-        version = api_version_header(spectacular_settings.VERSION)
+        headers = api_version_header(spectacular_settings.VERSION)
+        deprecation = deprecation_of(self.view, self.method)
+        if deprecation is not None:
+            operation["deprecated"] = True
+            headers |= deprecation_headers(deprecation)
+            operation["description"] += (
+                f"\n\nDeprecated since {deprecation.deprecated_on}; no longer served from "
+                f"{deprecation.sunset_on}. {deprecation.successor}").rstrip()
         for answer in operation["responses"].values():
-            answer.setdefault("headers", {}).update(version)
+            answer.setdefault("headers", {}).update(headers)
+        if any(p["name"] == "cursor" for p in operation.get("parameters", [])):
+            operation["responses"][success].setdefault("headers", {}).update(LINK)
         if any(p["name"] == "Idempotency-Key" for p in operation.get("parameters", [])):
             operation["responses"][success].setdefault("headers", {}).update(REPLAYED)
         return operation

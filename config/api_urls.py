@@ -10,6 +10,7 @@ from drf_spectacular.views import (
 from api.docs import sign_in_first
 from coupons.api import urls as coupons_urls
 from operations.api import urls as operations_urls
+from operations.asyncapi import asyncapi_document
 from refunds.api import urls as refunds_urls
 from refunds.history import SOURCES as AFTER_SALE_SOURCES
 from refunds.selectors import waiting_on_people
@@ -21,6 +22,8 @@ urlpatterns = [
     *refunds_urls.urlpatterns,
     *operations_urls.urlpatterns,
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    # The broker's contract beside it, public too, its server this instance's broker.
+    path("asyncapi/", asyncapi_document, name="asyncapi"),
     # Both without inline scripts, for the Content-Security-Policy: Swagger UI's
     # start-up script is fetched from the same URL (?script), ReDoc starts from its element.
     path("docs/", sign_in_first(SpectacularSwaggerSplitView.as_view(url_name="api:schema")),

@@ -325,6 +325,8 @@ REST_FRAMEWORK = {
     # OPTIONS is not part of the API (the public schema describes it): every path answers it
     # 405, instead of DRF's metadata naming views and serializers to whoever may read.
     "DEFAULT_METADATA_CLASS": None,
+    # `Accept: application/problem+json` takes JSON answers and problem-details errors.
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "api.problems.ProblemAwareNegotiation",
     "COERCE_DECIMAL_TO_STRING": True,
     "UNAUTHENTICATED_USER": None,
     # Throttles: per service client and per signed-in user, counted in CACHES.
@@ -354,6 +356,10 @@ if os.environ.get("REDIS_URL"):
                           "OPTIONS": {"serializer": "common.cache_serializer.JsonSerializer"}}}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+# Where docs/api.md is published: an error's problem `type` is its code's entry there
+# (api/problems.py). The default is a reference relative to the serving instance.
+API_ERROR_DOCS_URL = os.environ.get("API_ERROR_DOCS_URL", "/docs/api/").strip()
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Coupon Console API",

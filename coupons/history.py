@@ -244,6 +244,25 @@ def coupon_timeline_page(*, coupon, can_see_details: bool, size: int = 50,
     return page
 
 
+def timeline_after(*, coupon, can_see_details: bool, after: str | None, size: int,
+                   extra_sources: Sequence[Source] = ()) -> tuple[list[dict], str | None]:
+    """The API's cursor pages: the `size` entries after the key `after` (from the first
+    without one), written as `coupon_timeline` writes them, and the key of the last one when
+    more follow."""
+    key = TimelineKey.parse(after) if after else None
+    page = coupon_timeline_page(
+        coupon=coupon, can_see_details=can_see_details, size=size, extra_sources=extra_sources,
+        **({"after": key} if key else {"start": TimelineKey(EPOCH, 0, 0, 0)}))
+    entries = [{**{name: value for name, value in entry.items()
+                   if name not in ("key", "version_step")}, "at": iso(entry["at"])}
+               for entry in page.entries]
+    return entries, str(page.later) if page.later else None
+
+
+def timeline_length(*, coupon, extra_sources: Sequence[Source] = ()) -> int:
+    return sum(source.rows(coupon).count() for source in [*CORE_SOURCES, *extra_sources])
+
+
 # --- the ledger table ---------------------------------------------------------------------
 
 LEDGER_PAGE_SIZE = 50

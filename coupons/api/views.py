@@ -11,7 +11,7 @@ from coupons.capabilities import Capability
 from coupons.diagnosis import coupon_diagnosis
 from coupons.evidence.checkpoint_proofs import coupon_proof
 from coupons.evidence.replay import coupon_check
-from coupons.history import coupon_timeline
+from coupons.history import coupon_timeline, timeline_after, timeline_length
 from coupons.identity import can_see_details
 from coupons.services import (
     LeaseProof,
@@ -308,8 +308,15 @@ class CouponTimelineApi(GenericAPIView):
     @extend_schema(responses=s.TimelineEntryOutput(many=True))
     def get(self, request, coupon_id):
         coupon = selectors.coupon_get(coupon_id=coupon_id)
+        details = can_see_details(request.user)
+        if self.paginator.wants_cursor(request):
+            return self.get_paginated_response(self.paginator.paginate_by_key(
+                request, lambda after, size: timeline_after(
+                    coupon=coupon, can_see_details=details, after=after, size=size,
+                    extra_sources=self.extra_sources),
+                count=lambda: timeline_length(coupon=coupon, extra_sources=self.extra_sources)))
         # Paged like every list: a busy coupon's whole history was a megabyte in one answer.
-        timeline = coupon_timeline(coupon=coupon, can_see_details=can_see_details(request.user),
+        timeline = coupon_timeline(coupon=coupon, can_see_details=details,
                                    extra_sources=self.extra_sources)
         page = self.paginate_queryset(timeline)
         return self.get_paginated_response(page)

@@ -11,7 +11,13 @@ def before_call(context, case, kwargs):
 
     Generated keys repeat ("0", "00"...), so most commands would only meet
     IDEMPOTENCY_KEY_REUSED (422) and never reach the coupon; invalid keys stay as generated.
+    A schema-valid list request with a `cursor` starts at the first page (`cursor=`): a
+    cursor is a string only the server signs, so a generated one is a tampered cursor
+    (400 INVALID_CURSOR, tests/api/test_cursor_pages.py), not valid data.
     """
     meta = case.meta
-    if meta and meta.generation.mode.is_positive and "Idempotency-Key" in (case.headers or {}):
+    positive = meta and meta.generation.mode.is_positive
+    if positive and "Idempotency-Key" in (case.headers or {}):
         case.headers["Idempotency-Key"] = str(uuid.uuid4())
+    if positive and "cursor" in (case.query or {}):
+        case.query["cursor"] = ""

@@ -65,3 +65,14 @@ def test_the_asyncapi_parser_catches_a_broken_reference(node, tmp_path):
 
     assert parsed.returncode == 1
     assert "invalid-ref" in parsed.stdout
+
+
+@pytest.mark.django_db
+def test_the_asyncapi_parser_finds_the_served_document_valid(node, tmp_path, client):
+    served = client.get("/api/v1/asyncapi/")
+    (tmp_path / "asyncapi.yaml").write_bytes(served.content)
+
+    parsed = run(node, "check-asyncapi.mjs", str(tmp_path / "asyncapi.yaml"))
+
+    assert parsed.returncode == 0, parsed.stdout + parsed.stderr
+    assert "valid AsyncAPI 3.0.0, 19 messages" in parsed.stdout
