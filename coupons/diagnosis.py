@@ -70,7 +70,7 @@ def coupon_diagnosis(coupon, now, words: Words | None = None, *, waiting: Waitin
         verdict = words.join([verdict, *(
             words.say(_("Conflict case %(case)s is open for order %(order)s: %(summary)s"),
                       case=words.case(case), order=words.order(case.order_id),
-                      summary=case.summary)
+                      summary=case.summary_text)
             for case in cases)])
         action = words.join([words.say(
             _("An operator must resolve conflict case %(case)s (recommended: "

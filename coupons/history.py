@@ -100,7 +100,7 @@ def _case_opened(case, can_see_details):
     return entry(case.opened_at, "case", case.pk,
                  _("Conflict case #%(case)s opened: %(recommendation)s")
                  % {"case": case.pk, "recommendation": case.recommendation},
-                 order_id=case.order_id, summary=case.summary)
+                 order_id=case.order_id, summary=case.summary_text)
 
 
 def _case_resolved(case, can_see_details):

@@ -278,9 +278,20 @@ def _entry_problem(model, subject_id, content, parent, *, first) -> str:
     if stray:
         return gettext("sets %(columns)s, which no step may change") % {
             "columns": ", ".join(stray)}
-    if first and set(row) != allowed:
+    if first and set(row) != allowed and not set(allowed - set(row)) <= _added_later(model):
         return gettext("does not record every column")
     return ""
+
+
+def _added_later(model) -> set[str]:
+    """Columns a first entry may lack: those with a default, added to the table after entries
+    were written (the row must then hold the default, `fold_problem` says)."""
+    return {field.attname for field in _columns(model) if field.has_default() or field.null}
+
+
+def _default(model, name):
+    field = model._meta.get_field(name)
+    return _value(field, field.get_default())
 
 
 def fold_problem(row) -> str | None:
@@ -294,9 +305,10 @@ def fold_problem(row) -> str | None:
         return gettext("has no journal entry")
     facts = row_facts(row)
     for name, value in facts.items():
-        if folded.get(name) != value:
+        recorded = folded[name] if name in folded else _default(model, name)
+        if recorded != value:
             return gettext("%(column)s is %(row)s, its journal says %(journal)s") % {
-                "column": name, "row": json.dumps(value), "journal": json.dumps(folded.get(name))}
+                "column": name, "row": json.dumps(value), "journal": json.dumps(recorded)}
     return None
 
 

@@ -37,7 +37,11 @@ class ConflictCase(Journaled):
     fact_type = models.CharField(max_length=32)
     status = models.CharField(max_length=16, choices=CaseStatus.choices, default=CaseStatus.OPEN)
     recommendation = models.CharField(max_length=32, choices=Recommendation.choices)
-    summary = models.CharField(max_length=500)
+    summary = models.CharField(max_length=500)  # in English, as written (the record)
+    # Which sentence the summary is and its values, for readers in other languages
+    # (coupons/case_summaries.py); empty on cases opened before the codes.
+    summary_code = models.CharField(max_length=32, blank=True, default="")
+    summary_params = models.JSONField(default=dict, blank=True)
     evidence = models.JSONField()
     opened_at = models.DateTimeField()
     resolved_at = models.DateTimeField(null=True, blank=True)
@@ -59,3 +63,10 @@ class ConflictCase(Journaled):
 
     def __str__(self):
         return f"case {self.pk}: {self.fact_type} on coupon {self.coupon_id} ({self.status})"
+
+    @property
+    def summary_text(self) -> str:
+        """The summary in the reader's language."""
+        from coupons.case_summaries import case_summary
+
+        return case_summary(self)

@@ -9,6 +9,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from coupons import after_sale, clock
+from coupons.case_summaries import stored_summary
 from coupons.effects import Plan, Step
 from coupons.errors import CaseNotOpen, CouponError, NotFound, ValidationFailed
 from coupons.evidence.journal import journaled_insert, journaled_update, require_folds, with_journal
@@ -33,23 +34,20 @@ ORDER_DISCOUNT_REFUND = "ORDER_DISCOUNT_REFUND"
 CASE_OPENER = "system:coordinator"
 
 
-def recommend(coupon, order_id: str, now) -> tuple[str, str]:
-    """What a person should most likely do about a paid order whose coupon moved on."""
+def recommend(coupon, order_id: str, now) -> tuple[str, str, dict]:
+    """What a person should most likely do about a paid order whose coupon moved on: the
+    recommendation and its summary's code and values (coupons/case_summaries.py)."""
     if coupon.status == CouponStatus.AVAILABLE and not is_past_validity(coupon, now):
-        return (Recommendation.COMPENSATING_REDEEM,
-                "The coupon is free again: lock and redeem it for the paid order.")
+        return Recommendation.COMPENSATING_REDEEM, "free_again", {}
     if coupon.status == CouponStatus.LOCKED and coupon.locked_order_id != order_id:
-        return (Recommendation.ORDER_DISCOUNT_REFUND,
-                f"Order {coupon.locked_order_id} now holds the coupon: refund this order's "
-                "discount instead.")
+        return (Recommendation.ORDER_DISCOUNT_REFUND, "held_by_another_order",
+                {"order": coupon.locked_order_id})
     if coupon.status == CouponStatus.USED:
         redemption = coupon.redemptions.filter(succeeded=True).first()
         if redemption is not None and redemption.order_id != order_id:
-            return (Recommendation.ORDER_DISCOUNT_REFUND,
-                    f"Order {redemption.order_id} used the coupon: refund this order's "
-                    "discount instead.")
-    return (Recommendation.MANUAL_REVIEW,
-            f"The coupon is {coupon.status}; no automatic remedy fits.")
+            return (Recommendation.ORDER_DISCOUNT_REFUND, "used_by_another_order",
+                    {"order": redemption.order_id})
+    return Recommendation.MANUAL_REVIEW, "no_remedy", {"state": coupon.status}
 
 
 def case_open(*, coupon, order_id, fact_type, payment_id="", evidence) -> ConflictCase:
@@ -59,7 +57,7 @@ def case_open(*, coupon, order_id, fact_type, payment_id="", evidence) -> Confli
     that decision stands, and the caller sees the closed case.
     """
     now = clock.now()
-    recommendation, summary = recommend(coupon, order_id, now)
+    recommendation, code, params = recommend(coupon, order_id, now)
     existing = (
         ConflictCase.objects.filter(coupon=coupon, order_id=order_id, fact_type=fact_type)
         .order_by(Case(When(status=CaseStatus.OPEN, then=0), default=1), "-opened_at", "-id")
@@ -69,7 +67,8 @@ def case_open(*, coupon, order_id, fact_type, payment_id="", evidence) -> Confli
         return existing
     case = ConflictCase(
         coupon=coupon, order_id=order_id, payment_id=payment_id, fact_type=fact_type,
-        recommendation=recommendation, summary=summary, evidence=evidence, opened_at=now,
+        recommendation=recommendation, summary=stored_summary(code, params), summary_code=code,
+        summary_params=params, evidence=evidence, opened_at=now,
     )
     try:
         with transaction.atomic():

@@ -193,3 +193,38 @@ def test_verify_journal_names_rows_without_entries_and_entries_without_rows(
 
     assert f"coupons.conflictcase id={unjournaled.pk}: has no journal entry" in out
     assert "coupons.conflictcase id=-1: has journal entries but no row" in out
+
+
+def written_before_the_summary_codes(case) -> JournalEntry:
+    """The case as one opened before its table had `summary_code` and `summary_params`: its
+    first entry records neither, the row holds their defaults (past the triggers)."""
+    [entry] = entries(case)
+    content = json.loads(entry.content)
+    del content["id"], content["row"]["summary_code"], content["row"]["summary_params"]
+    text = content_text(case.pk, content)
+    with past_the_triggers():
+        JournalEntry.objects.filter(pk=entry.pk).update(
+            content=text, content_hash=hashlib.sha256(text.encode()).hexdigest())
+        ConflictCase.objects.filter(pk=case.pk).update(summary_code="", summary_params={})
+    return JournalEntry.objects.get(pk=entry.pk)
+
+
+def test_a_column_added_after_the_first_entry_folds_as_its_default(case):
+    written_before_the_summary_codes(case)
+
+    row = with_journal(ConflictCase.objects.filter(pk=case.pk)).get()
+
+    assert fold_problem(row) is None
+    assert row.summary_text == row.summary  # no code: the stored English sentence
+
+
+def test_a_column_added_later_that_holds_more_than_its_default_is_named(
+        case, broken_on_purpose):
+    written_before_the_summary_codes(case)
+    with past_the_triggers():
+        ConflictCase.objects.filter(pk=case.pk).update(summary_code="free_again")
+    broken_on_purpose.add(case.coupon_id)
+
+    row = with_journal(ConflictCase.objects.filter(pk=case.pk)).get()
+
+    assert fold_problem(row) == 'summary_code is "free_again", its journal says ""'
