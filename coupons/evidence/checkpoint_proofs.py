@@ -15,7 +15,7 @@ from django.db import connection
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
-from coupons.errors import ValidationFailed
+from coupons.errors import NotFound
 from coupons.evidence import merkle
 from coupons.evidence.checkpoint_keys import (
     checkpoint_document,
@@ -187,8 +187,8 @@ def since_head(number: int, key) -> dict:
     body = (json.loads(stored.body) if stored is not None
             and signature_holds(stored.body, stored.signature, key) else None)
     if body is None or body.get("journal_size") is None:
-        raise ValidationFailed(_("No verified checkpoint with this number signs a journal "
-                                 "head."), since=number)
+        raise NotFound(_("No verified checkpoint with this number signs a journal head."),
+                       since=number)
     return body
 
 
@@ -199,13 +199,12 @@ def journal_proof(coupon: UserCoupon, checkpoint: LedgerCheckpoint | None,
     older = None
     if since is not None:
         if size is None:
-            raise ValidationFailed(_("No verified checkpoint signs a journal head yet."),
-                                   since=since)
+            raise NotFound(_("No verified checkpoint signs a journal head yet."), since=since)
         older = since_head(since, verifying_key())
         if older["number"] > body["number"] or older["journal_size"] > size:
-            raise ValidationFailed(_("The checkpoint to prove consistency from must not be "
-                                     "newer than the newest verified one."), since=since,
-                                   newest=body["number"])
+            raise NotFound(_("The checkpoint to prove consistency from must not be newer "
+                             "than the newest verified one."), since=since,
+                           newest=body["number"])
     entries = coupon_entries(coupon)
     covered = {entry.pk: entry.leaf.index for entry in entries
                if size and hasattr(entry, "leaf") and entry.leaf.index < size}

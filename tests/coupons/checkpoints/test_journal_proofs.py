@@ -146,12 +146,15 @@ def test_since_an_older_checkpoint_the_consistency_proof_verifies_offline(
     assert "fetch it with ?since=1" in out
 
 
-@pytest.mark.parametrize("since", ["abc", "0", "99"])
-def test_a_bad_since_is_a_structured_400(journaled, reader, since):
+@pytest.mark.parametrize(("since", "status", "code"), [
+    ("abc", 400, "VALIDATION_ERROR"), ("0", 400, "VALIDATION_ERROR"),
+    ("99", 404, "NOT_FOUND")])
+def test_a_bad_since_is_a_structured_refusal(journaled, reader, since, status, code):
+    """Not a number: 400; a number no verified checkpoint has: 404, as for a path id."""
     response = reader.get(f"/api/v1/coupons/{journaled.pk}/proof?since={since}")
 
-    assert response.status_code == 400
-    assert response.json()["error"]["code"] == "VALIDATION_ERROR"
+    assert response.status_code == status
+    assert response.json()["error"]["code"] == code
 
 
 def test_a_proof_reads_a_fixed_number_of_queries_whatever_the_journal_s_length(
