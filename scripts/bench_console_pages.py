@@ -143,7 +143,7 @@ def pages(coupon) -> list[tuple[str, str, dict]]:
         ("coupon page (latest entries)", base, {}),
         ("coupon page, first ledger page", f"{base}?ledger_page=1", {}),
         ("coupon page, from the first entry", f"{base}?from=0-0-0-0", {}),
-        ("timeline partial (htmx)", f"{base}console/?from=0-0-0-0", htmx),
+        ("timeline partial (htmx)", f"{base}timeline/?from=0-0-0-0", htmx),
         ("ledger partial (htmx)", f"{base}ledger/?ledger_page=2", htmx),
         ("dashboard", "/", {}),
         ("search by order id", f"/search/?q={some_order}", {}),
