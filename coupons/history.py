@@ -147,7 +147,7 @@ CORE_SOURCES = [
 ]
 
 
-def coupon_timeline(*, coupon, can_see_details: bool,
+def merged_timeline(*, coupon, can_see_details: bool,
                     extra_sources: Sequence[Source] = ()) -> "MergedTimeline":
     """The whole history, oldest first, as a sequence read a slice at a time (the API pages
     it): its length is one count and each slice one query of keys plus one read per source
@@ -155,6 +155,13 @@ def coupon_timeline(*, coupon, can_see_details: bool,
     amounts; `extra_sources`: the caller's sources beyond the core's (after-sale's,
     refunds/history.py)."""
     return MergedTimeline(coupon, [*CORE_SOURCES, *extra_sources], can_see_details)
+
+
+def coupon_timeline(*, coupon, can_see_details: bool,
+                    extra_sources: Sequence[Source] = ()) -> list[dict]:
+    """The whole history at once, worded in the language active now."""
+    return list(merged_timeline(coupon=coupon, can_see_details=can_see_details,
+                                extra_sources=extra_sources))
 
 
 def _keys_sql(coupon, sources, cursor=None, forward=True, inclusive=False, each=None):

@@ -11,7 +11,7 @@ from coupons.capabilities import Capability
 from coupons.diagnosis import coupon_diagnosis
 from coupons.evidence.checkpoint_proofs import coupon_proof
 from coupons.evidence.replay import coupon_check
-from coupons.history import coupon_timeline
+from coupons.history import merged_timeline
 from coupons.identity import can_see_details
 from coupons.services import (
     LeaseProof,
@@ -309,7 +309,7 @@ class CouponTimelineApi(GenericAPIView):
     def get(self, request, coupon_id):
         coupon = selectors.coupon_get(coupon_id=coupon_id)
         # Paged like every list: a busy coupon's whole history was a megabyte in one answer.
-        timeline = coupon_timeline(coupon=coupon, can_see_details=can_see_details(request.user),
+        timeline = merged_timeline(coupon=coupon, can_see_details=can_see_details(request.user),
                                    extra_sources=self.extra_sources)
         page = self.paginate_queryset(timeline)
         return self.get_paginated_response(page)
