@@ -1,14 +1,44 @@
-"""Django's ModelBackend, reading a person's permissions in one query instead of two.
+"""Django's ModelBackend, reading a person's permissions and group names in one query.
 
-Every console page asks `has_perm` (the page's capability, then the navigation's); Django's
-backend answers from one cache filled by two queries, the user's own permissions and their
-groups'. Here one query with both joins fills the same cache: the same answer, a query less on
-every page.
+Every console page asks `has_perm` (the page's capability, then the navigation's) and its
+header names the person's groups; Django's backend answers the first from one cache filled by
+two queries (the user's own permissions and their groups'), and the header costs a third. Here
+one query fills both caches, on the user object of this request: a change of groups or
+permissions holds from the next request on, with nothing kept in the session to invalidate.
 """
 
 from django.contrib.auth.backends import ModelBackend
-from django.contrib.auth.models import Permission
-from django.db.models import Q
+from django.contrib.auth.models import Group, Permission
+from django.contrib.contenttypes.models import ContentType
+from django.db import connections, router
+
+# The user's groups with each one's permissions, the user's own permissions, and, for a
+# superuser, every permission (a group without permissions still names itself).
+ACCESS_SQL = """
+SELECT g.name, ct.app_label, p.codename, g.id
+  FROM {user_groups} ug JOIN {group} g ON g.id = ug.group_id
+  LEFT JOIN {group_perms} gp ON gp.group_id = g.id
+  LEFT JOIN {perm} p ON p.id = gp.permission_id
+  LEFT JOIN {ct} ct ON ct.id = p.content_type_id
+ WHERE ug.user_id = %(user)s
+UNION ALL
+SELECT NULL, ct.app_label, p.codename, NULL
+  FROM {user_perms} up JOIN {perm} p ON p.id = up.permission_id
+  JOIN {ct} ct ON ct.id = p.content_type_id
+ WHERE up.user_id = %(user)s
+UNION ALL
+SELECT NULL, ct.app_label, p.codename, NULL
+  FROM {perm} p JOIN {ct} ct ON ct.id = p.content_type_id
+ WHERE %(superuser)s
+"""
+
+
+def _access_sql(user_model) -> str:
+    return ACCESS_SQL.format(
+        user_groups=user_model.groups.through._meta.db_table, group=Group._meta.db_table,
+        group_perms=Group.permissions.through._meta.db_table, perm=Permission._meta.db_table,
+        ct=ContentType._meta.db_table,
+        user_perms=user_model.user_permissions.through._meta.db_table)
 
 
 class OneQueryModelBackend(ModelBackend):
@@ -16,9 +46,18 @@ class OneQueryModelBackend(ModelBackend):
         if not user_obj.is_active or user_obj.is_anonymous or obj is not None:
             return set()
         if not hasattr(user_obj, "_perm_cache"):
-            perms = (Permission.objects.all() if user_obj.is_superuser else
-                     Permission.objects.filter(Q(user=user_obj) | Q(group__user=user_obj)))
-            user_obj._perm_cache = {
-                f"{app_label}.{codename}" for app_label, codename in
-                perms.values_list("content_type__app_label", "codename").order_by().distinct()}
+            with connections[router.db_for_read(Permission)].cursor() as cursor:
+                cursor.execute(_access_sql(type(user_obj)),
+                               {"user": user_obj.pk, "superuser": user_obj.is_superuser})
+                rows = cursor.fetchall()
+            user_obj._perm_cache = {f"{app_label}.{codename}"
+                                    for _, app_label, codename, _ in rows if codename}
+            user_obj._group_names = [name for _, name in sorted(
+                {(group_id, name) for name, _, _, group_id in rows if name is not None})]
         return user_obj._perm_cache
+
+
+def group_names(user) -> list[str]:
+    """The names of the user's groups, read with their permissions (one query a request)."""
+    user.get_all_permissions()
+    return getattr(user, "_group_names", [])

@@ -15,31 +15,36 @@ from console.time_zones import moment_text
 from coupons.models import CaseStatus, CouponStatus, Recommendation
 from coupons.write.transitions import is_past_validity
 from refunds.models import Compensation, RefundCoupon
+from refunds.selectors import CouponAfterSale
 
 # Chinese first: the floor this is for answers customers in Chinese.
 LANGUAGES = (("zh-hans", "简体中文"), ("en", "English"))
 
 
-def customer_replies(coupon, now) -> dict:
-    """{"state": [(language, name, text)], "refund": [...] or []} for the coupon page."""
-    decision = coupon.refund_decisions.select_related("policy_version__policy").first()
+def customer_replies(coupon, now, after_sale: CouponAfterSale) -> dict:
+    """{"state": [(language, name, text)], "refund": [...] or []} for the coupon page;
+    `after_sale`: the page's read of the latest refund decision and the compensations
+    (refunds.selectors.coupon_after_sale)."""
+    decision = after_sale.latest_decision
     cases = list(coupon.conflict_cases.filter(
         status__in=(CaseStatus.OPEN, CaseStatus.RESOLVED),
         recommendation=Recommendation.ORDER_DISCOUNT_REFUND))
-    owed = {c.order_id: c for c in Compensation.objects.filter(
-        coupon=coupon, kind=Compensation.Kind.ORDER_DISCOUNT_REFUND)}
+    owed = {c.order_id: c for c in after_sale.discount_compensations}
+    # Read once for both languages.
+    redemption = coupon.redemptions.filter(succeeded=True).first() \
+        if coupon.status == CouponStatus.USED else None
     replies = {"state": [], "refund": []}
     for language, name in LANGUAGES:
         with translation.override(language):
             replies["state"].append((language, name, " ".join(
-                [_state_sentence(coupon, now), *(_case_sentence(case, owed.get(case.order_id))
-                                                 for case in cases)])))
+                [_state_sentence(coupon, now, redemption),
+                 *(_case_sentence(case, owed.get(case.order_id)) for case in cases)])))
             if decision is not None:
                 replies["refund"].append((language, name, _refund_sentence(decision)))
     return replies
 
 
-def _state_sentence(coupon, now) -> str:
+def _state_sentence(coupon, now, redemption) -> str:
     status = coupon.status
     if status == CouponStatus.AVAILABLE:
         if coupon.valid_from is not None and now < coupon.valid_from:
@@ -57,7 +62,6 @@ def _state_sentence(coupon, now) -> str:
                  "paid, the coupon can be used again.") % {
             "order": coupon.locked_order_id, "end": moment_text(coupon.lock_expires_at)}
     if status == CouponStatus.USED:
-        redemption = coupon.redemptions.filter(succeeded=True).first()
         if redemption is not None:
             return _("Your coupon was used for order %(order)s at %(at)s.") % {
                 "order": redemption.order_id, "at": moment_text(redemption.created_at)}

@@ -8,9 +8,11 @@ refunds/history.py), the console's staff notes. Ties at one instant keep a
 fixed order (a fact before the commands it caused, a command before what it led to), then the
 row id, then the row's step (a case is opened before it is resolved).
 
-`coupon_timeline` answers the whole history (the API pages it); `coupon_timeline_page` answers
-one page of it with one bounded query per source, so a coupon with thousands of ledger rows
-renders as fast as a new one.
+Both readers, `coupon_timeline` (the API's pages) and `coupon_timeline_page` (the console's),
+take the same path: one UNION ALL of every source's keys (time, kind, id, step), ordered and cut
+to the page in SQL, then the rows of that page by id, one query per source the page has. A
+coupon with thousands of ledger rows renders as fast as a new one, and a source added costs a
+query only on the pages where it has entries.
 """
 
 from collections.abc import Callable, Sequence
@@ -18,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from django.core.paginator import Paginator
+from django.db import connections
 from django.db.models import Q, QuerySet
 from django.utils.translation import gettext as _
 
@@ -144,14 +147,85 @@ CORE_SOURCES = [
 ]
 
 
+def merged_timeline(*, coupon, can_see_details: bool,
+                    extra_sources: Sequence[Source] = ()) -> "MergedTimeline":
+    """The whole history, oldest first, as a sequence read a slice at a time (the API pages
+    it): its length is one count and each slice one query of keys plus one read per source
+    on it. `can_see_details`: whether the reader may see case notes and compensation
+    amounts; `extra_sources`: the caller's sources beyond the core's (after-sale's,
+    refunds/history.py)."""
+    return MergedTimeline(coupon, [*CORE_SOURCES, *extra_sources], can_see_details)
+
+
 def coupon_timeline(*, coupon, can_see_details: bool,
                     extra_sources: Sequence[Source] = ()) -> list[dict]:
-    """`can_see_details`: whether the reader may see case notes and compensation amounts;
-    `extra_sources`: the caller's sources beyond the core's (after-sale's, refunds/history.py)."""
-    keyed = [(source.key(row), source.build(row, can_see_details))
-             for source in [*CORE_SOURCES, *extra_sources] for row in source.rows(coupon)]
-    keyed.sort(key=lambda pair: pair[0])
-    return [{**e, "at": iso(e["at"])} for _, e in keyed]
+    """The whole history at once, worded in the language active now."""
+    return list(merged_timeline(coupon=coupon, can_see_details=can_see_details,
+                                extra_sources=extra_sources))
+
+
+def _keys_sql(coupon, sources, cursor=None, forward=True, inclusive=False, each=None):
+    """One UNION ALL of every source's (source, time, rank, id, step) keys past `cursor`, each
+    part ordered and cut to `each` rows when given, so the index bounds every part."""
+    parts, params, db = [], [], None
+    for n, source in enumerate(sources):
+        rows = source.rows(coupon)
+        if cursor is not None:
+            rows = rows.filter(_beyond(source, cursor, forward, inclusive))
+        if each is not None:
+            order = [source.time_field, "pk"] if forward else [f"-{source.time_field}", "-pk"]
+            rows = rows.order_by(*order)[:each]
+        else:
+            rows = rows.order_by()
+        rows = rows.values_list(source.time_field, "pk")
+        db = db or rows.db
+        sql, part_params = rows.query.get_compiler(using=rows.db).as_sql()
+        parts.append(f"SELECT {n} AS source, t.at, {source.rank} AS rank, t.id, "
+                     f"{source.step} AS step FROM ({sql}) AS t(at, id)")
+        params.extend(part_params)
+    return " UNION ALL ".join(f"({part})" for part in parts), params, db
+
+
+def _read(coupon, sources, keys) -> list[tuple["TimelineKey", Source, object]]:
+    """The rows the keys name, one query per source that has some, in the keys' order."""
+    wanted: dict[int, list[int]] = {}
+    for n, _at, _rank, pk, _step in keys:
+        wanted.setdefault(n, []).append(pk)
+    rows = {n: sources[n].rows(coupon).in_bulk(ids) for n, ids in wanted.items()}
+    return [(TimelineKey(at, rank, pk, step), sources[n], rows[n][pk])
+            for n, at, rank, pk, step in keys]
+
+
+class MergedTimeline:
+    """Every entry of a coupon's timeline, oldest first; len() and slices, never the whole."""
+
+    def __init__(self, coupon, sources: Sequence[Source], can_see_details: bool):
+        self.coupon, self.sources, self.can_see_details = coupon, list(sources), can_see_details
+
+    def __len__(self) -> int:
+        union, params, db = _keys_sql(self.coupon, self.sources)
+        with connections[db].cursor() as cursor:
+            cursor.execute(f"SELECT count(*) FROM ({union}) AS keys", params)
+            return cursor.fetchone()[0]
+
+    def __iter__(self):
+        return iter(self[:])
+
+    def __getitem__(self, window: slice | int):
+        if isinstance(window, int):
+            return list(self)[window]
+        start, stop = window.start or 0, window.stop
+        if stop is not None and stop <= start:
+            return []
+        union, params, db = _keys_sql(self.coupon, self.sources)
+        with connections[db].cursor() as cursor:  # LIMIT NULL: no limit
+            cursor.execute(f"SELECT * FROM ({union}) AS keys ORDER BY at, rank, id, step "
+                           "LIMIT %s OFFSET %s",
+                           [*params, None if stop is None else stop - start, start])
+            keys = cursor.fetchall()
+        return [{**built, "at": iso(built["at"])} for built in (
+            source.build(row, self.can_see_details)
+            for _, source, row in _read(self.coupon, self.sources, keys))]
 
 
 # --- one page at a time ----------------------------------------------------------------------
@@ -213,29 +287,28 @@ def coupon_timeline_page(*, coupon, can_see_details: bool, size: int = 50,
     """One page of the timeline, oldest entry first: the `size` entries just `after` a cursor,
     just `before` one, from `start` on (a deep link), or else the latest ones.
 
-    Each source answers at most size + 1 rows past the cursor, so a page costs one query per
-    source whatever the coupon's history length. `extra_sources` are the caller's, beyond the
-    core's (the console adds after-sale's and its staff notes; the core imports neither).
-    Entries carry `at` as a datetime, their
+    Each source's part of the keys' query answers at most size + 1 rows past the cursor, so a
+    page costs one query of keys and one read per source on it, whatever the history's
+    length. `extra_sources` are the caller's, beyond the core's (the console adds after-sale's
+    and its staff notes; the core imports neither). Entries carry `at` as a datetime, their
     `key` (anchor and cursor) and `version_step` ("v7 → v8").
     """
     cursor = after or start or before
     forward = before is None and (after is not None or start is not None)
-    keyed = []
-    for source in [*CORE_SOURCES, *extra_sources]:
-        rows = source.rows(coupon)
-        if cursor is not None:
-            rows = rows.filter(_beyond(source, cursor, forward, inclusive=start is not None))
-        order = [source.time_field, "pk"] if forward else [f"-{source.time_field}", "-pk"]
-        for row in rows.order_by(*order)[:size + 1]:
-            built = source.build(row, can_see_details)
-            keyed.append((source.key(row), {**built, "key": source.key(row),
-                                            "version_step": source.version_step(row)}))
-    keyed.sort(key=lambda pair: pair[0], reverse=not forward)
-    more = len(keyed) > size
-    entries = [e for _, e in keyed[:size]]
+    sources = [*CORE_SOURCES, *extra_sources]
+    union, params, db = _keys_sql(coupon, sources, cursor, forward,
+                                  inclusive=start is not None, each=size + 1)
+    direction = "" if forward else " DESC"
+    with connections[db].cursor() as sql:
+        sql.execute(f"SELECT * FROM ({union}) AS keys ORDER BY at{direction}, rank{direction}, "
+                    f"id{direction}, step{direction} LIMIT %s", [*params, size + 1])
+        keys = sql.fetchall()
+    more = len(keys) > size
+    read = _read(coupon, sources, keys[:size])
     if not forward:
-        entries.reverse()
+        read.reverse()
+    entries = [{**source.build(row, can_see_details), "key": key,
+                "version_step": source.version_step(row)} for key, source, row in read]
     page = TimelinePage(entries=entries)
     if entries:
         first, last = entries[0]["key"], entries[-1]["key"]

@@ -1,6 +1,8 @@
 """Reads of refund decisions."""
 
-from django.db.models import QuerySet
+from dataclasses import dataclass
+
+from django.db.models import Q, QuerySet
 from django.utils.translation import gettext_lazy as _
 
 from coupons.diagnosis import Waiting
@@ -88,3 +90,33 @@ def waiting_on_people(coupon) -> Waiting:
             coupon=coupon, status=RefundCoupon.Status.PENDING_APPROVAL).order_by("id")),
         compensations=list(Compensation.objects.filter(
             coupon=coupon, status=Compensation.Status.PROPOSED).order_by("id")))
+
+
+@dataclass(frozen=True)
+class CouponAfterSale:
+    """What the coupon page says of after-sale: what waits for a person (the diagnosis), the
+    latest refund decision and the order-discount compensations (the customer replies)."""
+
+    waiting: Waiting
+    latest_decision: RefundCoupon | None
+    discount_compensations: list
+
+
+def coupon_after_sale(coupon) -> CouponAfterSale:
+    """Two queries: the decisions that wait with the latest one, and the compensations that
+    wait with those paying back an order's discount (few per coupon: one per conflict case)."""
+    latest = RefundCoupon.objects.filter(coupon=coupon).order_by("-received_at", "-id")
+    decisions = list(RefundCoupon.objects.filter(coupon=coupon).filter(
+        Q(status=RefundCoupon.Status.PENDING_APPROVAL) | Q(pk__in=latest.values("pk")[:1]))
+        .select_related("policy_version__policy").order_by("id"))
+    compensations = list(Compensation.objects.filter(coupon=coupon).filter(
+        Q(status=Compensation.Status.PROPOSED)
+        | Q(kind=Compensation.Kind.ORDER_DISCOUNT_REFUND)).order_by("id"))
+    return CouponAfterSale(
+        waiting=Waiting(
+            decisions=[d for d in decisions if d.status == RefundCoupon.Status.PENDING_APPROVAL],
+            compensations=[c for c in compensations
+                           if c.status == Compensation.Status.PROPOSED]),
+        latest_decision=max(decisions, key=lambda d: (d.received_at, d.pk), default=None),
+        discount_compensations=[c for c in compensations
+                                if c.kind == Compensation.Kind.ORDER_DISCOUNT_REFUND])

@@ -10,6 +10,7 @@ from django.utils import formats, timezone
 from django.utils.html import format_html
 from django.utils.translation import pgettext
 
+from common.auth_backend import group_names as read_group_names
 from console import glossary
 from console.answers import ACTIONS, RECOMMENDATIONS, worded
 from console.time_zones import moment_text, offset_label, utc_text
@@ -40,6 +41,12 @@ def reader_zone(context) -> dict:
     return {"name": timezone.get_current_timezone_name(),
             "offset": offset_label(timezone.localtime(timezone.now(), zone)),
             "source": getattr(request, "console_zone_source", "default")}
+
+
+@register.filter
+def group_names(user) -> list[str]:
+    """The header's groups, from the query that read the user's permissions."""
+    return read_group_names(user)
 
 
 @register.filter

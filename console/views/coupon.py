@@ -37,7 +37,7 @@ from coupons.models import CouponOperation
 from coupons.redaction import visible
 from coupons.selectors import coupon_get
 from refunds.history import SOURCES as AFTER_SALE_SOURCES
-from refunds.selectors import waiting_on_people
+from refunds.selectors import coupon_after_sale
 
 TIMELINE_PARAMS = ("before", "after", "from")
 # Who did it, by the name each kind of entry gives its actor.
@@ -149,6 +149,7 @@ class CouponPage(ConsolePage):
         # The check resumes after what an earlier check verified
         # (coupons/evidence/check_watermark.py).
         check = coupon_check(coupon)
+        after_sale = coupon_after_sale(coupon)
         return render(request, "console/coupon.html", {
             "coupon": coupon,
             "template": coupon.template_version.template,
@@ -157,8 +158,8 @@ class CouponPage(ConsolePage):
             **ledger_context(request, coupon),
             "check": check.as_dict(),
             "diagnosis": coupon_diagnosis(coupon, now, ConsoleWords(),
-                                          waiting=waiting_on_people(coupon)),
-            "customer_replies": customer_replies(coupon, now),
+                                          waiting=after_sale.waiting),
+            "customer_replies": customer_replies(coupon, now, after_sale),
             "coverage": checkpoint_coverage(coupon=coupon),
             "diagram": state_diagram(current=coupon.status,
                                      taken=check.steps_taken),

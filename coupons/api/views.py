@@ -11,7 +11,7 @@ from coupons.capabilities import Capability
 from coupons.diagnosis import coupon_diagnosis
 from coupons.evidence.checkpoint_proofs import coupon_proof
 from coupons.evidence.replay import coupon_check
-from coupons.history import coupon_timeline, timeline_after, timeline_length
+from coupons.history import merged_timeline, timeline_after, timeline_length
 from coupons.identity import can_see_details
 from coupons.services import (
     LeaseProof,
@@ -316,7 +316,7 @@ class CouponTimelineApi(GenericAPIView):
                     extra_sources=self.extra_sources),
                 count=lambda: timeline_length(coupon=coupon, extra_sources=self.extra_sources)))
         # Paged like every list: a busy coupon's whole history was a megabyte in one answer.
-        timeline = coupon_timeline(coupon=coupon, can_see_details=details,
+        timeline = merged_timeline(coupon=coupon, can_see_details=details,
                                    extra_sources=self.extra_sources)
         page = self.paginate_queryset(timeline)
         return self.get_paginated_response(page)

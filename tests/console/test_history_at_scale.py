@@ -14,13 +14,14 @@ from coupons.models import CheckWatermark
 from tests.console.history import bulk_history
 
 pytestmark = pytest.mark.django_db
-# Session, user, permissions, the user's groups (the header), the coupon with its template,
-# the check's watermark and the rows after it, one query per timeline source (11), one ledger
-# page, the open conflict cases and what waits for a person (refund decisions, compensations:
-# the diagnosis), the latest checkpoint, the staff notes, the view log's INSERT, the
-# journal's counts of the coupon's evidence rows (the rows folded only when some are new) and
-# the customer replies' refund decision, cases and redemption (3).
-PAGE_QUERIES = 30
+# Session, user, permissions with the header's groups (one query), the coupon with its
+# template, the check's watermark and the rows after it, the timeline's keys (one UNION ALL
+# of every source's) and its page's rows (here all ledger rows: one read), one ledger page,
+# after-sale's decisions and compensations (what waits for a person, the replies' latest
+# decision: 2), the open conflict cases (the diagnosis), the latest checkpoint, the view
+# log's INSERT, the journal's counts of the coupon's evidence rows and the new view record's
+# fold, and the customer replies' cases.
+PAGE_QUERIES = 17
 # The coupon, the check's watermark and the rows after it, the open conflict cases and what
 # waits for a person (2), the journal's counts and the one new view record's fold (2) (the
 # service client comes from its cache).
