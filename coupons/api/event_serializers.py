@@ -39,7 +39,7 @@ class EventInput(serializers.Serializer):
         max_length=128, help_text="The sender's id of this message: a redelivery repeats it "
                                   "(answered DUPLICATE); another body under it is a 422.")
     type = serializers.ChoiceField(choices=FactType.choices)
-    occurred_at = FactTime(help_text="Within FACT_TIME_WINDOW_DAYS (5 years) of now.")
+    occurred_at = FactTime(help_text="Within FACT_TIME_WINDOW_DAYS (1,830 days) of now.")
     payload = serializers.DictField()
 
 

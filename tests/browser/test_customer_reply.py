@@ -1,6 +1,7 @@
 """Support copies the ready reply into the customer chat: Chinese first, one click, said."""
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.browser.accessibility import axe_violations
 from tests.browser.conftest import sign_in
@@ -25,5 +26,6 @@ def test_support_copies_the_chinese_reply_with_one_click(
 
     replies.get_by_role("button", name="Copy the reply in 简体中文").click()
 
-    assert replies.get_by_role("status").first.inner_text() == "Copied."
+    # The clipboard answers asynchronously: wait for the live region to say it.
+    expect(replies.get_by_role("status").first).to_have_text("Copied.")
     assert page.evaluate("navigator.clipboard.readText()") == texts[0]
