@@ -14,11 +14,13 @@ from playwright.sync_api import expect
 
 from coupons.models import CouponOperation
 from coupons.services import template_create
+from coupons.services.cases import case_open
 from refunds.models import Compensation, RefundCoupon
 from tests.browser.accessibility import axe_violations
 from tests.browser.chinese_words import english_words
 from tests.browser.conftest import sign_in
 from tests.browser.test_chinese import switch_to_chinese
+from tests.console.incident import incident_coupon
 from tests.console.queue_objects import (
     fresh_coupon,
     late_payment_case,
@@ -205,3 +207,17 @@ def test_the_english_words_check_fires_on_a_chinese_page(page, person, template)
         ' <span>Approve <code>NOT_A_WORD</code> order_demo_A</span>')""")
 
     assert english_words(page, ["olga"]) == ["Approve (span)"]
+
+
+def test_the_incident_coupon_page_in_chinese_says_no_english_word(page, person, template, clock):
+    """The conflict case's summary is read from its code, so the diagnosis of A's late payment
+    ("order B used the coupon: refund this order's discount") is Chinese too; `start` checks
+    the whole page for English words."""
+    coupon = incident_coupon(template, clock)
+    case_open(coupon=coupon, order_id="order_demo_A", fact_type="PaymentSucceeded",
+              payment_id="payment_demo_PA", evidence={"payment_id": "payment_demo_PA"})
+
+    start(page, person, "zh-hans", "olga", f"/coupons/{coupon.pk}/")
+
+    answer = page.locator('[aria-labelledby="check-title"]').inner_text()
+    assert "已使用该券：请改为退还本订单的优惠金额" in answer
