@@ -107,6 +107,8 @@ class CaseOutput(serializers.ModelSerializer):
     """Notes and evidence only when the context says `can_see_details` (default: hidden)."""
 
     sometimes_absent = ConflictCase.detail_fields
+    evidence = serializers.DictField(help_text="The fact's values the case was opened on, by "
+                                     "name (payment id, amounts, times).")
 
     class Meta:
         model = ConflictCase

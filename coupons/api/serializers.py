@@ -278,7 +278,8 @@ class RejectionOutput(serializers.Serializer):
     actor = serializers.CharField()
     error_code = serializers.CharField()
     message = serializers.CharField()
-    details = serializers.JSONField()
+    details = serializers.DictField(help_text="The refusal's facts, by name, as its error "
+                                    "answer gave them (docs/api.md, Errors).")
     created_at = serializers.DateTimeField()
 
 

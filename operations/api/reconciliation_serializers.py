@@ -5,6 +5,10 @@ from coupons.models import Finding
 
 
 class FindingOutput(serializers.ModelSerializer):
+    order_ids = serializers.ListField(child=serializers.CharField(),
+                                      help_text="The orders the finding is about.")
+    evidence = serializers.DictField(help_text="What the check found, by name.")
+
     class Meta:
         model = Finding
         fields = ["id", "kind", "severity", "coupon", "subject", "order_ids", "summary",
