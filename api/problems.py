@@ -45,6 +45,7 @@ TITLES = {
     "REPLAY_IN_PROGRESS": _("Replay in progress"),
     "SAME_OPERATOR": _("Same operator"),
     "SERVICE_UNAVAILABLE": _("Service unavailable"),
+    "TERMS_CONFLICT": _("Terms conflict"),
     "THRESHOLD_NOT_MET": _("Threshold not met"),
     "THROTTLED": _("Too many requests"),
     "TOKEN_MISMATCH": _("Lease token mismatch"),

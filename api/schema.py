@@ -71,11 +71,13 @@ ERROR_MEANINGS = {
     401: "NOT_AUTHENTICATED: no credentials, or a key that is unknown or revoked.",
     403: "PERMISSION_DENIED: the caller lacks the capability (`details.capability` names it), "
          "or the resource answers only to another client or person.",
-    404: "NOT_FOUND: no such object (a path id, or an id in the body such as `template_id`), or "
-         "a `page` past the last one.",
+    404: "NOT_FOUND: no such object (a path id, or a reference in the body such as "
+         "`template_id` or `return_policy`, named in `details` as sent), or a `page` past the "
+         "last one.",
     409: "A conflict with the current state: INVALID_STATE, ORDER_MISMATCH, TOKEN_MISMATCH or "
          "VERSION_CONFLICT (`details` carry `current_state` and `current_version`), "
-         "ALREADY_EXISTS, or IDEMPOTENCY_REQUEST_IN_PROGRESS while the same key still runs.",
+         "ALREADY_EXISTS, TERMS_CONFLICT (an edit that breaks the terms it keeps), or "
+         "IDEMPOTENCY_REQUEST_IN_PROGRESS while the same key still runs.",
     422: "A business rule refused a well-formed request (e.g. COUPON_EXPIRED, THRESHOLD_NOT_MET, "
          "NOT_COUPON_OWNER), or IDEMPOTENCY_KEY_REUSED / MESSAGE_ID_REUSED / REFUND_ID_REUSED: the "
          "key, message id or refund id was used before with another body.",

@@ -391,6 +391,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "CouponStatusEnum": "coupons.models.CouponStatus",
         "CaseStatusEnum": "coupons.models.CaseStatus",
+        "FactTypeEnum": "coupons.models.FactType",
         "InboxStatusEnum": ["PROCESSED", "DUPLICATE"],
         "CouponKindEnum": "coupons.models.CouponKind",
         "TimelineKindEnum": "coupons.history.KIND_ORDER",

@@ -122,6 +122,15 @@ class AlreadyExists(CouponError):
     message = _("An object with this identifier already exists.")
 
 
+class TermsConflict(CouponError):
+    """A 409: an edit that is valid on its own leaves, with the terms the template keeps, terms
+    that could not price an order; details name each field at fault and the stored version."""
+
+    code = "TERMS_CONFLICT"
+    http_status = 409
+    message = _("With the terms the template keeps, this edit would not price an order.")
+
+
 class IdempotencyRequestInProgress(CouponError):
     code = "IDEMPOTENCY_REQUEST_IN_PROGRESS"
     http_status = 409

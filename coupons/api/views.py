@@ -68,6 +68,7 @@ def with_lease_token(body: dict, fresh: dict) -> dict:
 
 class TemplateListCreateApi(GenericAPIView):
     capabilities = {"POST": Capability.MANAGE_TEMPLATES}
+    error_statuses = {"POST": {404}}  # no such return_policy
     response_links = {"POST": {"IssueCoupon": {
         "operationId": "coupons_create", "requestBody": {"template_id": "$response.body#/id"}}}}
     serializer_class = s.TemplateOutput

@@ -1,6 +1,7 @@
 from django.db import models
 
 from coupons.models.append_only import delete_refused, frozen_once_closed
+from coupons.models.inbox import FactType
 from coupons.models.journal import Journaled
 
 
@@ -34,7 +35,7 @@ class ConflictCase(Journaled):
     )
     order_id = models.CharField(max_length=64, db_index=True)
     payment_id = models.CharField(max_length=64, blank=True)
-    fact_type = models.CharField(max_length=32)
+    fact_type = models.CharField(max_length=32, choices=FactType.choices)
     status = models.CharField(max_length=16, choices=CaseStatus.choices, default=CaseStatus.OPEN)
     recommendation = models.CharField(max_length=32, choices=Recommendation.choices)
     summary = models.CharField(max_length=500)  # in English, as written (the record)

@@ -17,6 +17,7 @@ from coupons.models import (
     CaseStatus,
     ConflictCase,
     CouponStatus,
+    FactType,
     OperationType,
     OrderCoupon,
     Recommendation,
@@ -56,6 +57,8 @@ def case_open(*, coupon, order_id, fact_type, payment_id="", evidence) -> Confli
     A case a person has resolved or dismissed is not reopened by a redelivery of its fact:
     that decision stands, and the caller sees the closed case.
     """
+    if fact_type not in FactType.values:  # the API declares the case's fact as this enum
+        raise ValueError(f"not a fact type: {fact_type!r}")
     now = clock.now()
     recommendation, code, params = recommend(coupon, order_id, now)
     existing = (

@@ -3,26 +3,27 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from coupons import after_sale, clock
-from coupons.errors import AlreadyExists, NotFound, ValidationFailed
+from coupons.errors import AlreadyExists, NotFound, TermsConflict, ValidationFailed
 from coupons.models import CouponKind, CouponTemplate, CouponTemplateVersion
 
 
 def validate_terms(terms: dict) -> None:
     """Refuse terms that could not price an order; raises with every problem at once."""
-    # The problems travel in the answer's details, stored as JSON: worded now, not lazily.
+    # The problems travel in the answer's details, stored as JSON: worded now, not lazily; a
+    # list per field, as every other 400 names its fields.
     problems = {}
     kind = terms.get("kind")
     if kind in (CouponKind.AMOUNT_OFF, CouponKind.EXCHANGE) and not terms.get("face_value"):
-        problems["face_value"] = gettext("Required and above zero for this kind.")
+        problems["face_value"] = [gettext("Required and above zero for this kind.")]
     if kind == CouponKind.PERCENT_OFF:
         percent = terms.get("percent_off")
         if percent is None or not 0 < percent <= 100:
-            problems["percent_off"] = gettext("Required, above 0 and at most 100.")
+            problems["percent_off"] = [gettext("Required, above 0 and at most 100.")]
     has_window = terms.get("valid_until") is not None
     if has_window == (terms.get("valid_days") is not None):
-        problems["valid_until"] = gettext("Give either valid_until (a window) or valid_days.")
+        problems["valid_until"] = [gettext("Give either valid_until (a window) or valid_days.")]
     if has_window and terms.get("valid_from") and terms["valid_from"] >= terms["valid_until"]:
-        problems["valid_from"] = gettext("Must be before valid_until.")
+        problems["valid_from"] = [gettext("Must be before valid_until.")]
     if problems:
         raise ValidationFailed(_("The template terms are not valid."), **problems)
 
@@ -74,7 +75,11 @@ def template_update(*, template_id, **terms) -> CouponTemplate:
         if template is None:
             raise NotFound(_("No such template."), template_id=template_id)
         merged = {**template.terms(), **resolve_return_policy(terms)}
-        validate_terms(merged)
+        try:
+            validate_terms(merged)
+        except ValidationFailed as problems:
+            # The edit passed its own checks: what fails is its sum with the stored terms.
+            raise TermsConflict(current_version=template.version, **problems.details) from None
         if merged == template.terms():
             return template
         now = clock.now()

@@ -125,10 +125,10 @@ def return_policy_named(value) -> ReturnPolicy:
         if policy is None and text.isdigit() and len(text) < 19:
             policy = ReturnPolicy.objects.filter(pk=int(text)).first()
     if policy is None:
-        raise ValidationFailed(_("The template terms are not valid."),
-                               return_policy=gettext("No such return policy (give its code or "
-                                                       "id)."))
+        # As for a template_id in a body: a name that refers to nothing is a 404 naming it.
+        raise NotFound(_("No such return policy."), return_policy=value)
     if not ReturnPolicyVersion.objects.filter(policy=policy, status=Status.PUBLISHED).exists():
         raise ValidationFailed(_("The template terms are not valid."),
-                               return_policy=gettext("This policy has no published version yet."))
+                               return_policy=[gettext("This policy has no published version "
+                                                      "yet.")])
     return policy

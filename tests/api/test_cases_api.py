@@ -6,8 +6,9 @@ import pytest
 from django.contrib.auth.models import Group, User
 from rest_framework.test import APIClient
 
-from coupons.models import CommandRejection, ConflictCase, CouponOperation, Redemption
+from coupons.models import CommandRejection, ConflictCase, CouponOperation, FactType, Redemption
 from coupons.services import coupon_issue, coupon_void
+from coupons.services.cases import case_open
 from refunds.models import Compensation
 from tests.command_checks import ledger, world
 from tests.conftest import lock
@@ -97,6 +98,17 @@ def test_operator_lists_cases_newest_first_with_their_evidence(
     assert (row["status"], row["recommendation"]) == ("OPEN", "COMPENSATING_REDEEM")
     assert row["evidence"]["refused_with"] == "INVALID_STATE"
     assert row["resolved_by"] == ""
+
+
+def test_a_cases_fact_is_one_of_the_fact_types_the_schema_declares(coupon):
+    schema = APIClient().get("/api/v1/schema/?format=json").json()["components"]["schemas"]
+
+    assert schema["CaseOutput"]["properties"]["fact_type"] == {
+        "$ref": "#/components/schemas/FactTypeEnum"}
+    assert schema["FactTypeEnum"]["enum"] == FactType.values
+    with pytest.raises(ValueError, match="PAYMENT_SUCCEEDED"):
+        case_open(coupon=coupon, order_id="A", fact_type="PAYMENT_SUCCEEDED", evidence={})
+    assert not ConflictCase.objects.exists()
 
 
 def test_cases_filter_by_status_order_and_coupon(

@@ -15,6 +15,7 @@ from django.contrib import admin
 from django.contrib.auth.models import Group
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from django.urls import path as route
 
 from api.permissions import required_capability
 from console.capabilities import CONSOLE_GROUPS
@@ -84,6 +85,15 @@ API_MATRIX = {
     ("GET", "/api/v1/refunds/{decision_id}"): C.READ,
     ("POST", "/api/v1/refunds/{decision_id}/approve"): C.APPROVE_REFUNDS,
     ("POST", "/api/v1/refunds/{decision_id}/reject"): C.APPROVE_REFUNDS,
+}
+
+# The API's documents, beside its operations: who gets each, signed out.
+PUBLIC, SIGN_IN_PAGE = "public", "the sign-in page first"
+DOCUMENTS = {
+    "/api/v1/schema/": PUBLIC,  # generators fetch the OpenAPI schema without a key
+    "/api/v1/asyncapi/": PUBLIC,  # and the broker's contract beside it
+    "/api/v1/docs/": SIGN_IN_PAGE,  # pages for people
+    "/api/v1/redoc/": SIGN_IN_PAGE,
 }
 
 SUPERUSER = "superuser only"
@@ -191,6 +201,39 @@ def test_the_api_matrix_names_every_routed_operation_and_agrees_with_its_view():
     assert set(routed) - set(API_MATRIX) == set(), "add these operations to API_MATRIX"
     assert set(API_MATRIX) - set(routed) == set(), "these operations are no longer routed"
     assert {key: required_capability(view, key[0]) for key, view in routed.items()} == API_MATRIX
+
+
+def routed_documents(patterns=None, prefix=""):
+    """Paths under /api/v1/ served by something other than an API operation of ours."""
+    for entry in get_resolver().url_patterns if patterns is None else patterns:
+        route = prefix + str(entry.pattern)
+        if isinstance(entry, URLResolver):
+            yield from routed_documents(entry.url_patterns, route)
+        elif isinstance(entry, URLPattern) and route.startswith("api/v1/"):
+            view = getattr(entry.callback, "cls", None)
+            if view is None or view.__module__.startswith("drf_spectacular"):
+                yield "/" + route
+
+
+def test_the_documents_table_names_every_other_api_path():
+    assert set(routed_documents()) == set(DOCUMENTS)
+
+
+@pytest.mark.parametrize("path", DOCUMENTS)
+def test_each_document_answers_a_signed_out_caller_as_the_table_says(client, path):
+    response = client.get(path)
+
+    if DOCUMENTS[path] == PUBLIC:
+        assert response.status_code == 200
+    else:
+        assert response.status_code == 302
+        assert response["Location"].startswith(reverse("console:login"))
+
+
+def test_the_documents_walk_fails_on_a_path_the_table_does_not_name():
+    unnamed = route("api/v1/forgotten/", lambda request: None)
+    assert "/api/v1/forgotten/" in set(routed_documents([unnamed]))
+    assert "/api/v1/forgotten/" not in DOCUMENTS
 
 
 def test_the_admin_matrix_names_every_registered_model():

@@ -87,10 +87,6 @@ def test_the_key_of_another_edit_is_refused(api, created):
 @pytest.mark.parametrize(
     ("body", "fields"),
     [
-        pytest.param({"kind": "PERCENT_OFF"}, {"percent_off"}, id="terms-that-cannot-price"),
-        pytest.param({"valid_until": "2026-07-01T00:00:00Z"}, {"valid_until"},
-                     id="window-and-days"),
-        pytest.param({"valid_days": None}, {"valid_until"}, id="no-validity-left"),
         pytest.param({"face_value": "-1"}, {"face_value"}, id="negative-value"),
         pytest.param({"kind": "FREE"}, {"kind"}, id="unknown-kind"),
         pytest.param({"code": "renamed"}, {"code"}, id="code-never-changes"),
@@ -102,6 +98,35 @@ def test_an_invalid_edit_is_a_400_naming_the_fields_and_changes_nothing(
     assert set(error(patch(api, created["id"], body), 400, "VALIDATION_ERROR")) == fields
     assert versions(created["id"]) == [(1, 30, "30 off 200")]
     assert ok(api.get(f"/api/v1/templates/{created['id']}")) == created
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        pytest.param({"kind": "PERCENT_OFF"}, "percent_off", id="terms-that-cannot-price"),
+        pytest.param({"valid_until": "2026-07-01T00:00:00Z"}, "valid_until",
+                     id="window-beside-the-stored-days"),
+        pytest.param({"valid_days": None}, "valid_until", id="no-validity-left"),
+    ],
+)
+def test_an_edit_valid_alone_that_breaks_the_stored_terms_is_a_409_naming_the_field(
+    api, created, body, field
+):
+    details = error(patch(api, created["id"], body), 409, "TERMS_CONFLICT")
+
+    assert details == {field: [details[field][0]], "current_version": 1}
+    assert versions(created["id"]) == [(1, 30, "30 off 200")]
+    assert ok(api.get(f"/api/v1/templates/{created['id']}")) == created
+
+
+def test_an_unknown_return_policy_is_a_404_naming_what_was_sent(api, created):
+    details = error(post(api, "templates", {**TEMPLATE, "code": "other",
+                                            "return_policy": "NO-SUCH"}), 404, "NOT_FOUND")
+    assert details == {"return_policy": "NO-SUCH"}
+    assert error(patch(api, created["id"], {"return_policy": 99999}), 404,
+                 "NOT_FOUND") == {"return_policy": 99999}
+    assert CouponTemplate.objects.count() == 1
+    assert versions(created["id"]) == [(1, 30, "30 off 200")]
 
 
 def test_an_edit_of_an_unknown_template_is_404(api, clock):

@@ -37,6 +37,9 @@ def test_policy_admin_drafts_edits_previews_and_publishes(page, person, template
         "must be between 0 and 1")
     assert ReturnPolicyVersion.objects.get(policy__code="default", number=2).rules[4]["when"] \
         == {"refund_type": "FULL", "days_since_redemption_max": 30}
+    # The refusal is swapped in by htmx, which settles the new inputs' attributes a moment
+    # later: typing before then can be overwritten. Settled, the error summary takes focus.
+    expect(page.locator("[data-error-summary]")).to_be_focused()
     page.locator("#id_form-4-refunded_share_min").fill("")
     page.get_by_role("button", name="Save draft").click()
 

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.django_db
 
 def open_cases(coupon, count, start=0):
     for n in range(start, start + count):
-        case_open(coupon=coupon, order_id=f"order-{n}", fact_type="PAYMENT_SUCCEEDED",
+        case_open(coupon=coupon, order_id=f"order-{n}", fact_type="PaymentSucceeded",
                   evidence={"n": n})
 
 
@@ -68,7 +68,7 @@ def test_an_entry_that_commits_late_never_gets_a_position_below_one_already_give
     open_cases(redeemed, 2)
     sequence()
     first = JournalEntry.objects.order_by("id").first()
-    case = case_open(coupon=redeemed, order_id="order-late", fact_type="PAYMENT_SUCCEEDED",
+    case = case_open(coupon=redeemed, order_id="order-late", fact_type="PaymentSucceeded",
                      evidence={})
     late = JournalEntry.objects.get(subject_id=case.pk, subject="coupons.conflictcase")
     # The same entry as if its transaction had taken a lower id and committed after the run.

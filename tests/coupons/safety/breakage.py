@@ -277,7 +277,7 @@ def issued_twice(template, ctx):
 def inbox_message_edited_after_it_was_sealed(template, ctx):
     """A payment fact about the coupon's order whose payload was changed after it was sealed."""
     coupon = redeemed(template, ctx)
-    message = InboxMessage(message_id="m-1", fact_type="PAYMENT_SUCCEEDED", order_id="order-A",
+    message = InboxMessage(message_id="m-1", fact_type="PaymentSucceeded", order_id="order-A",
                            occurred_at=clock.now(), payload={"payment_id": "P1"},
                            sender="orders", sender_scope="client:1", content_hash="0" * 64,
                            received_at=clock.now())
@@ -315,7 +315,7 @@ def case_dismissed_past_the_services(template, ctx):
     """A conflict case "dismissed" by one UPDATE, as another operator, with a made-up note:
     the application's login may UPDATE an open case, but not its journal."""
     coupon = redeemed(template, ctx)
-    case = case_open(coupon=coupon, order_id="order-late", fact_type="PAYMENT_SUCCEEDED",
+    case = case_open(coupon=coupon, order_id="order-late", fact_type="PaymentSucceeded",
                      evidence={"payment_id": "P-late"})
     ConflictCase.objects.filter(pk=case.pk).update(
         status="DISMISSED", resolution="DISMISSED", resolved_by="user:op2",

@@ -31,7 +31,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def case(template, ctx):
     coupon = redeemed(template, ctx)
-    return case_open(coupon=coupon, order_id="order-late", fact_type="PAYMENT_SUCCEEDED",
+    return case_open(coupon=coupon, order_id="order-late", fact_type="PaymentSucceeded",
                      evidence={"payment_id": "P-late"})
 
 
@@ -179,7 +179,7 @@ def test_verify_journal_names_an_entry_edited_past_the_triggers(case, broken_on_
 def test_verify_journal_names_rows_without_entries_and_entries_without_rows(
         case, coupon, broken_on_purpose):
     unjournaled = ConflictCase.objects.create(
-        coupon=coupon, order_id="o-2", fact_type="PAYMENT_SUCCEEDED",
+        coupon=coupon, order_id="o-2", fact_type="PaymentSucceeded",
         recommendation="MANUAL_REVIEW", summary="s", evidence={}, opened_at=clock.now())
     [entry] = entries(case)
     with as_owner():

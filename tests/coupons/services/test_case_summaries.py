@@ -16,7 +16,7 @@ def test_the_summary_is_stored_in_english_with_its_code_and_read_in_chinese(temp
     lock(coupon, ctx, order_id="order-B")
     coupon.refresh_from_db()
 
-    case = case_open(coupon=coupon, order_id="order-A", fact_type="PAYMENT_SUCCEEDED",
+    case = case_open(coupon=coupon, order_id="order-A", fact_type="PaymentSucceeded",
                      evidence={})
     stored = ConflictCase.objects.get(pk=case.pk)
 
@@ -31,7 +31,7 @@ def test_the_summary_is_stored_in_english_with_its_code_and_read_in_chinese(temp
 
 def test_a_case_without_a_code_reads_as_it_was_stored(template, ctx):
     case = case_open(coupon=issued(template, ctx), order_id="order-A",
-                     fact_type="PAYMENT_SUCCEEDED", evidence={})
+                     fact_type="PaymentSucceeded", evidence={})
     case.summary_code = ""
 
     with translation.override("zh-hans"):

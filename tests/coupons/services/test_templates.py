@@ -3,7 +3,7 @@ from decimal import Decimal
 
 import pytest
 
-from coupons.errors import AlreadyExists, NotFound, ValidationFailed
+from coupons.errors import AlreadyExists, NotFound, TermsConflict, ValidationFailed
 from coupons.models import CouponTemplate, CouponTemplateVersion, OrderCoupon, UserCoupon
 from coupons.services import (
     coupon_issue,
@@ -146,13 +146,13 @@ def test_update_of_an_unknown_template_is_not_found(clock):
     assert caught.value.details == {"template_id": 9999}
 
 
-def test_update_to_invalid_terms_is_refused_and_changes_nothing(clock):
+def test_update_to_invalid_terms_is_refused_as_a_conflict_and_changes_nothing(clock):
     template = template_create(**AMOUNT_OFF)
 
-    with pytest.raises(ValidationFailed) as caught:
+    with pytest.raises(TermsConflict) as caught:
         template_update(template_id=template.pk, kind="PERCENT_OFF")
 
-    assert set(caught.value.details) == {"percent_off"}
+    assert set(caught.value.details) == {"percent_off", "current_version"}
     template.refresh_from_db()
     assert (template.version, template.kind) == (1, "AMOUNT_OFF")
     assert CouponTemplateVersion.objects.count() == 1

@@ -6,7 +6,13 @@ from decimal import Decimal
 
 import pytest
 
-from coupons.errors import InvalidState, PolicyDraftExists, PolicyVersionFrozen, ValidationFailed
+from coupons.errors import (
+    InvalidState,
+    NotFound,
+    PolicyDraftExists,
+    PolicyVersionFrozen,
+    ValidationFailed,
+)
 from coupons.models import CouponTemplateVersion
 from coupons.services import coupon_issue, template_create, template_update
 from coupons.services.templates import template_set_issuable
@@ -212,18 +218,22 @@ def test_template_versions_keep_the_policy_they_were_frozen_with(clock, ctx):
     assert policy_version_for(coupon.template_version, clock.now()).policy.code == "strict"
 
 
-@pytest.mark.parametrize(("value", "problem"), [
-    ("nope", "No such return policy (give its code or id)."),
-    (999999, "No such return policy (give its code or id)."),
-    ("unpublished", "This policy has no published version yet."),
-])
-def test_template_refuses_an_unknown_or_unpublished_policy(clock, value, problem):
+@pytest.mark.parametrize("value", ["nope", 999999])
+def test_template_refuses_an_unknown_policy_naming_what_was_given(clock, value):
+    with pytest.raises(NotFound) as caught:
+        make_template(return_policy=value)
+
+    assert caught.value.details == {"return_policy": value}
+
+
+def test_template_refuses_a_policy_with_no_published_version(clock):
     policy_create(code="unpublished", name="U", actor="ann")
 
     with pytest.raises(ValidationFailed) as caught:
-        make_template(return_policy=value)
+        make_template(return_policy="unpublished")
 
-    assert caught.value.details == {"return_policy": problem}
+    assert caught.value.details == {
+        "return_policy": ["This policy has no published version yet."]}
 
 
 def test_template_accepts_the_policy_by_id_as_text(clock):
