@@ -6,9 +6,17 @@ from coupons import after_sale, clock
 from coupons.errors import AlreadyExists, NotFound, TermsConflict, ValidationFailed
 from coupons.models import CouponKind, CouponTemplate, CouponTemplateVersion
 
+# Each rule of the terms: the field it names when broken and the fields it reads.
+RULE_READS = {
+    "face_value": {"kind", "face_value"},
+    "percent_off": {"kind", "percent_off"},
+    "valid_until": {"valid_until", "valid_days"},
+    "valid_from": {"valid_from", "valid_until"},
+}
 
-def validate_terms(terms: dict) -> None:
-    """Refuse terms that could not price an order; raises with every problem at once."""
+
+def term_problems(terms: dict) -> dict[str, list[str]]:
+    """What keeps terms from pricing an order, by the field each broken rule names."""
     # The problems travel in the answer's details, stored as JSON: worded now, not lazily; a
     # list per field, as every other 400 names its fields.
     problems = {}
@@ -24,8 +32,25 @@ def validate_terms(terms: dict) -> None:
         problems["valid_until"] = [gettext("Give either valid_until (a window) or valid_days.")]
     if has_window and terms.get("valid_from") and terms["valid_from"] >= terms["valid_until"]:
         problems["valid_from"] = [gettext("Must be before valid_until.")]
-    if problems:
+    return problems
+
+
+def validate_terms(terms: dict) -> None:
+    """Refuse terms that could not price an order; raises with every problem at once."""
+    if problems := term_problems(terms):
         raise ValidationFailed(_("The template terms are not valid."), **problems)
+
+
+def validate_edit(stored: CouponTemplate, edit: dict) -> dict:
+    """The terms after `edit`, or why not: a rule broken by the fields sent alone is the
+    request's fault (400); one the stored terms take part in is a conflict with them (409)."""
+    merged = {**stored.terms(), **edit}
+    problems = term_problems(merged)
+    if problems and all(RULE_READS[field] <= edit.keys() for field in problems):
+        raise ValidationFailed(_("The template terms are not valid."), **problems)
+    if problems:
+        raise TermsConflict(current_version=stored.version, **problems)
+    return merged
 
 
 def resolve_return_policy(terms: dict) -> dict:
@@ -74,12 +99,7 @@ def template_update(*, template_id, **terms) -> CouponTemplate:
         template = CouponTemplate.objects.select_for_update().filter(pk=template_id).first()
         if template is None:
             raise NotFound(_("No such template."), template_id=template_id)
-        merged = {**template.terms(), **resolve_return_policy(terms)}
-        try:
-            validate_terms(merged)
-        except ValidationFailed as problems:
-            # The edit passed its own checks: what fails is its sum with the stored terms.
-            raise TermsConflict(current_version=template.version, **problems.details) from None
+        merged = validate_edit(template, resolve_return_policy(terms))
         if merged == template.terms():
             return template
         now = clock.now()

@@ -158,6 +158,18 @@ def test_update_to_invalid_terms_is_refused_as_a_conflict_and_changes_nothing(cl
     assert CouponTemplateVersion.objects.count() == 1
 
 
+def test_an_edit_whose_own_fields_break_a_rule_is_invalid_whatever_is_stored(clock):
+    template = template_create(**AMOUNT_OFF)
+
+    with pytest.raises(ValidationFailed) as caught:
+        template_update(template_id=template.pk, valid_until=START + timedelta(days=60),
+                        valid_days=10)
+
+    assert set(caught.value.details) == {"valid_until"}
+    template.refresh_from_db()
+    assert template.version == 1
+
+
 def test_issued_coupons_keep_their_template_version(template, coupon, ctx):
     template_update(template_id=template.pk, face_value=Decimal("50.00"), valid_days=90,
                     min_order_amount=Decimal("500.00"))
