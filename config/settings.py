@@ -392,6 +392,11 @@ SPECTACULAR_SETTINGS = {
         "CouponStatusEnum": "coupons.models.CouponStatus",
         "CaseStatusEnum": "coupons.models.CaseStatus",
         "FactTypeEnum": "coupons.models.FactType",
+        "OperationTypeEnum": "coupons.models.OperationType",
+        # The names these sets had before more fields took them, so generated types keep theirs.
+        "OpTypeEnum": ["REVERSE", "COMPENSATE"],
+        "RefundCouponDecisionOutputActionEnum": "refunds.models.RefundCoupon.Action",
+        "RefundTypeEnum": "refunds.policy_engine.RefundType.ALL",
         "InboxStatusEnum": ["PROCESSED", "DUPLICATE"],
         "CouponKindEnum": "coupons.models.CouponKind",
         "TimelineKindEnum": "coupons.history.KIND_ORDER",
