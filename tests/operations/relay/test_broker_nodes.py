@@ -4,13 +4,20 @@ import pytest
 from django.conf import settings
 
 from coupons.services import coupon_issue
-from operations import broker
+from operations import asyncapi, broker
 
 
 def test_one_url_is_one_node_and_a_list_is_each_in_order():
     assert broker.node_urls("amqp://a:5672/%2F") == ["amqp://a:5672/%2F"]
     assert broker.node_urls("amqp://a:5672/%2F, amqp://b:5673/%2F,") == [
         "amqp://a:5672/%2F", "amqp://b:5673/%2F"]
+
+
+def test_the_asyncapi_document_names_the_first_node_without_credentials():
+    server = asyncapi.broker_server(
+        "amqp://relay:pw@mq1:5672/coupons,amqp://relay:pw@mq2:5673/coupons")
+    assert (server["host"], server["pathname"]) == ("mq1:5672", "/coupons")
+    assert "pw" not in str(server)
 
 
 @pytest.mark.django_db
