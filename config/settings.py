@@ -444,6 +444,7 @@ IMPACT_REPLAY_SAMPLE = env_int("IMPACT_REPLAY_SAMPLE", default=10_000)
 IMPACT_REPLAY_SLOT_SECONDS = 300
 
 # --- Events: the outbox relay's broker; see docs/events.md ---------------------------
+# One AMQP URL, or a cluster's nodes separated by commas (operations/broker.py).
 BROKER_URL = os.environ.get("BROKER_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
 
 # --- Resilience: docs/operating.md, "Resilience" ----------------------------------
