@@ -292,7 +292,7 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-# bin/serve runs collectstatic into here (with gzip copies); WhiteNoise serves it.
+# bin/release runs collectstatic into here (with gzip copies); WhiteNoise serves it.
 STATIC_ROOT = BASE_DIR / "staticfiles"
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
