@@ -329,6 +329,9 @@ def drill(args, url: str, exchange: str, facts) -> dict:
     manage = [sys.executable, "manage.py"]
     # gunicorn's workers share their counters through files in a directory of this run's own.
     metrics = tempfile.mkdtemp(prefix="ha-drill-metrics-")
+    # Migrated already; bin/serve starts only with the release's static files and catalogue.
+    subprocess.run([str(ROOT / "bin" / "release"), "--assets-only"], cwd=ROOT, env=env,
+                   check=True)
     server = start([str(ROOT / "bin" / "serve")], {**env, "PROMETHEUS_MULTIPROC_DIR": metrics},
                    "ha-drill-serve.log")
     processes = [server,
