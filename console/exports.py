@@ -21,6 +21,7 @@ from django.utils.translation import pgettext_lazy
 
 from coupons.redaction import visible
 from coupons.write.payloads import money
+from refunds.rule_labels import label_words
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 BOM = "\ufeff"
@@ -129,7 +130,8 @@ DECISION_COLUMNS = [
            label=pgettext_lazy("CSV header", "reviewed at")),
     Column("executed_action", lambda d: d.executed_action,
            label=pgettext_lazy("CSV header", "executed action")),
-    Column("rule_label", lambda d: d.rule_label, label=pgettext_lazy("CSV header", "rule")),
+    Column("rule_label", lambda d: label_words(d.rule_label),
+           label=pgettext_lazy("CSV header", "rule")),
     Column("policy_version", lambda d: d.policy_version and
            f"{d.policy_version.policy.code} v{d.policy_version.number}",
            label=pgettext_lazy("CSV header", "policy version")),
