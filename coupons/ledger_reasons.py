@@ -1,14 +1,16 @@
-"""Why a ledger row was written, as the services say it: message codes with values.
+"""Why a ledger row or a compensation was written, as the services say it: message codes with
+values.
 
-The row's `reason` keeps the English text (the record, hash-chained); `reason_code` and
-`reason_params` say which sentence it is (coupons/sentences.py), so the ledger, the timeline
-and the exports read it in the reader's language. A reason a person typed (a void's, a
-compensation's own) has no code and reads as typed.
+The row's `reason` keeps the English text (the record; the ledger's is hash-chained);
+`reason_code` and `reason_params` say which sentence it is (coupons/sentences.py), so the
+ledger, the timeline and the queues read it in the reader's language. A reason a person typed
+(a void's, a proposed compensation's) has no code and reads as typed.
 """
 
 from django.utils.translation import gettext_lazy as _
 
 from coupons import sentences
+from coupons.case_summaries import summary_words
 
 REASONS = {
     "issued_from": _("issued from %(terms)s"),
@@ -22,7 +24,13 @@ REASONS = {
     "refund_of_order": _("refund %(refund)s of order %(order)s: %(rule)s"),
     "compensation": _("compensation %(compensation)s: %(reason)s"),
     "compensation_of_kind": _("compensation %(compensation)s (%(kind)s): %(reason)s"),
+    "conflict_case": _("conflict case %(case)s: %(case_summary)s"),
+    "presale_no_substitute": _("the deposit's coupon expired before final payment and no "
+                               "substitute fits"),
 }
+# A case's summary inside a reason is stored as its own code and values.
+sentences.VALUE_WORDS["case_summary"] = lambda summary: summary_words(summary["code"],
+                                                                      summary["params"])
 
 
 def reason(code: str, **params) -> sentences.Coded:
@@ -36,7 +44,15 @@ def reason_fields(text) -> dict:
             "reason_params": sentences.params_of(text)}
 
 
-def reason_words(operation) -> str:
-    """The row's reason in the reader's language, or as stored when it has no code."""
-    return sentences.read(REASONS, operation.reason_code, operation.reason_params,
-                          operation.reason)
+def case_reason(case) -> str:
+    """Why a case's remedy is owed: its summary's sentence when it has one."""
+    if not case.summary_code:
+        return f"conflict case {case.pk}: {case.summary}"
+    return reason("conflict_case", case=case.pk,
+                  case_summary={"code": case.summary_code, "params": case.summary_params})
+
+
+def reason_words(row) -> str:
+    """A ledger row's or a compensation's reason in the reader's language, or as stored when
+    it has no code."""
+    return sentences.read(REASONS, row.reason_code, row.reason_params, row.reason)

@@ -10,6 +10,11 @@ labels and the reconciliation's findings take the same path through this module.
 
 from django.utils import translation
 
+# A value that is itself words (a return policy's rule label, a case's summary), by its
+# parameter's name: worded by the package that owns it (after-sale installs its reader in its
+# AppConfig.ready(); the core imports none).
+VALUE_WORDS: dict = {}
+
 
 class Coded(str):
     """English text that knows its sentence's code and values: a service passes it where a
@@ -27,7 +32,9 @@ class Coded(str):
 
 def words(sentences: dict, code: str, params: dict) -> str:
     """The sentence `code` names, in the active language."""
-    return str(sentences[code]) % (params or {})
+    worded = {name: VALUE_WORDS[name](value) if name in VALUE_WORDS else value
+              for name, value in (params or {}).items()}
+    return str(sentences[code]) % worded
 
 
 def english(sentences: dict, code: str, params: dict) -> str:
@@ -35,18 +42,11 @@ def english(sentences: dict, code: str, params: dict) -> str:
         return words(sentences, code, params)
 
 
-# A value that is itself words (a return policy's rule label), worded by the package that owns
-# it: after-sale installs its reader here in its AppConfig.ready(); the core imports none.
-VALUE_WORDS: dict = {}
-
-
 def read(sentences: dict, code: str, params, stored: str) -> str:
     """The stored text in the reader's language when its code is known, else as stored."""
     if code in sentences:
         try:
-            worded = {name: VALUE_WORDS[name](value) if name in VALUE_WORDS else value
-                      for name, value in (params or {}).items()}
-            return words(sentences, code, worded)
+            return words(sentences, code, params or {})
         except (KeyError, TypeError, ValueError):
             return stored
     return stored

@@ -6,6 +6,7 @@ from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
 from coupons.history import Source, entry
+from coupons.ledger_reasons import reason_words
 from coupons.redaction import visible
 from coupons.write.payloads import money
 from refunds.decision_reasons import decision_reason_words
@@ -18,7 +19,7 @@ def _compensation_proposed(c, can_see_details):
                  _("Compensation %(kind)s (%(status)s)") % {"kind": c.kind, "status": c.status},
                  proposed_by=c.created_by, operation_id=c.operation_id,
                  **visible(Compensation, {
-                     "order_id": c.order_id, "amount": money(c.amount), "reason": c.reason,
+                     "order_id": c.order_id, "amount": money(c.amount), "reason": reason_words(c),
                  }, can_see_details=can_see_details))
 
 

@@ -21,7 +21,7 @@ class Compensation(Journaled):
     """
 
     # What only holders of VIEW_CASE_DETAILS see (coupons.redaction).
-    detail_fields = ("amount", "reason", "decision_note")
+    detail_fields = ("amount", "reason", "reason_params", "decision_note")
     # Proposed by an operator or recorded by the service; then decided once. The decision moves
     # only the decision's columns: what was proposed is what is approved.
     JOURNAL_OPENS = ("proposed", "recorded", "existing")
@@ -54,7 +54,11 @@ class Compensation(Journaled):
     amount = models.DecimalField(  # NULL for a reversal: it restores a state, it pays nothing
         max_digits=12, decimal_places=2, null=True, blank=True
     )
-    reason = models.CharField(max_length=500)
+    reason = models.CharField(max_length=500)  # in English when the services wrote it
+    # Which sentence a reason the services wrote is, and its values (coupons/ledger_reasons.py);
+    # empty on a reason a person typed and on compensations recorded before the codes.
+    reason_code = models.CharField(max_length=32, blank=True, default="", db_default="")
+    reason_params = models.JSONField(null=True, blank=True, default=None)
     created_by = models.CharField(max_length=128, help_text="Who proposed it.")
     created_at = models.DateTimeField()
     # The proposal's own Idempotency-Key and request hash ("" for system-recorded shortfalls).

@@ -6,7 +6,10 @@ from django.utils import translation
 
 from coupons.ledger_reasons import reason_words
 from coupons.models import CouponOperation
+from coupons.services import coupon_release
+from coupons.services.cases import case_open, case_resolve
 from refunds.decision_reasons import decision_reason_words
+from refunds.models import Compensation
 from refunds.rule_labels import label_words
 from tests.conftest import lock
 from tests.refunds.conftest import redeem, refund
@@ -50,3 +53,22 @@ def test_a_label_an_admin_wrote_and_an_old_reason_read_as_written(coupon, ctx):
     assert decision_reason_words(decision) == decision.reason
     assert label_words("Refunds over 100 go to finance") == "Refunds over 100 go to finance"
 
+
+
+def test_a_cases_compensation_keeps_english_and_reads_the_summary_in_chinese(coupon, ctx):
+    _, proof = lock(coupon, ctx, order_id="order-A")
+    coupon_release(coupon_id=coupon.pk, lease=proof, ctx=ctx)
+    lock(coupon, ctx, order_id="order-B")
+    coupon.refresh_from_db()
+    case = case_open(coupon=coupon, order_id="order-A", fact_type="PaymentSucceeded",
+                     evidence={})
+    case_resolve(case_id=case.pk, action="APPLY", note="退还优惠", ctx=ctx)
+
+    owed = Compensation.objects.get()
+    assert owed.reason == (f"conflict case {case.pk}: Order order-B now holds the coupon: "
+                           "refund this order's discount instead.")
+    assert owed.reason_code == "conflict_case"
+    assert reason_words(owed) == (f"冲突工单 {case.pk}：订单 order-B 现在占用着该券："
+                                  "请改为退还本订单的优惠金额。")
+    with translation.override("en"):
+        assert reason_words(owed) == owed.reason
