@@ -55,7 +55,11 @@ class Finding(models.Model):
     subject = models.CharField(max_length=128, blank=True)
     order_ids = models.JSONField(default=list)
     evidence = models.JSONField(default=dict)
-    summary = models.CharField(max_length=500)
+    summary = models.CharField(max_length=500)  # in English, as the run wrote it
+    # Which sentence the summary is and its values, for readers in other languages
+    # (operations/reconcile/summaries.py); empty on findings written before the codes.
+    summary_code = models.CharField(max_length=32, blank=True, default="", db_default="")
+    summary_params = models.JSONField(default=dict, blank=True)
     repair = models.CharField(max_length=32, choices=Repair.choices)
     status = models.CharField(
         max_length=16, choices=FindingStatus.choices, default=FindingStatus.OPEN

@@ -17,6 +17,7 @@ from operations.reconcile.checks import (
     coupon_range,
     load_batch,
 )
+from operations.reconcile.summaries import summary_fields
 
 DISMISSED = "DISMISSED"
 
@@ -79,8 +80,9 @@ def record_batch(coupons: list[dict], detected: list) -> tuple[int, int, int]:
         for key, finding in open_findings.items():
             if key in found:
                 fault = found[key]
-                finding.severity, finding.summary, finding.repair = (
-                    fault.severity, fault.summary, fault.repair)
+                finding.severity, finding.repair = fault.severity, fault.repair
+                for name, value in summary_fields(fault.summary).items():
+                    setattr(finding, name, value)
                 finding.evidence, finding.order_ids = fault.evidence, list(fault.order_ids)
                 finding.last_seen_at = now
                 refreshed.append(finding)
@@ -89,13 +91,13 @@ def record_batch(coupons: list[dict], detected: list) -> tuple[int, int, int]:
                 closed.append(finding)
         Finding.objects.bulk_update(
             refreshed + closed,
-            ["severity", "summary", "repair", "evidence", "order_ids", "last_seen_at", "status",
-             "closed_at"],
+            ["severity", "summary", "summary_code", "summary_params", "repair", "evidence",
+             "order_ids", "last_seen_at", "status", "closed_at"],
         )
         # A fault a person dismissed stays dismissed while it holds: their decision stands.
         new = [
             Finding(kind=f.kind, severity=f.severity, coupon_id=f.coupon_id, subject=f.subject,
-                    order_ids=list(f.order_ids), evidence=f.evidence, summary=f.summary,
+                    order_ids=list(f.order_ids), evidence=f.evidence, **summary_fields(f.summary),
                     repair=f.repair, first_seen_at=now, last_seen_at=now)
             for key, f in found.items() if key not in open_findings and key not in dismissed
         ]
