@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('coupons', '0028_case_summary_codes'),
+        ('coupons', '0029_case_fact_type_choices'),
     ]
 
     operations = [

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('coupons', '0029_reason_and_message_codes'),
+        ('coupons', '0030_reason_and_message_codes'),
     ]
 
     operations = [
