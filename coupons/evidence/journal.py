@@ -175,10 +175,11 @@ def journaled_bulk_create(rows: list, *, kind=None, actor=None, at=None) -> list
     return rows
 
 
-def journaled_insert(row, *, kind=None, actor=None, at=None):
+def journaled_insert(row, *, kind=None, actor=None, at=None, ignore_conflicts=False):
     """INSERT `row` (unsaved) and its first journal entry, in one statement; the row.
     `kind` defaults to the model's first opening, `actor` and `at` to the row's own `actor`
-    and `created_at`."""
+    and `created_at`. With `ignore_conflicts`, a row a unique constraint refuses is neither
+    written nor journaled, and the answer is None."""
     kind = kind or type(row).JOURNAL_OPENS[0]
     actor = actor or row.actor
     at = at or row.created_at
@@ -191,7 +192,9 @@ def journaled_insert(row, *, kind=None, actor=None, at=None):
         names.append(qn(field.column))
         params.append(field.get_db_prep_save(field.pre_save(row, True), connection))
     insert = (f"INSERT INTO {qn(meta.db_table)} ({', '.join(names)}) "  # noqa: S608
-              f"VALUES ({', '.join(['%s'] * len(names))}) RETURNING {qn(meta.pk.column)} AS id")
+              f"VALUES ({', '.join(['%s'] * len(names))}) "
+              f"{'ON CONFLICT DO NOTHING ' if ignore_conflicts else ''}"
+              f"RETURNING {qn(meta.pk.column)} AS id")
     entry, entry_params = _entry_sql("written", _body(row, kind=kind, actor=actor, at=at,
                                                       parent=None))
     with connection.cursor() as cursor:
@@ -199,6 +202,8 @@ def journaled_insert(row, *, kind=None, actor=None, at=None):
                        "SELECT (SELECT id FROM written), (SELECT content_hash FROM entry)",
                        [*params, *entry_params])
         row.pk, row.journal_tip = cursor.fetchone()
+    if row.pk is None:
+        return None
     row._state.adding = False
     row._state.db = connection.alias
     return row
