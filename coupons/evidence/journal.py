@@ -123,6 +123,35 @@ def _step_sql(source: str, body: dict) -> tuple[str, list]:
                  head, tail]
 
 
+# What an entry's time looks like (_value's isoformat), written by the database.
+ISO_SQL = "to_char(({}) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"+00:00\"')"
+
+
+def content_sql(model, subject_id: str, *, kind: str, actor: str, at: str,
+                parent: str = "'null'", row: str | None = None) -> str:
+    """The SQL expression of an entry's canonical content, for a database function that
+    writes entries itself (operations/db_roles.py: prune). `subject_id`, `at` and `parent`
+    are SQL (`parent` answering the JSON text of the parent: null or a quoted hash); `row`
+    a PL/pgSQL row variable of the model's table whose every column the entry records, or
+    None for a step that moves none. Only integer and time columns are written this way."""
+    if row is None:
+        columns = "'{}'"
+    else:
+        parts = []
+        for field in sorted(_columns(model), key=lambda field: field.attname):
+            value = f"{row}.{field.column}"
+            if field.get_internal_type() == "DateTimeField":
+                value = "'\"' || " + ISO_SQL.format(value) + " || '\"'"
+            elif not field.get_internal_type().endswith("IntegerField"):
+                raise ValueError(f"{field.attname}: only integer and time columns")
+            parts.append(f"'\"{field.attname}\":' || {value}")
+        columns = "'{' || " + " || ',' || ".join(parts) + " || '}'"
+    head = canonical({"actor": actor})[1:-1]
+    return (f"'{{\"id\":' || {subject_id} || ',{head},\"at\":\"' || {ISO_SQL.format(at)} || "
+            f"'\",\"kind\":{json.dumps(kind)},\"parent\":' || {parent} || ',\"row\":' || "
+            f"{columns} || ',\"table\":{json.dumps(model._meta.label_lower)}}}'")
+
+
 def entry_of_insert_sql(source: str, row, *, kind=None, actor, at) -> tuple[str, list]:
     """The first entry of `row` (unsaved, its values final), for a statement whose CTE
     `source` inserts it and returns its `id` (coupons.write.one_statement)."""
