@@ -34,8 +34,9 @@ from psycopg import sql
 
 from common.roles import APP_ROLE
 from coupons.evidence.journal import content_sql
-from coupons.models import PruneRun
+from coupons.models import InboxMessage, PruneRun
 from coupons.models.append_only import PRUNER_ROLE
+from coupons.models.journal import PRUNED as PRUNED_ENTRY
 from coupons.models.retention import PRUNE_ACTOR
 from operations.outbox_partitions import outbox_partitions_ahead
 
@@ -55,7 +56,7 @@ UPDATABLE = [
 # History rows with one column the services move (the triggers allow that move only).
 UPDATABLE_COLUMNS = {
     "coupons_redemption": ["succeeded"],
-    "coupons_inboxmessage": ["outcome", "seal"],
+    "coupons_inboxmessage": ["outcome"],
     "coupons_outboxevent": ["published_at"],
 }
 # The console's own rows a person changes or deletes (settings, saved filters).
@@ -207,6 +208,21 @@ def _sequencer_sql() -> sql.Composed:
                                 "pos bigint; node bytea; left_node bytea;", body=body)
 
 
+def _recorded(name: str, delete: str) -> str:
+    """The inbox's DELETE appends each deleted message's `pruned` journal entry in the same
+    statement (its rows go, its entries stay: verify_journal expects it gone). The other
+    tables prune copies, not evidence."""
+    if name != "coupons_prune_inbox":
+        return delete
+    tip = ("(SELECT (SELECT j.content_hash FROM coupons_journalentry j "
+           "WHERE j.subject = 'coupons.inboxmessage' AND j.subject_id = s.id "
+           "ORDER BY j.id DESC LIMIT 1) AS tip) t")
+    return f"WITH gone AS ({delete} RETURNING id) " + _entry_sql(
+        InboxMessage, "s.id", kind=PRUNED_ENTRY, parent="t.tip", at="now()",
+        source=f"gone s CROSS JOIN LATERAL {tip}",
+        parent_json="""coalesce('"' || t.tip || '"', 'null')""")
+
+
 def _function_sql(name: str, floor: str) -> sql.Composed:
     body = sql.SQL("""
             -- The database's clock, not the caller's: no cutoff inside the window passes.
@@ -218,7 +234,7 @@ def _function_sql(name: str, floor: str) -> sql.Composed:
             {delete};
             GET DIAGNOSTICS removed = ROW_COUNT;
             RETURN removed + dropped;""").format(
-        floor=sql.Literal(floor), delete=sql.SQL(PRUNE_SQL[name]),
+        floor=sql.Literal(floor), delete=sql.SQL(_recorded(name, PRUNE_SQL[name])),
         drop_partitions=sql.SQL(DROP_PARTITIONS_SQL.get(name, "")),
     )
     return _definer_sql(
@@ -245,7 +261,7 @@ def _prune_sql(floors: dict[str, str]) -> sql.Composed:
                     coupons_prune_inbox(inbox_cut))
             RETURNING * INTO run;
             -- The run's journal entry, in the same transaction (coupons/evidence/journal.py).
-            {entry}
+            {entry};
             RETURN run.id;""").format(
         outbox=sql.Literal(floors["coupons_prune_outbox"]),
         idempotency=sql.Literal(floors["coupons_prune_idempotency"]),
@@ -275,7 +291,7 @@ def _entry_sql(model, subject_id: str, *, kind: str, parent: str, at: str, row=N
             SELECT '{model._meta.label_lower}', {subject_id}, '{kind}', '{PRUNE_ACTOR}',
                    {parent}, c.content, encode(sha256(convert_to(c.content, 'UTF8')), 'hex'),
                    {at}
-            FROM {source} CROSS JOIN LATERAL (SELECT {content} AS content) c;"""
+            FROM {source} CROSS JOIN LATERAL (SELECT {content} AS content) c"""
 
 
 def _run(cursor, statement: sql.Composable) -> None:

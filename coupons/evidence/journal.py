@@ -30,6 +30,7 @@ from decimal import Decimal
 
 from django.apps import apps
 from django.db import connection
+from django.db.models import Exists, OuterRef
 from django.db.models.expressions import RawSQL
 from django.db.models.sql import UpdateQuery
 from django.utils import timezone
@@ -37,6 +38,7 @@ from django.utils.translation import gettext
 
 from coupons.errors import EvidenceMismatch
 from coupons.models import Journaled, JournalEntry
+from coupons.models.journal import PRUNED
 
 TABLE = JournalEntry._meta.db_table
 
@@ -337,6 +339,8 @@ def fold_problem(row) -> str | None:
         return problem
     if folded is None:
         return gettext("has no journal entry")
+    if json.loads(row.journal[-1])["kind"] == PRUNED:
+        return gettext("is still here, but its journal says retention deleted it")
     facts = row_facts(row)
     for name, value in facts.items():
         recorded = folded[name] if name in folded else _default(model, name)
@@ -421,8 +425,13 @@ def journal_problems():
             problem = fold_problem(row)
             if problem is not None:
                 yield label, row.pk, problem
+        # A row retention deleted ends with the `pruned` entry prune wrote as it deleted it.
+        pruned = (JournalEntry.objects.filter(subject=label, subject_id=OuterRef("subject_id"),
+                                              kind=PRUNED)
+                  .exclude(Exists(JournalEntry.objects.filter(
+                      parent_hash=OuterRef("content_hash")))))
         orphans = (JournalEntry.objects.filter(subject=label)
-                   .exclude(subject_id__in=model.objects.values("pk"))
+                   .exclude(subject_id__in=model.objects.values("pk")).exclude(Exists(pruned))
                    .values_list("subject_id", flat=True).distinct().order_by("subject_id"))
         for subject_id in orphans:
             yield label, subject_id, gettext("has journal entries but no row")
