@@ -56,6 +56,28 @@ def deprecation_headers(deprecation) -> dict:
     }
 
 
+# Read replicas (docs/deploy.md, Read replicas): a write's answer carries its position, which
+# the client sends back on its reads to read its own writes; a read answered from a replica
+# says how old its data is. Absent on a server without replicas.
+CONSISTENCY_TOKEN = "X-Consistency-Token"
+WRITE_POSITION = {CONSISTENCY_TOKEN: {
+    "description": "With read replicas: this write's position in the database's log, signed. "
+                   "Send it back as the `X-Consistency-Token` request header on your next reads "
+                   "(for `DATABASE_REPLICA_READ_YOUR_WRITES_SECONDS`, 60 s by default) and they "
+                   "show this write, whichever server answers. Opaque.",
+    "schema": {"type": "string"}}}
+READ_AFTER_WRITE = {
+    "name": CONSISTENCY_TOKEN, "in": "header", "required": False,
+    "description": "The `X-Consistency-Token` of your last write's answer: this read then "
+                   "shows that write (from a replica that has it, or the primary). A token "
+                   "that is expired, altered or another server's is ignored.",
+    "schema": {"type": "string"}}
+DATA_AS_OF = {"X-Data-As-Of": {
+    "description": "Present when a read replica answered: every change acknowledged before "
+                   "this time (ISO 8601) is in the answer; a later one may not be yet.",
+    "schema": {"type": "string", "format": "date-time"}}}
+WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
 REPLAYED = {"Idempotent-Replayed": {
     "description": "`true` when this is the stored answer of an earlier request with the same "
                    "Idempotency-Key: nothing happened again. Absent on a first answer.",
@@ -143,6 +165,12 @@ class CapabilitySchema(AutoSchema):
             operation["responses"][success].setdefault("headers", {}).update(LINK)
         if any(p["name"] == "Idempotency-Key" for p in operation.get("parameters", [])):
             operation["responses"][success].setdefault("headers", {}).update(REPLAYED)
+        if self.method in WRITE_METHODS:
+            for answer in operation["responses"].values():
+                answer["headers"].update(WRITE_POSITION)
+        elif self.method == "GET":
+            operation.setdefault("parameters", []).append(READ_AFTER_WRITE)
+            operation["responses"][success]["headers"].update(DATA_AS_OF)
         return operation
 
     def get_summary(self):

@@ -2,16 +2,19 @@
 
 A GET or HEAD of a console page or of the API reads from a replica (common/replica_router.py)
 when one is configured and it is close enough:
-- its replay lag is at most DATABASE_REPLICA_MAX_LAG_SECONDS, else the primary answers;
-- the caller (a browser's session, an API client's key) wrote in the last
-  DATABASE_REPLICA_READ_YOUR_WRITES_SECONDS: then the replica must have replayed the primary's
-  WAL position taken after that write, else the primary answers. So a person who just acted
-  sees the result of their act on the next page, and everyone else may see it a moment later.
+- its data is at most DATABASE_REPLICA_MAX_LAG_SECONDS old, else the primary answers. How old is
+  measured against the primary, never by the replica alone: a replica whose WAL stream stalled
+  with its connection up has replayed all it received and cannot tell that it is behind;
+- the caller (a browser, an API client) wrote in the last
+  DATABASE_REPLICA_READ_YOUR_WRITES_SECONDS: the answer to that write carried the primary's WAL
+  position after it, signed (a cookie, the X-Consistency-Token header), and the caller's reads
+  go to a replica that has replayed it, else to the primary. The position travels with the
+  caller, so whichever server process answers next knows it. Everyone else may see a write a
+  moment later.
 A replica that fails to answer is left alone for REPLICA_RETRY_SECONDS. A page read from a
 replica says how old its data is ("Data as of ...", and the X-Data-As-Of header).
 """
 
-import hashlib
 import logging
 import random
 import time
@@ -19,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.conf import settings
-from django.core.cache import cache
+from django.core import signing
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 
 from common.replica_router import reading_from
@@ -36,16 +39,20 @@ PRIMARY_PAGES = frozenset({
 })
 REPLICA_RETRY_SECONDS = 10
 DATA_AS_OF_HEADER = "X-Data-As-Of"
+# The caller's last write position: an API client sends back the header of its last write's
+# answer; a browser holds the cookie.
+CONSISTENCY_HEADER = "X-Consistency-Token"
+CONSISTENCY_COOKIE = "consistency_token"
+CONSISTENCY_SALT = "common.replica_reads.consistency"
 
-# One round trip on the replica: is it still a replica, how far it has replayed the
-# primary's WAL, and as of when is its data. Caught up with a live WAL receiver: as of now;
-# else as of the last transaction it replayed (NULL before the first).
+# On the primary, before any replica is asked: its clock, and how far its WAL reached then.
+# now() is the statement's start, so every commit acknowledged before it lies before that
+# position.
+PRIMARY_POSITION_SQL = "SELECT now(), pg_current_wal_insert_lsn()::text"
+# One round trip on the replica: is it still a replica, how far it has replayed the primary's
+# WAL, the commit time of the last transaction it replayed (NULL before the first), its clock.
 STATE_SQL = """
-SELECT pg_is_in_recovery(),
-       pg_last_wal_replay_lsn()::text,
-       CASE WHEN pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn()
-                 AND EXISTS (SELECT 1 FROM pg_stat_wal_receiver WHERE pid IS NOT NULL)
-            THEN now() ELSE pg_last_xact_replay_timestamp() END,
+SELECT pg_is_in_recovery(), pg_last_wal_replay_lsn()::text, pg_last_xact_replay_timestamp(),
        now()
 """
 
@@ -60,12 +67,20 @@ class ReplicaRead:
 
 
 @dataclass(frozen=True)
+class PrimaryPosition:
+    """What PRIMARY_POSITION_SQL read on the primary."""
+
+    at: datetime  # its clock
+    reached: str  # how far its WAL reached then ("16/B374D848")
+
+
+@dataclass(frozen=True)
 class ReplicaState:
     """What STATE_SQL read on one replica."""
 
     in_recovery: bool  # false: a promoted copy, which no longer follows the primary
     replayed: str | None  # the WAL position it has replayed ("16/B374D848")
-    as_of: datetime | None  # as of when its data is (None: nothing replayed yet)
+    last_commit: datetime | None  # commit time of the last transaction it replayed
     now: datetime  # its clock
 
 
@@ -83,59 +98,58 @@ def has_replayed(state: ReplicaState, written: str | None) -> bool:
     return state.replayed is not None and wal_position(state.replayed) >= wal_position(written)
 
 
-def within_lag(state: ReplicaState, max_lag_seconds: float) -> bool:
-    return state.as_of is not None and (
-        (state.now - state.as_of).total_seconds() <= max_lag_seconds)
+def replica_as_of(state: ReplicaState, primary: PrimaryPosition | None) -> datetime | None:
+    """As of when the replica's data is: a time before which every acknowledged commit is in it.
+
+    Replayed as far as the primary's WAL reached at a moment: that moment (an idle primary's
+    replica is current). Else the commit time of the last transaction it replayed: a commit
+    acknowledged before that lies before it in the WAL. Never the replica's own "caught up":
+    with its stream stalled, it has replayed all it received and is still behind.
+    """
+    caught_up = primary is not None and has_replayed(state, primary.reached)
+    times = [moment for moment in (primary.at if caught_up else None, state.last_commit)
+             if moment is not None]
+    return max(times, default=None)
 
 
-def replica_serves(state: ReplicaState, written: str | None, max_lag_seconds: float) -> bool:
-    """May this replica answer a caller whose last write is at `written`?"""
-    return state.in_recovery and has_replayed(state, written) and within_lag(
-        state, max_lag_seconds)
+def replica_serves(state: ReplicaState, as_of: datetime | None, written: str | None,
+                   max_lag_seconds: float) -> bool:
+    """May this replica, with data as of `as_of`, answer a caller whose last write is at
+    `written`?"""
+    return (state.in_recovery and has_replayed(state, written) and as_of is not None
+            and (state.now - as_of).total_seconds() <= max_lag_seconds)
 
 
-def caller_key(request, response=None) -> str | None:
-    """Who made the request, as a cache key: the session (the new one a sign-in just set, if
-    any) or the API key. Hashed: neither is kept in the cache as it was sent."""
-    session_cookie = settings.SESSION_COOKIE_NAME
-    credential = ""
-    if response is not None and session_cookie in response.cookies:
-        credential = response.cookies[session_cookie].value
-    credential = (credential or request.COOKIES.get(session_cookie, "")
-                  or request.headers.get("Authorization", ""))
-    if not credential:
-        return None
-    return "replica-ryw:" + hashlib.sha256(credential.encode()).hexdigest()
-
-
-def remember_write(request, response) -> None:
-    """After a write request, the primary's WAL position: the caller's reads wait for it."""
-    key = caller_key(request, response)
-    if key is None:
-        return
+def primary_position() -> PrimaryPosition | None:
+    """The primary's clock and WAL position, or None when it does not answer (a replica is
+    then judged by its last replayed commit alone)."""
     try:
         with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
-            cursor.execute("SELECT pg_current_wal_insert_lsn()::text")
-            (lsn,) = cursor.fetchone()
+            cursor.execute(PRIMARY_POSITION_SQL)
+            return PrimaryPosition(*cursor.fetchone())
     except DatabaseError:
-        logger.warning("replicas: could not read the primary's WAL position after a write")
-        return
-    cache.set(key, lsn, timeout=settings.DATABASE_REPLICA_READ_YOUR_WRITES_SECONDS)
+        logger.warning("replicas: could not read the primary's WAL position")
+        return None
 
 
 def choose_replica(written_lsn: str | None) -> ReplicaRead | None:
     """A replica that has replayed `written_lsn` and lags at most the bound, or None."""
     aliases = list(settings.DATABASE_REPLICA_ALIASES)
     random.shuffle(aliases)  # spread the reads over the replicas
+    primary = None
     for alias in aliases:
         if _resting.get(alias, 0) > time.monotonic():
             continue
+        # Asked before the replica, once: the replica's answer comes after it, so a replica that
+        # has replayed that far had the primary's data of that moment.
+        primary = primary or primary_position()
         state = replica_state(alias)
         if state is None:
             _resting[alias] = time.monotonic() + REPLICA_RETRY_SECONDS
             continue
-        if replica_serves(state, written_lsn, settings.DATABASE_REPLICA_MAX_LAG_SECONDS):
-            return ReplicaRead(alias, state.as_of)
+        as_of = replica_as_of(state, primary)
+        if replica_serves(state, as_of, written_lsn, settings.DATABASE_REPLICA_MAX_LAG_SECONDS):
+            return ReplicaRead(alias, as_of)
     return None
 
 
@@ -159,6 +173,52 @@ def may_read_from_replica(request) -> bool:
     return area == "api" or (area == "console" and match.url_name not in PRIMARY_PAGES)
 
 
+def consistency_token(lsn: str) -> str:
+    """The signed WAL position a write's answer carries (signed: a caller cannot send every
+    read to the primary with a position the WAL has not reached, nor keep one past its time)."""
+    return signing.TimestampSigner(salt=CONSISTENCY_SALT).sign(lsn)
+
+
+def written_position(request) -> str | None:
+    """The newest of the WAL positions the caller sent back (cookie, header) that is signed
+    and younger than DATABASE_REPLICA_READ_YOUR_WRITES_SECONDS; None: no recent write."""
+    signer = signing.TimestampSigner(salt=CONSISTENCY_SALT)
+    positions = []
+    for token in (request.COOKIES.get(CONSISTENCY_COOKIE),
+                  request.headers.get(CONSISTENCY_HEADER)):
+        if not token:
+            continue
+        try:
+            lsn = signer.unsign(
+                token, max_age=settings.DATABASE_REPLICA_READ_YOUR_WRITES_SECONDS)
+            wal_position(lsn)
+        except (signing.BadSignature, ValueError):
+            continue  # expired, altered, another server's: no recent write to wait for
+        positions.append(lsn)
+    return max(positions, key=wal_position, default=None)
+
+
+def remember_write(request, response) -> None:
+    """After a write request, the primary's WAL position, signed, in the answer: the caller's
+    reads wait for it."""
+    try:
+        with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+            cursor.execute("SELECT pg_current_wal_insert_lsn()::text")
+            (lsn,) = cursor.fetchone()
+    except DatabaseError:
+        logger.warning("replicas: could not read the primary's WAL position after a write")
+        return
+    token = consistency_token(lsn)
+    response[CONSISTENCY_HEADER] = token
+    session_cookie = settings.SESSION_COOKIE_NAME
+    if session_cookie in request.COOKIES or session_cookie in response.cookies:
+        # A browser: it sends the cookie back by itself. HttpOnly, as the session's.
+        response.set_cookie(
+            CONSISTENCY_COOKIE, token,
+            max_age=settings.DATABASE_REPLICA_READ_YOUR_WRITES_SECONDS,
+            secure=settings.SESSION_COOKIE_SECURE, httponly=True, samesite="Lax")
+
+
 class ReplicaReadsMiddleware:
     """Installed only when DATABASE_REPLICA_URLS names a replica (config/settings.py)."""
 
@@ -180,8 +240,7 @@ class ReplicaReadsMiddleware:
     def process_view(self, request, view_func, view_args, view_kwargs):
         if not may_read_from_replica(request):
             return None
-        key = caller_key(request)
-        read = choose_replica(cache.get(key) if key else None)
+        read = choose_replica(written_position(request))
         if read is not None:
             request.replica_read = read
             reading_from.set(read.alias)

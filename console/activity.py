@@ -27,6 +27,7 @@ from django.utils.translation import pgettext_lazy
 from console.glossary import operation_words, state_words
 from console.models import StaffNote, ViewRecord
 from coupons.models import CommandRejection, ConflictCase, CouponOperation
+from coupons.refusal_messages import refusal_words
 from refunds.models import Compensation, RefundCoupon, ReturnPolicyVersion
 
 VIEWS, ACTIONS, REFUSALS = "views", "actions", "refusals"
@@ -218,4 +219,4 @@ def _entry(stream: Stream, row) -> dict:
     return {"kind": stream.kind, "at": _time(stream, row),
             "actor": getattr(row, stream.actor_field), "what": stream.describe(row),
             "coupon_id": coupon_id, "link": link,
-            "detail": row.message if stream.name == "refusal" else ""}
+            "detail": refusal_words(row) if stream.name == "refusal" else ""}

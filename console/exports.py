@@ -16,11 +16,13 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.translation import pgettext_lazy
 
+from coupons.ledger_reasons import reason_words
 from coupons.redaction import visible
 from coupons.write.payloads import money
+from refunds.rule_labels import label_words
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 BOM = "\ufeff"
@@ -57,13 +59,17 @@ def csv_lines(rows: Iterable, columns: list[Column]) -> Iterator[str]:
     """The file's lines; the headers' language and the times' zone are the current ones."""
     headers = [str(column.label or column.header) for column in columns]
     zone = timezone.get_current_timezone()
+    # A cell read through the catalogue (a rule's label, a reason) is worded while the rows
+    # stream, after the view returned: in the language the export started in.
+    language = translation.get_language()
 
     def lines():
         writer = csv.writer(_Echo())
         yield BOM + writer.writerow(headers)
         for row in rows:
-            yield writer.writerow([neutralised(local(column.value(row), zone))
-                                   for column in columns])
+            with translation.override(language):
+                cells = [neutralised(local(column.value(row), zone)) for column in columns]
+            yield writer.writerow(cells)
 
     return lines()
 
@@ -129,7 +135,8 @@ DECISION_COLUMNS = [
            label=pgettext_lazy("CSV header", "reviewed at")),
     Column("executed_action", lambda d: d.executed_action,
            label=pgettext_lazy("CSV header", "executed action")),
-    Column("rule_label", lambda d: d.rule_label, label=pgettext_lazy("CSV header", "rule")),
+    Column("rule_label", lambda d: label_words(d.rule_label),
+           label=pgettext_lazy("CSV header", "rule")),
     Column("policy_version", lambda d: d.policy_version and
            f"{d.policy_version.policy.code} v{d.policy_version.number}",
            label=pgettext_lazy("CSV header", "policy version")),
@@ -144,7 +151,7 @@ COMPENSATION_COLUMNS = [
     Column("order_id", lambda c: c.order_id, label=pgettext_lazy("CSV header", "order")),
     Column("amount", lambda c: money(c.amount), detail="amount",
            label=pgettext_lazy("CSV header", "amount")),
-    Column("reason", lambda c: c.reason, detail="reason",
+    Column("reason", lambda c: reason_words(c), detail="reason",
            label=pgettext_lazy("CSV header", "reason")),
     Column("proposed_by", lambda c: c.created_by, label=pgettext_lazy("CSV header", "proposed by")),
     Column("created_at", lambda c: c.created_at, label=pgettext_lazy("CSV header", "proposed at")),

@@ -11,6 +11,7 @@ from decimal import Decimal
 from django.db.models import Case, IntegerField, QuerySet, Value, When
 from django.utils.translation import pgettext_lazy
 
+from coupons.ledger_reasons import reason_words
 from coupons.models import CaseStatus, ConflictCase, CouponOperation, OrderCoupon
 from coupons.redaction import visible
 from coupons.services.reversals import REVERSIBLE, with_reversal_reads
@@ -93,7 +94,8 @@ def case_row(case: ConflictCase, *, can_see_details: bool) -> dict:
 
 def compensation_row(compensation: Compensation, *, can_see_details: bool) -> dict:
     return visible(Compensation, {
-        "record": compensation, "amount": compensation.amount, "reason": compensation.reason,
+        "record": compensation, "amount": compensation.amount,
+        "reason": reason_words(compensation),
         "decision_note": compensation.decision_note,
     }, can_see_details=can_see_details)
 

@@ -14,7 +14,7 @@ from console.templatetags.console import money
 from console.time_zones import moment_text
 from coupons.models import CaseStatus, CouponStatus, Recommendation
 from coupons.write.transitions import is_past_validity
-from refunds.models import Compensation, RefundCoupon
+from refunds.models import Compensation, RefundCoupon, ReturnPolicy
 from refunds.selectors import CouponAfterSale
 
 # Chinese first: the floor this is for answers customers in Chinese.
@@ -123,6 +123,10 @@ def _refund_sentence(decision) -> str:
 def _policy_words(decision) -> str:
     if decision.policy_version is None:
         return _("an operator decided it.")
+    if decision.policy_version.policy.code == ReturnPolicy.DEFAULT_CODE:
+        # The shipped policy's code is a word of English: a customer reads its name instead.
+        return _("the default return policy, version %(number)s, decided it.") % {
+            "number": decision.policy_version.number}
     return _("return policy %(policy)s, version %(number)s, decided it.") % {
         "policy": decision.policy_version.policy.code,
         "number": decision.policy_version.number}

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from django.utils.translation import gettext as _
 
+from coupons.ledger_reasons import reason_words
 from coupons.models import CaseStatus, CouponOperation, CouponStatus, OperationType
 from coupons.write.payloads import iso
 from coupons.write.transitions import is_past_validity
@@ -162,7 +163,7 @@ def _verdict(coupon, now, words: Words) -> tuple[str, str]:
         return (verdict,
                 _("It cannot be used again; a goodwill coupon is an operator's decision."))
     voided = _last(coupon, OperationType.VOID)
-    reason = voided.reason if voided else ""
+    reason = reason_words(voided) if voided else ""
     when = moment(voided.created_at) if voided else ""
     if when and reason:
         verdict = say(_("Voided at %(at)s: %(reason)s."), at=when, reason=reason)

@@ -24,6 +24,7 @@ from django.db import connections
 from django.db.models import Q, QuerySet
 from django.utils.translation import gettext as _
 
+from coupons.ledger_reasons import reason_words
 from coupons.models import (
     CaseStatus,
     CommandRejection,
@@ -34,6 +35,7 @@ from coupons.models import (
     PresaleSettlement,
 )
 from coupons.redaction import visible
+from coupons.refusal_messages import refusal_words
 from coupons.write.payloads import iso, money
 
 # Every kind's place at one instant, the kinds of the sources passed in too: a refund is
@@ -74,16 +76,16 @@ def _operation(op, can_see_details):
                  lock_id=str(op.lock_id) if op.lock_id else None, op_type=op.op_type,
                  from_state=op.from_state, to_state=op.to_state, to_version=op.to_version,
                  idempotency_key=op.idempotency_key,
-                 **visible(CouponOperation, {"reason": op.reason},
+                 **visible(CouponOperation, {"reason": reason_words(op),
+                                             "reason_code": op.reason_code},
                            can_see_details=can_see_details, op_type=op.op_type))
 
 
 def _refusal(r, can_see_details):
-    # The log stores the English message; one that is a catalogue entry as it stands (most
-    # are: an error's own sentence) reads in the reader's language.
     return entry(r.created_at, "refusal", r.pk,
                  _("%(op)s refused: %(code)s") % {"op": r.op_type, "code": r.error_code},
-                 actor=r.actor, order_id=r.order_id, message=_(r.message) if r.message else "",
+                 actor=r.actor, order_id=r.order_id, message=refusal_words(r),
+                 message_code=r.message_code,
                  idempotency_key=r.idempotency_key)
 
 

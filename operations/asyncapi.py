@@ -13,6 +13,8 @@ from django.conf import settings
 from django.http import HttpResponse, JsonResponse
 from django.views.decorators.http import require_GET
 
+from operations.broker import node_urls
+
 SCHEMAS = Path(__file__).resolve().parents[1] / "schemas"
 
 
@@ -36,8 +38,8 @@ def bundled() -> dict:
 
 def broker_server(broker_url: str) -> dict:
     """AsyncAPI's server for a BROKER_URL: host and port, the virtual host, no user or
-    password."""
-    parts = urlsplit(broker_url)
+    password; of a cluster's list of nodes, the first."""
+    parts = urlsplit(node_urls(broker_url)[0])
     vhost = unquote(parts.path[1:]) if len(parts.path) > 1 else "/"
     return {
         "host": f"{parts.hostname}:{parts.port or 5672}",

@@ -1,12 +1,16 @@
-"""What the relay and the fact consumer share about the broker: connection parameters carrying
-the heartbeat and timeouts of the settings, and a deadline on a wait for the broker."""
+"""What the relay and the fact consumer share about the broker: the nodes of BROKER_URL,
+connection parameters carrying the heartbeat and timeouts of the settings, queues declared to
+survive a node, and a deadline on a wait for the broker."""
 
 import contextlib
+import logging
 
 import pika
 import pika.exceptions
 from django.conf import settings
 from pika.adapters.utils.connection_workflow import AMQPConnectorException
+
+log = logging.getLogger(__name__)
 
 # What a lost, refused or silent broker raises through pika: a timeout while connecting
 # (AMQPConnectorStackTimeout) is not an AMQPError.
@@ -26,6 +30,44 @@ def connection_parameters(url: str) -> pika.URLParameters:
     # The broker blocks publishers when short of memory or disk: give up as on a silence.
     parameters.blocked_connection_timeout = timeout
     return parameters
+
+
+def node_urls(broker_url: str) -> list[str]:
+    """BROKER_URL is one AMQP URL, or several separated by commas: the nodes of one cluster."""
+    return [url.strip() for url in broker_url.split(",") if url.strip()]
+
+
+def connect(broker_url: str) -> pika.BlockingConnection:
+    """A connection to the first node of `broker_url` that answers, in the order listed: at
+    each reconnect a dead node is passed over (refused at once, or after the connect timeout)
+    for the next."""
+    return pika.BlockingConnection([connection_parameters(url) for url in node_urls(broker_url)])
+
+
+# Durable, its messages on a majority of the cluster's nodes: a node lost loses no message and
+# the queue goes on on the others. On one node it behaves as a durable classic queue.
+QUORUM_QUEUE = {"x-queue-type": "quorum"}
+PRECONDITION_FAILED = 406
+
+
+def declare_quorum_queue(connection: pika.BlockingConnection, channel, name: str):
+    """Declares `name` a quorum queue; answers the channel to go on with.
+
+    A queue that already exists as a classic one keeps it (RabbitMQ changes no queue's type in
+    place; docs/deploy.md says how to move one): the broker refuses the declaration and closes
+    the channel, so the queue is checked on a new one, which is answered, with a warning.
+    """
+    try:
+        channel.queue_declare(name, durable=True, arguments=QUORUM_QUEUE)
+        return channel
+    except pika.exceptions.ChannelClosedByBroker as refused:
+        if refused.reply_code != PRECONDITION_FAILED:
+            raise
+    channel = connection.channel()
+    channel.queue_declare(name, passive=True)
+    log.warning("queue %s exists with other arguments than a quorum queue's; used as it is",
+                name)
+    return channel
 
 
 @contextlib.contextmanager

@@ -1,9 +1,11 @@
 """Facts from the broker: the inbox of POST /api/v1/events, fed from a durable queue.
 
 Topology (declared by the consumer on start; declaring is idempotent):
-  exchange `facts` (topic, durable) --#--> queue `coupons.facts` (durable)
-  dead letters: queue `coupons.facts.dead` (durable), published to through the default
+  exchange `facts` (topic, durable) --#--> queue `coupons.facts` (quorum)
+  dead letters: queue `coupons.facts.dead` (quorum), published to through the default
   exchange with the reason in headers (`dead_letter_code`, `dead_letter_reason`, ...).
+Quorum queues keep each message on a majority of a cluster's nodes (one node: a durable queue);
+BROKER_URL may list the cluster's nodes, and a reconnect goes to the first that answers.
 A message's body is exactly a POST /api/v1/events body: {message_id, type, occurred_at,
 payload}; its routing key is the fact type by convention but is never trusted.
 
@@ -142,15 +144,16 @@ class FactConsumer:
         if self.channel is not None and self.channel.is_open:
             return
         self.close()
-        self.connection = pika.BlockingConnection(broker.connection_parameters(self.url))
-        self.channel = self.connection.channel()
+        self.connection = broker.connect(self.url)
+        channel = self.connection.channel()
+        channel.exchange_declare(self.exchange, exchange_type="topic", durable=True)
+        for queue in (self.queue, self.dead_letter_queue):
+            channel = broker.declare_quorum_queue(self.connection, channel, queue)
+        channel.queue_bind(self.queue, self.exchange, routing_key="#")
         # Confirms: a dead letter is acked away only after the broker has stored its copy.
-        self.channel.confirm_delivery()
-        self.channel.basic_qos(prefetch_count=self.prefetch)
-        self.channel.exchange_declare(self.exchange, exchange_type="topic", durable=True)
-        self.channel.queue_declare(self.queue, durable=True)
-        self.channel.queue_bind(self.queue, self.exchange, routing_key="#")
-        self.channel.queue_declare(self.dead_letter_queue, durable=True)
+        channel.confirm_delivery()
+        channel.basic_qos(prefetch_count=self.prefetch)
+        self.channel = channel
 
     def close(self) -> None:
         if self.connection is not None and self.connection.is_open:

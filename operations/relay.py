@@ -18,7 +18,8 @@ coupon's earliest row, as a relay from before whole-coupon claims would) is left
 Resilience: each publish waits for its confirm at most BROKER_CONFIRM_TIMEOUT_SECONDS
 (operations/broker.py), so the batch's transaction is never held longer by a silent broker.
 `run_forever` survives the loss of the broker, the database and its LISTEN connection: it logs,
-counts it (`coupons_worker_connection_losses_total`), backs off and reconnects.
+counts it (`coupons_worker_connection_losses_total`), backs off and reconnects, to the first of
+BROKER_URL's nodes that answers when it lists a cluster's.
 """
 
 import contextlib
@@ -106,7 +107,7 @@ class Relay:
                 CONNECTION_LOSSES.labels(process="relay", connection="broker").inc()
                 log.warning("relay: broker connection lost while idle (%r); reconnecting", error)
         self.close()
-        self.connection = pika.BlockingConnection(broker.connection_parameters(self.url))
+        self.connection = broker.connect(self.url)
         self.channel = self.connection.channel()
         self.channel.confirm_delivery()
         self.channel.exchange_declare(self.exchange, exchange_type="topic", durable=True)

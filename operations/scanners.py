@@ -30,6 +30,7 @@ from django.utils.dateparse import parse_datetime
 from coupons import clock
 from coupons.errors import CouponError, CouponExpired
 from coupons.events.facts import order_payment, orders_paid
+from coupons.ledger_reasons import reason
 from coupons.models import (
     CouponStatus,
     ExpiryDuringLock,
@@ -140,7 +141,7 @@ def settle_expired_lease(coupon: UserCoupon) -> str:
                           ctx=LEASE_SCANNER)
             return "redeemed"
         coupon_release(coupon_id=coupon.pk, lease=lease, ctx=LEASE_SCANNER,
-                       reason="lease expired")
+                       reason=reason("lease_expired"))
         return "released"
     except CouponExpired:  # a STRICT coupon paid too late: the redeem released it to EXPIRED
         return "released"
@@ -153,7 +154,7 @@ def settle_expired_leases(coupons: list[UserCoupon]) -> Counter:
     paid = orders_paid({coupon.current_lock.order_id for coupon in coupons})
     released = coupons_release_expired(
         coupons=[c for c in coupons if c.current_lock.order_id not in paid],
-        ctx=LEASE_SCANNER, now=clock.now(), reason="lease expired",
+        ctx=LEASE_SCANNER, now=clock.now(), reason=reason("lease_expired"),
     )
     counts = Counter(released=len(released))
     for coupon in coupons:

@@ -3,9 +3,10 @@ Django starts (RefundsConfig.ready): the core calls them and never imports this 
 
 from functools import partial
 
-from coupons import after_sale
+from coupons import after_sale, sentences
 from refunds.models import Compensation, RefundCoupon
 from refunds.replay_checks import check_returns
+from refunds.rule_labels import label_words
 from refunds.services import refund_receive
 from refunds.services.compensation_record import compensation_record
 from refunds.services.policies import return_policy_named
@@ -34,3 +35,5 @@ def install() -> None:
         return_policy_named=return_policy_named,
         check_returns=check_returns,
     )
+    # A ledger reason that names the rule of a refund decision (refunds/services/refund_execute.py).
+    sentences.VALUE_WORDS["rule"] = label_words

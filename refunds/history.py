@@ -6,9 +6,12 @@ from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
 from coupons.history import Source, entry
+from coupons.ledger_reasons import reason_words
 from coupons.redaction import visible
 from coupons.write.payloads import money
+from refunds.decision_reasons import decision_reason_words
 from refunds.models import Compensation, RefundCoupon
+from refunds.rule_labels import label_words
 
 
 def _compensation_proposed(c, can_see_details):
@@ -16,7 +19,7 @@ def _compensation_proposed(c, can_see_details):
                  _("Compensation %(kind)s (%(status)s)") % {"kind": c.kind, "status": c.status},
                  proposed_by=c.created_by, operation_id=c.operation_id,
                  **visible(Compensation, {
-                     "order_id": c.order_id, "amount": money(c.amount), "reason": c.reason,
+                     "order_id": c.order_id, "amount": money(c.amount), "reason": reason_words(c),
                  }, can_see_details=can_see_details))
 
 
@@ -45,7 +48,8 @@ def _refund_decided(d, can_see_details):
          else _("Refund decision: %(action)s")) % {"action": d.action},
         refund_id=d.refund_id, coupon_share=money(d.coupon_share),
         policy=f"{version.policy.code} v{version.number}" if version else None,
-        rule=d.rule_label, reason=d.reason,
+        rule=label_words(d.rule_label), reason=decision_reason_words(d),
+        reason_code=d.reason_code,
     )
 
 

@@ -21,7 +21,7 @@ class Compensation(Journaled):
     """
 
     # What only holders of VIEW_CASE_DETAILS see (coupons.redaction).
-    detail_fields = ("amount", "reason", "decision_note")
+    detail_fields = ("amount", "reason", "reason_params", "decision_note")
     # Proposed by an operator or recorded by the service; then decided once. The decision moves
     # only the decision's columns: what was proposed is what is approved.
     JOURNAL_OPENS = ("proposed", "recorded", "existing")
@@ -54,7 +54,11 @@ class Compensation(Journaled):
     amount = models.DecimalField(  # NULL for a reversal: it restores a state, it pays nothing
         max_digits=12, decimal_places=2, null=True, blank=True
     )
-    reason = models.CharField(max_length=500)
+    reason = models.CharField(max_length=500)  # in English when the services wrote it
+    # Which sentence a reason the services wrote is, and its values (coupons/ledger_reasons.py);
+    # empty on a reason a person typed and on compensations recorded before the codes.
+    reason_code = models.CharField(max_length=32, blank=True, default="", db_default="")
+    reason_params = models.JSONField(null=True, blank=True, default=None)
     created_by = models.CharField(max_length=128, help_text="Who proposed it.")
     created_at = models.DateTimeField()
     # The proposal's own Idempotency-Key and request hash ("" for system-recorded shortfalls).
@@ -190,9 +194,9 @@ class RefundCoupon(Journaled):
     JOURNAL_MOVES = (
         "redemption_id", "order_amount", "order_discount", "paid_amount", "refunded_total",
         "coupon_share", "action", "facts", "policy_version_id", "rule_index", "rule_label",
-        "requires_approval", "compensation", "status", "reason", "decided_at", "reviewed_by",
-        "reviewed_at", "review_note", "executed_action", "operation_id",
-        "compensation_coupon_id", "compensation_record_id",
+        "requires_approval", "compensation", "status", "reason", "reason_code", "reason_params",
+        "decided_at", "reviewed_by", "reviewed_at", "review_note", "executed_action",
+        "operation_id", "compensation_coupon_id", "compensation_record_id",
     )
 
     class Status(models.TextChoices):
@@ -254,7 +258,11 @@ class RefundCoupon(Journaled):
     requires_approval = models.BooleanField(default=False)
     compensation = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=24, choices=Status.choices)
-    reason = models.CharField(max_length=500, blank=True)
+    reason = models.CharField(max_length=500, blank=True)  # in English, as written
+    # Which sentence the reason is and its values (refunds/decision_reasons.py); empty on
+    # decisions written before the codes.
+    reason_code = models.CharField(max_length=32, blank=True, default="", db_default="")
+    reason_params = models.JSONField(null=True, blank=True, default=None)
     created_by = models.CharField(max_length=128)
     received_at = models.DateTimeField(help_text="When the refund reached us.")
     decided_at = models.DateTimeField(null=True, blank=True)

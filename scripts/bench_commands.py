@@ -393,6 +393,9 @@ def start_server(database_url, args):
            # A throwaway database this script created and owns: no app role to serve as.
            "ALLOW_DB_OWNER_LOGIN": "1"}
     log = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the server
+    # Migrated already; bin/serve starts only with the release's static files and catalogue.
+    subprocess.run([str(ROOT / "bin" / "release"), "--assets-only"], cwd=ROOT, env=env,
+                   check=True)
     server = subprocess.Popen([str(ROOT / "bin" / "serve")], cwd=ROOT, env=env, stdout=log,
                               stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 120

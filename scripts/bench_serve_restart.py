@@ -6,9 +6,12 @@ Rerun (PostgreSQL; the two roles of docs/deploy.md, the owner from DATABASE_URL)
         .venv/bin/python scripts/bench_serve_restart.py --port 8200 --runs 3
 
 It creates a throwaway database (`coupon_bench_serve` unless --db-name), runs the release step
-once (bin/release: migrate and setup_db_roles as the owner), then starts bin/serve --runs times
-each way on --port, as the application role: with SERVE_MIGRATE=1 (what every start did before:
-migrate and setup_db_roles again) and with the default (no migration, a `migrate --check`).
+once (bin/release: migrate and setup_db_roles as the owner, collectstatic, compilemessages), then
+starts bin/serve --runs times each way on --port, as the application role, the three ways in
+turn so that each sees the same load: with SERVE_MIGRATE=1 (the whole release step at every
+start), after `bin/release --assets-only` (what every start did before the release step built
+the assets: collectstatic and compilemessages), and alone (now: a check of the assets'
+fingerprint, then gunicorn).
 """
 
 import argparse
@@ -34,9 +37,18 @@ def parse_args():
     return parser.parse_args()
 
 
-def start_seconds(env, port) -> float:
+SERVE = str(ROOT / "bin" / "serve")
+WAYS = {
+    "migrating and building at every start": ({"SERVE_MIGRATE": "1"}, [SERVE]),
+    "building the assets at every start (before)": (
+        {}, ["bash", "-c", f'"{ROOT}/bin/release" --assets-only && exec "{SERVE}"']),
+    "release step apart (now)": ({}, [SERVE]),
+}
+
+
+def start_seconds(command, env, port) -> float:
     started = time.monotonic()
-    server = subprocess.Popen([str(ROOT / "bin" / "serve")], cwd=ROOT, env=env,
+    server = subprocess.Popen(command, cwd=ROOT, env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                               start_new_session=True)
     try:
@@ -67,21 +79,21 @@ def main() -> None:
            "DJANGO_ALLOWED_HOSTS": "127.0.0.1", "DJANGO_HTTPS": "0",
            "MIGRATION_DATABASE_URL": owner_url, "DATABASE_URL": app_url,
            "COUPON_APP_DB_PASSWORD": APP_PASSWORD, "GUNICORN_BIND": f"127.0.0.1:{args.port}"}
+    print(f"load average {load_average()} on {os.cpu_count()} CPUs at the start")
     try:
         subprocess.run([str(ROOT / "bin" / "release")], cwd=ROOT, env=env, check=True)
-        figures = {}
-        for name, extra in (("migrating at every start (before)", {"SERVE_MIGRATE": "1"}),
-                            ("release step apart (now)", {})):
-            figures[name] = [start_seconds({**env, **extra}, args.port)
-                             for _ in range(args.runs)]
+        figures = {name: [] for name in WAYS}
+        for _ in range(args.runs):
+            for name, (extra, command) in WAYS.items():
+                figures[name].append(start_seconds(command, {**env, **extra}, args.port))
     finally:
         drop_postgres_database(url, args.db_name)
     for name, runs in figures.items():
         print(f"{name}: median {statistics.median(runs):.1f}s "
               f"({', '.join(f'{r:.1f}' for r in runs)})")
-    before, now = (statistics.median(runs) for runs in figures.values())
+    *_, before, now = (statistics.median(runs) for runs in figures.values())
     print(f"restart: {before:.1f}s before, {now:.1f}s now ({before / now:.1f}x)")
-    print(f"load average {load_average()} on {os.cpu_count()} CPUs")
+    print(f"load average {load_average()} on {os.cpu_count()} CPUs at the end")
 
 
 if __name__ == "__main__":

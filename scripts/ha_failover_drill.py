@@ -13,8 +13,18 @@ threads lock and redeem over HTTP, a fresh Idempotency-Key per command kept acro
 (a 503, a 5xx or a lost connection is retried after a short pause). After --before seconds
 `bin/ha-cluster crash` kills the primary's keeper and stops its PostgreSQL with
 `pg_ctl stop -m immediate`; pg_auto_failover promotes the secondary, and the clients go on
-for --after seconds once all of them are served again. Printed as one JSON object (the last line):
+for --after seconds once all of them are served again. Then `bin/ha-cluster rejoin` brings the
+crashed node back as the secondary while the clients keep going. Printed as one JSON object (the
+last line):
 
+  failover_s          from the crash until the promoted node took a read-write session;
+  rejoin_s, rejoined_with
+                      how long `bin/ha-cluster rejoin` took the crashed node to be the
+                      synchronous secondary again, and whether pg_rewind or pg_basebackup did it;
+  acknowledged_during_rejoin
+                      commands the clients saw succeed while it rejoined;
+  missing_on_nodes    per node, acknowledged commands whose ledger row it does not have, once the
+                      secondary replayed everything the primary had written;
   unavailable_s       the longest time from the crash on in which no client had a command
                       answered; `all_resumed_s`: from the crash until every client had one;
                       `answered_at_s`: when each command was answered, from the crash;
@@ -44,6 +54,7 @@ import time
 import uuid
 from collections import Counter
 from decimal import Decimal
+from urllib.parse import urlsplit, urlunsplit
 
 from bench_setup import ROOT, scratch_exchange, setup_django
 
@@ -62,7 +73,8 @@ def parse_args():
                         help="seconds of work before, once every client has been answered")
     parser.add_argument("--after", type=float, default=2.0,
                         help="seconds of work after every client is served again")
-    parser.add_argument("--coupons", type=int, default=40, help="coupons per client")
+    # Enough for the clients to keep writing through the failover and the rejoin after it.
+    parser.add_argument("--coupons", type=int, default=100, help="coupons per client")
     return parser.parse_args()
 
 
@@ -235,6 +247,60 @@ def wait_until(predicate, seconds: float) -> bool:
     return False
 
 
+def node_urls(url: str) -> dict[str, str]:
+    """One URL per node of the multi-host URL, named by its data directory's last part."""
+    import psycopg
+
+    parts = urlsplit(url)
+    nodes = {}
+    for host in parts.netloc.split("@")[-1].split(","):
+        single = urlunsplit(parts._replace(netloc=f"postgres@{host}", query="connect_timeout=5"))
+        with psycopg.connect(single) as session:
+            directory = session.execute("SHOW data_directory").fetchone()[0]
+        nodes[os.path.basename(directory)] = single
+    return nodes
+
+
+def missing_on_nodes(url: str, keys: list[str]) -> dict[str, int]:
+    """Per node: acknowledged commands with no ledger row there. The secondary is read once it
+    has replayed the primary's WAL up to now (a synchronous commit waits for its flush, not its
+    replay)."""
+    import psycopg
+
+    with psycopg.connect(url) as primary:
+        written = primary.execute("SELECT pg_current_wal_lsn()").fetchone()[0]
+    missing = {}
+    for name, node in node_urls(url).items():
+        with psycopg.connect(node, autocommit=True) as session:
+            deadline = time.monotonic() + 60
+            while session.execute(
+                    "SELECT pg_is_in_recovery() AND pg_last_wal_replay_lsn() < %s::pg_lsn",
+                    [written]).fetchone()[0]:
+                if time.monotonic() > deadline:
+                    sys.exit(f"{name} did not replay the primary's WAL in 60 s")
+                time.sleep(0.2)
+            found = {key for (key,) in session.execute(
+                "SELECT idempotency_key FROM coupons_couponoperation"
+                " WHERE idempotency_key = ANY(%s)", [keys])}
+        missing[name] = len(set(keys) - found)
+    return missing
+
+
+def time_to_read_write(url: str, since: float, into: dict) -> None:
+    """Polls the multi-host URL until a node takes a read-write session: the old primary is
+    dead, so that is the promoted one."""
+    import psycopg
+
+    while time.monotonic() - since < COMMAND_DEADLINE_SECONDS:
+        try:
+            with psycopg.connect(f"{url}&connect_timeout=1") as session:
+                session.execute("SELECT 1")
+            into["failover_s"] = round(time.monotonic() - since, 2)
+            return
+        except psycopg.Error:
+            time.sleep(0.1)
+
+
 def publish_fact(channel, exchange: str, message_id: str) -> None:
     """An OrderClosed fact, as the order service would send it."""
     body = {"message_id": message_id, "type": "OrderClosed",
@@ -263,6 +329,9 @@ def drill(args, url: str, exchange: str, facts) -> dict:
     manage = [sys.executable, "manage.py"]
     # gunicorn's workers share their counters through files in a directory of this run's own.
     metrics = tempfile.mkdtemp(prefix="ha-drill-metrics-")
+    # Migrated already; bin/serve starts only with the release's static files and catalogue.
+    subprocess.run([str(ROOT / "bin" / "release"), "--assets-only"], cwd=ROOT, env=env,
+                   check=True)
     server = start([str(ROOT / "bin" / "serve")], {**env, "PROMETHEUS_MULTIPROC_DIR": metrics},
                    "ha-drill-serve.log")
     processes = [server,
@@ -290,6 +359,9 @@ def drill(args, url: str, exchange: str, facts) -> dict:
         crashed_at = time.monotonic()
         subprocess.run([HA_CLUSTER, "crash", primary], check=True)
         crash_took = time.monotonic() - crashed_at
+        failover: dict = {}
+        probe = threading.Thread(target=time_to_read_write, args=(url, crashed_at, failover))
+        probe.start()
         progress(f"crashed {primary}")
         resumed = {}
         deadline = crashed_at + COMMAND_DEADLINE_SECONDS
@@ -303,6 +375,15 @@ def drill(args, url: str, exchange: str, facts) -> dict:
             time.sleep(0.05)
         progress(f"{len(resumed)} clients served again")
         time.sleep(args.after)
+        probe.join()
+        # The crashed node back as the secondary, the clients writing all along.
+        rejoin_started = time.monotonic()
+        rejoin = subprocess.run([HA_CLUSTER, "rejoin", primary], capture_output=True, text=True,
+                                timeout=300)
+        rejoin_ended = time.monotonic()
+        if rejoin.returncode != 0:
+            sys.exit(f"bin/ha-cluster rejoin failed:\n{rejoin.stdout}\n{rejoin.stderr}")
+        progress(rejoin.stdout.strip())
         # A lease made after the failover, let expire: the scanner loop must release it.
         scanner = Client(port, key, [], stop)
         scanner.post(scanner_coupon, "lock", {"order_id": "drill-scan", "user_id": "drill",
@@ -324,6 +405,12 @@ def drill(args, url: str, exchange: str, facts) -> dict:
             "new_primary": subprocess.run([HA_CLUSTER, "primary"], capture_output=True,
                                           text=True).stdout.strip(),
             "crashed": primary,
+            "failover_s": failover.get("failover_s"),
+            "rejoin_s": round(rejoin_ended - rejoin_started, 2),
+            "rejoined_with": rejoin.stdout.strip().split()[-1],
+            "acknowledged_during_rejoin": sum(
+                1 for *_, when in acknowledged if rejoin_started <= when <= rejoin_ended),
+            "load_average": [round(load, 1) for load in os.getloadavg()],
             "unavailable_s": round(longest_silence(acknowledged, crashed_at), 2),
             "all_resumed_s": round(max(resumed.values(), default=deadline) - crashed_at, 2),
             "crash_took_s": round(crash_took, 2),
@@ -341,6 +428,7 @@ def drill(args, url: str, exchange: str, facts) -> dict:
         }
         touched = {entry[0] for entry in acknowledged}
         report.update(verify(acknowledged, touched | {scanner_coupon}))
+        report["missing_on_nodes"] = missing_on_nodes(url, [entry[2] for entry in acknowledged])
         report["processes_alive"] = {name: process.poll() is None for name, process in
                                      zip(("server", "relay", "scanner", "consumer"), processes,
                                          strict=True)}

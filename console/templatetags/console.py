@@ -14,6 +14,8 @@ from common.auth_backend import group_names as read_group_names
 from console import glossary
 from console.answers import ACTIONS, RECOMMENDATIONS, worded
 from console.time_zones import moment_text, offset_label, utc_text
+from operations.reconcile.summaries import summary_words
+from refunds.rule_labels import label_words
 
 register = template.Library()
 
@@ -96,13 +98,27 @@ CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
 @register.filter
 def stored_text(value):
-    """Text stored as it was written (a ledger reason, a case summary): English ones, as the
-    services write them, marked `lang="en"` so a screen reader of a Chinese page reads them as
-    English; anything holding Chinese, or no words at all, as it is."""
+    """Text stored as it was written (a reason a person typed, a row from before the message
+    codes): English ones marked `lang="en"` so a screen reader of a Chinese page reads them as
+    English, and `class="stored"` so the English-words check of the browser tests still sees
+    them (tests/browser/chinese_words.py); anything holding Chinese, or no words at all, as it
+    is."""
     text = "" if value is None else str(value)
     if CJK.search(text) or not re.search(r"[A-Za-z]{2}", text):
         return value
-    return format_html('<span lang="en">{}</span>', text)
+    return format_html('<span lang="en" class="stored">{}</span>', text)
+
+
+@register.filter
+def rule_label(label):
+    """A return policy rule's label: a shipped one in the reader's words (refunds.rule_labels)."""
+    return label_words(label or "")
+
+
+@register.filter
+def finding_summary(finding):
+    """A reconciliation finding's summary in the reader's words (operations.reconcile)."""
+    return summary_words(finding)
 
 
 @register.filter

@@ -33,6 +33,7 @@ from coupons.history import (
     coupon_timeline_page,
 )
 from coupons.identity import can_see_details
+from coupons.ledger_reasons import reason_words
 from coupons.models import CouponOperation
 from coupons.redaction import visible
 from coupons.selectors import coupon_get
@@ -44,6 +45,10 @@ TIMELINE_PARAMS = ("before", "after", "from")
 ACTOR_KEYS = ("actor", "reviewed_by", "decided_by", "proposed_by", "resolved_by")
 # The request's own evidence, shown apart from the entry's facts.
 EVIDENCE_KEYS = ("idempotency_key",)
+# Which sentence a detail is, for the API's readers: the page shows the sentence itself.
+SENTENCE_CODE_KEYS = ("reason_code", "message_code")
+# Details whose value is a code with its version ("default v1"), shown as code, not as words.
+CODE_DETAIL_KEYS = ("policy",)
 # An operation entry's codes, shown in its title as words with badges (console.glossary).
 OPERATION_KEYS = ("op_type", "from_state", "to_state", "to_version")
 LEDGER_PARAMS = ("ledger_page",)
@@ -89,7 +94,7 @@ def timeline_context(request, coupon) -> dict:
         e["idempotency_key"] = e["details"].get("idempotency_key", "")
         e["more"] = {k: v for k, v in e["details"].items()
                      if k not in ACTOR_KEYS and k not in EVIDENCE_KEYS and k != "order_id"
-                     and k not in OPERATION_KEYS}
+                     and k not in OPERATION_KEYS and k not in SENTENCE_CODE_KEYS}
         if e["kind"] == "operation":
             d = e["details"]
             e["title"] = format_html("{} {}→{} (v{})", operation_words(d["op_type"]),
@@ -97,6 +102,7 @@ def timeline_context(request, coupon) -> dict:
                                      else "∅", state_words(d["to_state"]), d["to_version"])
     return {
         "entries": entries, "orders": orders, "lane_count": lane_count,
+        "code_details": CODE_DETAIL_KEYS,
         "paged": any(cursor.values()),
         "earlier": page.earlier and _links(request, coupon, "coupon_timeline", TIMELINE_PARAMS,
                                            before=page.earlier),
@@ -110,7 +116,7 @@ def ledger_context(request, coupon) -> dict:
     page = coupon_ledger_page(coupon=coupon, number=request.GET.get("ledger_page"))
     details = can_see_details(request.user)
     rows = [{"op": op, "colour": order_colour(op.order_id) if op.order_id else "",
-             **visible(CouponOperation, {"reason": op.reason}, can_see_details=details,
+             **visible(CouponOperation, {"reason": reason_words(op)}, can_see_details=details,
                        op_type=op.op_type)}
             for op in page]
 

@@ -24,6 +24,7 @@ from coupons.models import (
     CouponStatus,
     CouponTemplate,
     ExpiryDuringLock,
+    OperationType,
 )
 from coupons.redaction import redacted
 
@@ -237,11 +238,16 @@ class StateOutput(serializers.Serializer):
     status = serializers.ChoiceField(choices=CouponStatus.choices)
 
 
+def ledger_state(**kwargs):
+    """A ledger row's state: a coupon status; `from_state` is "" on the ISSUE row."""
+    return serializers.ChoiceField(choices=CouponStatus.choices, **kwargs)
+
+
 class OperationOutput(serializers.Serializer):
     id = serializers.IntegerField()
-    op_type = serializers.CharField()
-    from_state = serializers.CharField()
-    to_state = serializers.CharField()
+    op_type = serializers.ChoiceField(choices=OperationType.choices)
+    from_state = ledger_state(allow_blank=True)
+    to_state = ledger_state()
     from_version = serializers.IntegerField()
     to_version = serializers.IntegerField()
     actor = serializers.CharField()
@@ -300,7 +306,7 @@ class DiagnosisOutput(serializers.Serializer):
 class CheckOutput(serializers.Serializer):
     coupon_id = serializers.IntegerField()
     ok = serializers.BooleanField()
-    replayed_state = serializers.CharField(allow_null=True)
+    replayed_state = ledger_state(allow_null=True)
     replayed_version = serializers.IntegerField()
     invariants = InvariantOutput(many=True)
     notes = serializers.ListField(
@@ -319,9 +325,9 @@ class TimelineEntryOutput(serializers.Serializer):
 
 class ProofOperationOutput(serializers.Serializer):
     to_version = serializers.IntegerField()
-    op_type = serializers.CharField()
-    from_state = serializers.CharField(allow_blank=True)
-    to_state = serializers.CharField()
+    op_type = serializers.ChoiceField(choices=OperationType.choices)
+    from_state = ledger_state(allow_blank=True)
+    to_state = ledger_state()
     created_at = serializers.DateTimeField()
     prev_hash = serializers.CharField(allow_blank=True)
     content_hash = serializers.CharField()

@@ -11,6 +11,7 @@ from coupons import after_sale
 from coupons.errors import CouponError, StateConflict
 from coupons.events.facts import order_binding, order_payment, stored_lease
 from coupons.events.presale import settle_final_payment
+from coupons.ledger_reasons import reason
 from coupons.models import CaseStatus, FactType, LockStatus, OrderFact
 from coupons.services import (
     CommandContext,
@@ -93,7 +94,7 @@ def on_order_ended(fact: OrderFact) -> dict:
     try:
         result = coupon_release(
             coupon_id=binding.coupon_id, lease=stored_lease(binding.lock), ctx=COORDINATOR,
-            reason=f"{fact.fact_type} for order {fact.order_id}",
+            reason=reason("order_ended", fact=fact.fact_type, order=fact.order_id),
         )
     except StateConflict as error:  # lost a race with another command; nothing to force
         return {"action": "REFUSED", "coupon_id": binding.coupon_id, **refused(error)}

@@ -10,6 +10,7 @@ from coupons import after_sale, clock
 from coupons.discounts import discount_for
 from coupons.errors import CouponError, CouponExpired
 from coupons.events.facts import stored_lease
+from coupons.ledger_reasons import reason
 from coupons.models import (
     CouponStatus,
     ExpiryDuringLock,
@@ -86,7 +87,7 @@ def _substitute_or_compensate(fact, binding, ctx) -> dict:
     after_sale.owe_presale_discount(
         order_id=fact.order_id,
         coupon=binding.coupon, amount=binding.discount_amount, actor=ctx.actor,
-        reason="the deposit's coupon expired before final payment and no substitute fits",
+        reason=reason("presale_no_substitute"),
     )
     return _settle(fact, binding, SettlementResult.COMPENSATED, discount=binding.discount_amount)
 

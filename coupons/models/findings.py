@@ -52,8 +52,9 @@ class Finding(Journaled):
 
     JOURNAL_OPENS = ("opened", "existing")
     JOURNAL_STEPS = ("changed", "closed", "applied", "dismissed")
-    JOURNAL_MOVES = ("severity", "summary", "repair", "evidence", "order_ids", "status",
-                     "closed_at", "resolved_by", "resolved_at", "resolution", "resolution_note")
+    JOURNAL_MOVES = ("severity", "summary", "summary_code", "summary_params", "repair",
+                     "evidence", "order_ids", "status", "closed_at", "resolved_by", "resolved_at",
+                     "resolution", "resolution_note")
     # When a run last saw the fault: every run moves it on every open finding, and it says
     # nothing the entries do not (the fault held then). Not evidence: an entry per run per
     # finding would only grow the journal.
@@ -67,7 +68,11 @@ class Finding(Journaled):
     subject = models.CharField(max_length=128, blank=True)
     order_ids = models.JSONField(default=list)
     evidence = models.JSONField(default=dict)
-    summary = models.CharField(max_length=500)
+    summary = models.CharField(max_length=500)  # in English, as the run wrote it
+    # Which sentence the summary is and its values, for readers in other languages
+    # (operations/reconcile/summaries.py); empty on findings written before the codes.
+    summary_code = models.CharField(max_length=32, blank=True, default="", db_default="")
+    summary_params = models.JSONField(default=dict, blank=True)
     repair = models.CharField(max_length=32, choices=Repair.choices)
     status = models.CharField(
         max_length=16, choices=FindingStatus.choices, default=FindingStatus.OPEN

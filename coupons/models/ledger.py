@@ -26,11 +26,12 @@ class CouponOperation(Journaled, AppendOnlyModel):
     JOURNAL_LEAVES_OUT = ("prev_hash", "content_hash", "chain_key_id")
 
     # What only holders of VIEW_CASE_DETAILS see (coupons.redaction): the row an approved
-    # compensation appended repeats the compensation's reason and amount.
+    # compensation appended repeats the compensation's reason and amount (its reason's values
+    # hold that reason too).
     detail_fields = ()
     detail_fields_by_op_type = {
-        OperationType.REVERSE: ("reason", "amount"),
-        OperationType.COMPENSATE: ("reason", "amount"),
+        OperationType.REVERSE: ("reason", "reason_params", "amount"),
+        OperationType.COMPENSATE: ("reason", "reason_params", "amount"),
     }
 
     coupon = models.ForeignKey(
@@ -53,7 +54,12 @@ class CouponOperation(Journaled, AppendOnlyModel):
     original_operation = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.PROTECT, related_name="reversals"
     )
-    reason = models.CharField(max_length=500, blank=True)
+    reason = models.CharField(max_length=500, blank=True)  # in English, as written (the record)
+    # Which sentence the reason is and its values, for readers in other languages
+    # (coupons/ledger_reasons.py); empty on rows written before the codes and on typed reasons.
+    # Both empty by default, so the chain's content of every existing row is unchanged.
+    reason_code = models.CharField(max_length=32, blank=True, default="", db_default="")
+    reason_params = models.JSONField(null=True, blank=True, default=None)
     # Money owed, on COMPENSATE rows only; NULL elsewhere (and left out of content hashes).
     amount = models.DecimalField(max_digits=12, decimal_places=2, null=True, blank=True)
     created_at = models.DateTimeField()

@@ -17,7 +17,11 @@ class CommandRejection(Journaled, AppendOnlyModel):
     order_id = models.CharField(max_length=64, blank=True)
     actor = models.CharField(max_length=128)
     error_code = models.CharField(max_length=64)
-    message = models.CharField(max_length=500)
+    message = models.CharField(max_length=500)  # in English, as written (the record)
+    # Which sentence a message that is no catalogue entry as it stands is, and its values
+    # (coupons/refusal_messages.py); empty on rows written before the codes.
+    message_code = models.CharField(max_length=32, blank=True, default="", db_default="")
+    message_params = models.JSONField(null=True, blank=True, default=None)
     details = models.JSONField(default=dict)
     idempotency_key = models.CharField(max_length=255, blank=True)
     created_at = models.DateTimeField()

@@ -8,6 +8,7 @@ caller holds every coupon's row lock, read in the same transaction.
 
 from django.db.models import F, Q
 
+from coupons.ledger_reasons import reason, reason_fields
 from coupons.models import CouponStatus, OperationType, UserCoupon
 from coupons.services.bulk_release import moved_on
 from coupons.write.payloads import iso
@@ -38,6 +39,6 @@ def coupons_expire(*, coupons: list[UserCoupon], ctx, now) -> set[int]:
         operations.append(ledger_row(
             coupon=coupon, op_type=OperationType.EXPIRE, from_state=CouponStatus.AVAILABLE,
             from_version=from_version, ctx=ctx, now=now,
-            reason=f"past valid_until {iso(coupon.valid_until)}"))
+            **reason_fields(reason("past_valid_until", valid_until=iso(coupon.valid_until)))))
     append_outboxes(append_operations(operations))
     return {c.pk for c in due}

@@ -9,6 +9,7 @@ in the same transaction (the scanner's FOR NO KEY UPDATE SKIP LOCKED).
 
 from django.db.models import Case, F, Q, Value, When
 
+from coupons.ledger_reasons import reason_fields
 from coupons.models import CouponLock, CouponStatus, LockStatus, OperationType, UserCoupon
 from coupons.write.records import append_operations, append_outboxes, ledger_row
 from coupons.write.transitions import UNBOUND, is_past_validity
@@ -50,7 +51,7 @@ def coupons_release_expired(*, coupons: list[UserCoupon], ctx, now, reason: str)
         operations.append(ledger_row(
             coupon=coupon, op_type=OperationType.RELEASE, from_state=CouponStatus.LOCKED,
             from_version=from_version, ctx=ctx, now=now, order_id=lock.order_id, lock=lock,
-            reason=reason[:500]))
+            **reason_fields(reason)))
     append_outboxes(append_operations(operations))
     return {c.pk for c in released}
 

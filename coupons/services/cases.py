@@ -13,6 +13,7 @@ from coupons.case_summaries import stored_summary
 from coupons.effects import Plan, Step
 from coupons.errors import CaseNotOpen, CouponError, NotFound, ValidationFailed
 from coupons.evidence.journal import journaled_insert, journaled_update, require_folds, with_journal
+from coupons.ledger_reasons import case_reason
 from coupons.models import (
     CaseStatus,
     ConflictCase,
@@ -170,7 +171,7 @@ def _apply(case: ConflictCase, ctx: CommandContext) -> str:
         after_sale.owe_order_discount(
             order_id=case.order_id, coupon=case.coupon,
             amount=_discount_owed(case),
-            reason=f"conflict case {case.pk}: {case.summary}", actor=ctx.actor,
+            reason=case_reason(case), actor=ctx.actor,
         )
         return Recommendation.ORDER_DISCOUNT_REFUND
     raise ValidationFailed(_("This case needs a person: RESOLVE or DISMISS it with a note."))

@@ -3,6 +3,7 @@ from django.utils.translation import gettext_lazy as _
 
 from coupons import clock
 from coupons.errors import InvalidState, VersionConflict
+from coupons.ledger_reasons import reason, reason_fields
 from coupons.models import CouponStatus, OperationType
 from coupons.services.release import StateResult
 from coupons.write.idempotency import idempotency_complete
@@ -30,7 +31,7 @@ def coupon_expire(*, coupon_id, expected_version: int, ctx) -> StateResult:
         apply_transition(
             coupon=coupon, op_type=OperationType.EXPIRE, to_state=CouponStatus.EXPIRED,
             expected_version=expected_version, ctx=ctx, now=now,
-            reason=f"past valid_until {iso(coupon.valid_until)}",
+            **reason_fields(reason("past_valid_until", valid_until=iso(coupon.valid_until))),
         )
         result = StateResult(coupon.pk, coupon.state_version, coupon.status)
         idempotency_complete(ctx, status=ctx.success_status, body=result.payload())

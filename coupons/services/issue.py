@@ -7,6 +7,7 @@ from django.utils.translation import gettext_lazy as _
 
 from coupons import clock
 from coupons.errors import InvalidState, NotFound
+from coupons.ledger_reasons import reason, reason_fields
 from coupons.models import CouponStatus, CouponTemplateVersion, OperationType, UserCoupon
 from coupons.write.idempotency import idempotency_complete
 from coupons.write.records import append_operation, append_outbox
@@ -48,7 +49,7 @@ def coupon_issue(*, template_id, user_id: str, ctx) -> IssueResult:
         )
         operation = append_operation(
             coupon=coupon, op_type=OperationType.ISSUE, from_state="", from_version=0,
-            ctx=ctx, now=now, reason=f"issued from {terms}",
+            ctx=ctx, now=now, **reason_fields(reason("issued_from", terms=str(terms))),
         )
         append_outbox(operation)
         result = IssueResult(coupon)

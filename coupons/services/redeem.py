@@ -5,6 +5,7 @@ from django.utils.translation import gettext_lazy as _
 
 from coupons import after_sale, clock
 from coupons.errors import CouponExpired, InvalidState, TokenMismatch, VersionConflict
+from coupons.ledger_reasons import reason
 from coupons.models import (
     CouponLock,
     CouponOperation,
@@ -84,7 +85,7 @@ def coupon_redeem(*, coupon_id, lease, payment_id: str, ctx) -> RedeemResult:
                     return result
             strategy = coupon.template_version.expiry_during_lock
             end_lease(coupon, lease, ctx=ctx, now=now,
-                      reason=f"expired before redeem ({strategy})")
+                      reason=reason("expired_before_redeem", strategy=strategy))
         # The release to EXPIRED has committed (or joined the caller's transaction); the
         # redeem itself is refused.
         raise CouponExpired(valid_until=iso(coupon.valid_until),

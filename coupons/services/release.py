@@ -1,6 +1,7 @@
 from dataclasses import dataclass
 
 from coupons import clock
+from coupons.ledger_reasons import reason_fields
 from coupons.models import CouponLock, CouponStatus, LockStatus, OperationType
 from coupons.write.context import command_transaction
 from coupons.write.leases import check_lease
@@ -51,5 +52,5 @@ def end_lease(coupon, lease, *, ctx, now, reason: str, answer=None) -> None:
         updates=[(CouponLock.objects.filter(pk=lock.pk),
                   {"status": LockStatus.RELEASED, "ended_at": now})],
         answer=answer,
-        order_id=lease.order_id, lock=lock, reason=reason[:500],
+        order_id=lease.order_id, lock=lock, **reason_fields(reason),
     )

@@ -1,6 +1,7 @@
 from dataclasses import dataclass
 
 from coupons import clock
+from coupons.ledger_reasons import reason, reason_fields
 from coupons.models import CouponLock, CouponStatus, OperationType
 from coupons.write.context import command_transaction
 from coupons.write.leases import check_lease, lease_end
@@ -44,6 +45,7 @@ def coupon_renew(*, coupon_id, lease, ctx, lease_seconds=None, lease_until=None)
             updates=[(CouponLock.objects.filter(pk=lock.pk), {"expires_at": expires_at})],
             answer=lambda: RenewResult(coupon.pk, coupon.state_version, expires_at).payload(),
             order_id=lease.order_id, lock=lock,
-            reason=f"lease {iso(lock.expires_at)} → {iso(expires_at)}",
+            **reason_fields(reason("lease_moved", **{"from": iso(lock.expires_at),
+                                                     "to": iso(expires_at)})),
         )
         return RenewResult(coupon.pk, coupon.state_version, expires_at)

@@ -1,5 +1,6 @@
 from coupons import clock
 from coupons.errors import VersionConflict
+from coupons.ledger_reasons import reason_fields
 from coupons.models import CouponLock, CouponStatus, LockStatus, OperationType
 from coupons.services.release import StateResult
 from coupons.write.context import command_transaction
@@ -33,7 +34,7 @@ def coupon_void(
             coupon=coupon, op_type=OperationType.VOID, to_state=CouponStatus.VOID,
             expected_version=expected_version, ctx=ctx, now=now, changes=UNBOUND,
             updates=lease_ends, answer=lambda: StateResult.of(coupon).payload(),
-            order_id=coupon.locked_order_id or "", lock=lock, reason=reason[:500],
+            order_id=coupon.locked_order_id or "", lock=lock, **reason_fields(reason),
             refund_id=refund_id,
         )
         return StateResult.of(coupon)

@@ -1,11 +1,10 @@
 from contextlib import contextmanager
 
-from django.utils import translation
-
 from coupons import clock, counters
 from coupons.errors import CouponError
 from coupons.evidence.journal import journaled_insert
 from coupons.models import CommandRejection
+from coupons.refusal_messages import refusal_message, stored_message
 
 
 @contextmanager
@@ -15,16 +14,15 @@ def refusals_recorded(op_type: str, ctx, *, coupon_id=None, order_id: str = ""):
         yield
     except CouponError as error:
         # The log is evidence read by every team: its message is stored in English, whatever
-        # language the refused caller asked for (a lazy message is worded here).
-        with translation.override("en"):
-            message = str(error.message)[:500]
+        # language the refused caller asked for (a lazy message is worded here), with its
+        # sentence's code when it is no catalogue entry as it stands.
         journaled_insert(CommandRejection(
             op_type=op_type,
             coupon_id_ref=coupon_id,
             order_id=order_id or "",
             actor=ctx.actor,
             error_code=error.code,
-            message=message,
+            **stored_message(error.message),
             details=error.details,
             idempotency_key=ctx.idempotency_key,
             created_at=clock.now(),
@@ -40,7 +38,10 @@ def record_console_denial(*, actor: str, path: str, method: str, capability: str
         op_type="CONSOLE",
         actor=actor,
         error_code="PERMISSION_DENIED",
-        message=f"{method} {path} needs {capability or 'a declared capability'}"[:500],
+        **stored_message(
+            refusal_message("console_denied", method=method, path=path, capability=capability)
+            if capability else
+            refusal_message("console_undeclared", method=method, path=path)),
         details={"path": path, "method": method, "capability": capability},
         created_at=clock.now(),
     ))

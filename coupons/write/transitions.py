@@ -1,12 +1,10 @@
 """The state machine as data, the one guard, and the one compare-and-set write."""
 
-from django.utils.text import format_lazy
-from django.utils.translation import gettext_lazy as _
-
 from coupons.errors import InvalidState, VersionConflict
 from coupons.models import CouponStatus as S
 from coupons.models import OperationType as Op
 from coupons.models import UserCoupon
+from coupons.refusal_messages import refusal_message
 from coupons.write import one_statement
 from coupons.write.context import answer_record_id
 from coupons.write.records import appended, chained_row, outbox_row
@@ -49,7 +47,7 @@ def is_allowed(op_type: str, from_state: str, to_state: str) -> bool:
 def guard(op_type: str, coupon: UserCoupon) -> None:
     if coupon.status not in TRANSITIONS[op_type]:
         raise InvalidState(
-            format_lazy(_("{op} is not allowed from {state}."), op=op_type, state=coupon.status),
+            refusal_message("not_allowed_from", op=op_type, state=coupon.status),
             coupon=coupon, operation=op_type,
         )
 
@@ -75,9 +73,8 @@ def apply_transition(
     All of it is one statement (coupons.write.one_statement), so a missed CAS writes nothing.
     """
     if not is_allowed(op_type, coupon.status, to_state):
-        raise InvalidState(format_lazy(_("{op} cannot go {from_state}→{to_state}."), op=op_type,
-                                       from_state=coupon.status, to_state=to_state),
-                           coupon=coupon)
+        raise InvalidState(refusal_message("cannot_go", op=op_type, from_state=coupon.status,
+                                           to_state=to_state), coupon=coupon)
     where = {"pk": coupon.pk, "status": coupon.status, "state_version": expected_version}
     if owner is not None:
         where["locked_order_id"], where["lock_token_hash"] = owner

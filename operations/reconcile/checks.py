@@ -29,6 +29,7 @@ from coupons.models import (
     Repair,
     Severity,
 )
+from operations.reconcile.summaries import summary
 from refunds.models import Compensation, RefundCoupon
 
 PAYMENT_FACTS = (FactType.PAYMENT_SUCCEEDED, FactType.FINAL_PAYMENT_SUCCEEDED)
@@ -185,9 +186,9 @@ def paid_not_redeemed(batch: Batch, coupon: dict) -> list[Detected]:
             kind=FindingKind.PAID_NOT_REDEEMED, severity=Severity.P1, coupon_id=coupon["id"],
             subject=order_id, order_ids=(order_id,),
             repair=Repair.MANUAL_REVIEW if held_by_other else Repair.COMPENSATING_REDEEM,
-            summary=(f"Order {order_id} was paid with this coupon, which is still "
-                     f"{coupon['status']}" + (f" (held by order {coupon['locked_order_id']})"
-                                              if held_by_other else "") + "."),
+            summary=summary("paid_held_by_other", order=order_id, state=coupon["status"],
+                            holder=coupon["locked_order_id"]) if held_by_other
+            else summary("paid_not_redeemed", order=order_id, state=coupon["status"]),
             evidence={"order_id": order_id, "payment_id": payment_of(batch, order_id),
                       "coupon_status": coupon["status"],
                       "coupon_version": coupon["state_version"],
@@ -216,8 +217,7 @@ def closed_still_locked(batch: Batch, coupon: dict) -> list[Detected]:
     return [Detected(
         kind=FindingKind.CLOSED_STILL_LOCKED, severity=Severity.P2, coupon_id=coupon["id"],
         subject=order_id, order_ids=(order_id,), repair=Repair.RELEASE,
-        summary=f"Order {order_id} ended ({', '.join(ended)}) unpaid; the coupon is still "
-                "locked for it.",
+        summary=summary("closed_still_locked", order=order_id, facts=", ".join(ended)),
         evidence={"order_id": order_id, "facts": ended, "lock_id": str(coupon["current_lock_id"]),
                   "coupon_version": coupon["state_version"]},
     )]
@@ -232,12 +232,11 @@ def ghost_redemption(batch: Batch, coupon: dict) -> list[Detected]:
     bound = {(b["lock_id"], b["order_id"]) for b in batch.bindings.get(coupon["id"], [])}
     if len(live) == 1 and (live[0]["lock_id"], live[0]["order_id"]) in bound:
         return []
-    problem = (f"{len(live)} successful redemptions" if len(live) != 1
-               else f"its redemption by order {live[0]['order_id']} has no order binding")
     return [Detected(
         kind=FindingKind.GHOST_REDEMPTION, severity=Severity.P0, coupon_id=coupon["id"],
         order_ids=tuple(sorted({r["order_id"] for r in live})), repair=Repair.MANUAL_REVIEW,
-        summary=f"The coupon is USED with {problem}.",
+        summary=summary("ghost_redemptions", count=len(live)) if len(live) != 1
+        else summary("ghost_unbound", order=live[0]["order_id"]),
         evidence={"redemption_ids": [r["id"] for r in live],
                   "coupon_version": coupon["state_version"]},
     )]
@@ -264,7 +263,7 @@ def double_consumption(batch: Batch, coupon: dict) -> list[Detected]:
     return [Detected(
         kind=FindingKind.DOUBLE_CONSUMPTION, severity=Severity.P0, coupon_id=coupon["id"],
         order_ids=orders, repair=Repair.MANUAL_REVIEW,
-        summary=f"The coupon is consumed by {len(orders)} paid orders: {', '.join(orders)}.",
+        summary=summary("double_consumption", count=len(orders), orders=", ".join(orders)),
         evidence={"orders": {o: payment_of(batch, o) for o in orders},
                   "coupon_status": coupon["status"]},
     )]
@@ -285,8 +284,8 @@ def return_not_advanced(batch: Batch, coupon: dict) -> list[Detected]:
             kind=FindingKind.RETURN_NOT_ADVANCED, severity=Severity.P1, coupon_id=coupon["id"],
             subject=f"refund-decision:{decision['id']}", order_ids=(decision["order_id"],),
             repair=Repair.REDRIVE_RETURN if decision["redemption_id"] else Repair.MANUAL_REVIEW,
-            summary=f"Refund {decision['refund_id']} decided RETURN ({decision['status']}), but "
-                    f"the coupon is still {coupon['status']} and its redemption live.",
+            summary=summary("return_not_advanced", refund=decision["refund_id"],
+                            status=decision["status"], state=coupon["status"]),
             evidence={"decision_id": decision["id"], "refund_id": decision["refund_id"],
                       "redemption_id": decision["redemption_id"],
                       "return_operation_id": decision["operation_id"],
@@ -314,9 +313,9 @@ def return_event_unpublished(batch: Batch, coupon: dict) -> list[Detected]:
             coupon_id=coupon["id"], subject=f"operation:{decision['operation_id']}",
             order_ids=(decision["order_id"],),
             repair=Repair.REDRIVE_EVENT if event is not None else Repair.MANUAL_REVIEW,
-            summary=(f"The RETURN for refund {decision['refund_id']} was never announced: "
-                     + ("its event is unpublished since " + event["created_at"].isoformat()
-                        if event is not None else "it has no outbox event") + "."),
+            summary=summary("return_unpublished", refund=decision["refund_id"],
+                            since=event["created_at"].isoformat()) if event is not None
+            else summary("return_no_event", refund=decision["refund_id"]),
             evidence={"decision_id": decision["id"], "operation_id": decision["operation_id"],
                       "event_id": event["id"] if event is not None else None},
         ))
@@ -338,8 +337,7 @@ def ledger_gap(batch: Batch, coupon: dict) -> list[Detected]:
     return [Detected(
         kind=FindingKind.LEDGER_GAP, severity=Severity.P0, coupon_id=coupon["id"],
         repair=Repair.MANUAL_REVIEW,
-        summary=f"The ledger's versions are not contiguous ({len(gaps)} breaks): history was "
-                "bypassed.",
+        summary=summary("ledger_gap", count=len(gaps)),
         evidence={"gaps": gaps[:MAX_GAPS_SHOWN], "coupon_version": coupon["state_version"]},
     )]
 

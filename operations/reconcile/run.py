@@ -18,6 +18,7 @@ from operations.reconcile.checks import (
     coupon_range,
     load_batch,
 )
+from operations.reconcile.summaries import summary_fields
 
 DISMISSED = "DISMISSED"
 
@@ -96,7 +97,7 @@ def record_batch(coupons: list[dict], detected: list, *, actor: str) -> tuple[in
         # Another run recording the same fault at once already opened it: one open finding.
         new = [journaled_insert(
             Finding(kind=f.kind, severity=f.severity, coupon_id=f.coupon_id, subject=f.subject,
-                    order_ids=list(f.order_ids), evidence=f.evidence, summary=f.summary,
+                    order_ids=list(f.order_ids), evidence=f.evidence, **summary_fields(f.summary),
                     repair=f.repair, first_seen_at=now, last_seen_at=now),
             kind="opened", actor=actor, at=now, ignore_conflicts=True)
             for key, f in found.items() if key not in open_findings and key not in dismissed]
@@ -106,8 +107,8 @@ def record_batch(coupons: list[dict], detected: list, *, actor: str) -> tuple[in
 def _change(finding: Finding, fault, *, actor: str, at) -> None:
     """The fault holds with other evidence (a severity, a summary, the order ids ...): an
     entry with what changed; nothing when the run saw it as it was."""
-    now_says = {"severity": fault.severity, "summary": fault.summary, "repair": fault.repair,
-                "evidence": fault.evidence, "order_ids": list(fault.order_ids)}
+    now_says = {"severity": fault.severity, "repair": fault.repair, "evidence": fault.evidence,
+                "order_ids": list(fault.order_ids), **summary_fields(fault.summary)}
     changes = {name: value for name, value in now_says.items()
                if getattr(finding, name) != value}
     if changes:

@@ -5,6 +5,7 @@ from rest_framework import serializers
 
 from api.fields import external_id, money_field
 from refunds.models import RefundCoupon
+from refunds.policy_engine import RefundType
 
 
 class RefundInput(serializers.Serializer):
@@ -45,7 +46,7 @@ class RefundCouponDecisionOutput(serializers.Serializer):
 
 class RefundDetailsOutput(serializers.Serializer):
     amount = serializers.CharField()
-    type = serializers.CharField()
+    type = serializers.ChoiceField(choices=RefundType.ALL)
     risk_flag = serializers.BooleanField()
     received_at = serializers.DateTimeField()
 
@@ -67,7 +68,8 @@ class RefundDecisionOutput(serializers.Serializer):
     refund = RefundDetailsOutput()
     money_decision = RefundMoneyOutput()
     coupon_decision = RefundCouponDecisionOutput()
-    executed_action = serializers.CharField(allow_null=True)
+    executed_action = serializers.ChoiceField(choices=RefundCoupon.Action.choices,
+                                              allow_null=True)
     operation_id = serializers.IntegerField(allow_null=True,
                                             help_text="The ledger row executing it.")
     compensation_coupon_id = serializers.IntegerField(allow_null=True)

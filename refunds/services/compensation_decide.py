@@ -15,6 +15,7 @@ from coupons.errors import (
     ValidationFailed,
 )
 from coupons.evidence.journal import journaled_update, require_folds, with_journal
+from coupons.ledger_reasons import reason, reason_fields
 from coupons.models import CouponStatus, OperationType
 from coupons.services.reversals import restore_redemption, reversal_reads_of, reversal_target
 from coupons.write.idempotency import idempotency_complete
@@ -119,7 +120,8 @@ def _reverse(coupon, compensation, step, *, ctx, now):
         expected_version=coupon.state_version, ctx=ctx, now=now, changes=UNBOUND,
         original_operation=operation, order_id=operation.order_id,
         payment_id=operation.payment_id, refund_id=operation.refund_id,
-        reason=f"compensation {compensation.pk}: {compensation.reason}"[:500],
+        **reason_fields(reason("compensation", compensation=compensation.pk,
+                                reason=compensation.reason)),
     )
 
 
@@ -129,7 +131,8 @@ def _pay(coupon, compensation, step, *, ctx, now):
         expected_version=coupon.state_version, ctx=ctx, now=now,
         original_operation=compensation.operation, order_id=compensation.order_id,
         amount=step.amount,
-        reason=f"compensation {compensation.pk} ({compensation.kind}): {compensation.reason}"[:500],
+        **reason_fields(reason("compensation_of_kind", compensation=compensation.pk,
+                                kind=compensation.kind, reason=compensation.reason)),
     )
 
 

@@ -2,6 +2,7 @@ from django.db import IntegrityError, transaction
 
 from coupons import clock
 from coupons.evidence.journal import journaled_insert
+from coupons.ledger_reasons import reason_fields
 from refunds.models import Compensation
 
 
@@ -14,7 +15,7 @@ def compensation_record(*, kind, order_id, coupon, amount, reason, actor) -> Com
         return existing
     now = clock.now()
     compensation = Compensation(order_id=order_id, coupon=coupon, kind=kind, amount=amount,
-                                reason=reason[:500], created_by=actor, created_at=now)
+                                **reason_fields(reason), created_by=actor, created_at=now)
     try:
         with transaction.atomic():
             journaled_insert(compensation, kind="recorded", actor=actor, at=now)

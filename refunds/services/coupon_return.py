@@ -4,6 +4,7 @@ from django.utils.translation import gettext_lazy as _
 from coupons import clock
 from coupons.errors import InvalidState, VersionConflict
 from coupons.evidence.journal import journaled_moves
+from coupons.ledger_reasons import reason_fields
 from coupons.models import CouponOperation, CouponStatus, OperationType, Redemption
 from coupons.services.release import StateResult
 from coupons.write.refusals import refusals_recorded
@@ -44,6 +45,6 @@ def coupon_return(*, coupon_id, redemption: Redemption, refund_id: str, expected
             coupon=coupon, op_type=OperationType.RETURN, to_state=to_state,
             expected_version=expected_version, ctx=ctx, now=now,
             order_id=redemption.order_id, payment_id=redemption.payment_id, refund_id=refund_id,
-            original_operation=original, reason=reason[:500],
+            original_operation=original, **reason_fields(reason),
         )
         return StateResult(coupon.pk, coupon.state_version, coupon.status), operation

@@ -10,6 +10,7 @@ from coupons import clock
 from coupons.effects import Plan, Step
 from coupons.errors import CouponError, DecisionNotPending
 from coupons.evidence.journal import journaled_update
+from coupons.ledger_reasons import reason
 from coupons.models import CouponOperation, CouponStatus, OperationType
 from coupons.services.issue import coupon_issue
 from coupons.services.void import coupon_void
@@ -78,7 +79,8 @@ def decision_execute(decision: RefundCoupon, action: str, coupon, ctx) -> dict:
     """
     # The caller's Idempotency-Key answer is the decision, not a nested command's result.
     ctx = replace(ctx, idempotency_record_id=None)
-    why = f"refund {decision.refund_id} of order {decision.order_id}: {decision.rule_label}"
+    why = reason("refund_of_order", refund=decision.refund_id, order=decision.order_id,
+                 rule=decision.rule_label)
     recorded = {}
     for step in _steps(decision, action, coupon, clock.now()):
         if step.op_type == OperationType.RETURN:

@@ -23,6 +23,7 @@ from django.db import transaction
 from coupons import clock
 from coupons.errors import CouponError, RefundIdReused
 from coupons.evidence.journal import fold_problem, journaled_insert, with_journal
+from coupons.ledger_reasons import reason as ledger_reason
 from coupons.models import (
     CouponOperation,
     CouponStatus,
@@ -37,6 +38,7 @@ from coupons.write.idempotency import idempotency_complete
 from coupons.write.payloads import money
 from coupons.write.rows import lock_coupon_row
 from coupons.write.transitions import is_past_validity
+from refunds.decision_reasons import decision_reason
 from refunds.models import RefundCoupon
 from refunds.policy_engine import RefundFacts, RefundType, decide, policy_version_for
 from refunds.services.refund_execute import Action, Status, decision_finish, decision_move
@@ -119,9 +121,8 @@ def _receive_for_coupon(coupon, *, refund_id, order_id, refund_amount, ctx, **re
         return refund_decide(decision, ctx=ctx), ""
     if _deposit_only(order_id):
         return _release_deposit_lock(decision, coupon, ctx=ctx, now=now), ""
-    reason = "Waiting for the order's redemption; decided when it arrives."
     return decision_move(decision, from_status=Status.AWAITING_REDEMPTION, actor=ctx.actor,
-                         now=now, reason=reason), ""
+                         now=now, **decision_reason("awaiting_redemption")), ""
 
 
 def _deposit_only(order_id: str) -> bool:
@@ -133,7 +134,8 @@ def _deposit_only(order_id: str) -> bool:
 
 def _release_deposit_lock(decision, coupon, *, ctx, now) -> RefundCoupon:
     """A refunded deposit frees its coupon at once, not at the lease's end."""
-    reason = f"presale deposit of order {decision.order_id} refunded ({decision.refund_id})"
+    reason = ledger_reason("deposit_refunded", order=decision.order_id,
+                           refund=decision.refund_id)
     result = coupon_release(
         coupon_id=coupon.pk, reason=reason, ctx=replace(ctx, idempotency_record_id=None),
         lease=LeaseProof.from_lock(coupon.current_lock, expected_version=coupon.state_version),
@@ -146,7 +148,8 @@ def _release_deposit_lock(decision, coupon, *, ctx, now) -> RefundCoupon:
         order_amount=binding.order_amount, order_discount=binding.discount_amount,
         coupon_share=Decimal("0.00"),
         operation=CouponOperation.objects.get(coupon=coupon, to_version=result.state_version),
-        reason=f"{reason}: lease ended, coupon {result.status}",
+        **decision_reason("deposit_lease_ended", order=decision.order_id,
+                          refund=decision.refund_id, state=result.status),
     )
 
 
@@ -200,7 +203,7 @@ def refund_decide(decision: RefundCoupon, *, ctx) -> RefundCoupon:
     if verdict.action == Action.MANUAL_REVIEW or verdict.requires_approval:
         return decision_move(decision, from_status=Status.AWAITING_REDEMPTION,
                              actor=ctx.actor, now=now, status=Status.PENDING_APPROVAL,
-                             reason="An operator decides.", **decided)
+                             **decision_reason("operator_decides"), **decided)
     for name, value in decided.items():
         setattr(decision, name, value)
     try:
@@ -213,7 +216,8 @@ def refund_decide(decision: RefundCoupon, *, ctx) -> RefundCoupon:
         return decision_move(
             decision, from_status=Status.AWAITING_REDEMPTION, actor=ctx.actor, now=now,
             status=Status.PENDING_APPROVAL,
-            reason=f"{verdict.action} was refused ({error.code}); an operator decides.",
+            **decision_reason("refused_operator_decides", action=verdict.action,
+                              code=error.code),
             **decided,
         )
 

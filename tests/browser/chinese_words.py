@@ -4,7 +4,9 @@ What may stay Latin on a Chinese page (docs/i18n.md): codes and states (`USED`, 
 `PaymentSucceeded`), ids (`order_demo_A`, `user:olga`, `u1`, `v2`), and whatever sits in a
 code badge, a `<code>`, an `<abbr>`, a `<kbd>` or an element in another language (the switch's
 "English"). Everything else that reads as a word of English (`Approve`, `the`, `Reason`) is
-reported, with the element it stands in, unless the test typed it itself (`typed`).
+reported, with the element it stands in, unless the test typed it itself (`typed`): text the
+services stored in English is reported too, though marked `lang="en"` (`.stored`, the console's
+`stored_text`), since it should have been read from its message code.
 """
 
 import re
@@ -19,7 +21,7 @@ VISIBLE_TEXT = """() => {
     const el = node.parentElement;
     if (!node.textContent.trim() || el.closest(allowed)) continue;
     const lang = el.closest("[lang]");
-    if (lang && !lang.lang.toLowerCase().startsWith("zh")) continue;
+    if (lang && !lang.lang.toLowerCase().startsWith("zh") && !lang.matches(".stored")) continue;
     if (!el.checkVisibility || !el.checkVisibility()) continue;
     found.push([node.textContent, el.tagName.toLowerCase() + (el.id ? "#" + el.id : "")
                 + (el.className && typeof el.className === "string"

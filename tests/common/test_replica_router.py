@@ -11,7 +11,6 @@ from django.contrib.auth.models import AnonymousUser, Group, Permission, User
 from django.contrib.contenttypes.models import ContentType
 from django.contrib.sessions.models import Session
 from django.db import connection, transaction
-from django.http import HttpResponse
 from django.template.loader import render_to_string
 from django.test import RequestFactory
 from django.urls import resolve
@@ -19,13 +18,18 @@ from django.utils import translation
 
 from common import replica_reads
 from common.replica_reads import (
+    CONSISTENCY_COOKIE,
+    CONSISTENCY_HEADER,
+    PrimaryPosition,
     ReplicaRead,
     ReplicaState,
-    caller_key,
     choose_replica,
+    consistency_token,
     may_read_from_replica,
+    replica_as_of,
     replica_serves,
     wal_position,
+    written_position,
 )
 from common.replica_router import ReplicaRouter, read_alias, reading_from
 from console.models import StaffNote
@@ -87,11 +91,16 @@ NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
 
 def replica(replayed="0/3000000", lag_seconds=0.0, in_recovery=True) -> ReplicaState:
+    """A replica whose last replayed commit is `lag_seconds` old."""
     return ReplicaState(in_recovery=in_recovery, replayed=replayed,
-                        as_of=NOW - timedelta(seconds=lag_seconds), now=NOW)
+                        last_commit=NOW - timedelta(seconds=lag_seconds), now=NOW)
 
 
-@pytest.mark.parametrize(("replayed", "written", "serves"), [
+def serves(state: ReplicaState, written=None, primary=None, max_lag_seconds=5) -> bool:
+    return replica_serves(state, replica_as_of(state, primary), written, max_lag_seconds)
+
+
+@pytest.mark.parametrize(("replayed", "written", "answer"), [
     ("0/3000000", None, True),  # no recent write: any replica within the bound
     ("0/3000000", "0/3000000", True),  # replayed exactly up to the write
     ("0/3000000", "0/2FFFFFF", True),
@@ -102,23 +111,49 @@ def replica(replayed="0/3000000", lag_seconds=0.0, in_recovery=True) -> ReplicaS
     (None, "0/1", False),  # nothing replayed yet
 ])
 def test_a_caller_who_just_wrote_reads_only_a_replica_that_has_replayed_the_write(
-        replayed, written, serves):
-    assert replica_serves(replica(replayed), written, max_lag_seconds=5) is serves
+        replayed, written, answer):
+    assert serves(replica(replayed), written) is answer
 
 
-@pytest.mark.parametrize(("lag_seconds", "serves"), [
+@pytest.mark.parametrize(("lag_seconds", "answer"), [
     (0, True), (4.999, True), (5, True), (5.001, False), (3600, False),
 ])
-def test_a_replica_further_behind_than_the_bound_is_passed_over(lag_seconds, serves):
-    assert replica_serves(replica(lag_seconds=lag_seconds), None, max_lag_seconds=5) is serves
+def test_a_replica_further_behind_than_the_bound_is_passed_over(lag_seconds, answer):
+    assert serves(replica(lag_seconds=lag_seconds)) is answer
 
 
 def test_a_promoted_copy_or_one_with_nothing_replayed_is_passed_over():
     promoted = replica(in_recovery=False)
-    empty = ReplicaState(in_recovery=True, replayed=None, as_of=None, now=NOW)
+    empty = ReplicaState(in_recovery=True, replayed=None, last_commit=None, now=NOW)
 
-    assert replica_serves(promoted, None, max_lag_seconds=5) is False
-    assert replica_serves(empty, None, max_lag_seconds=5) is False
+    assert serves(promoted) is False
+    assert serves(empty) is False
+
+
+def test_a_replica_that_has_replayed_the_primarys_position_is_as_of_when_it_was_read():
+    """An idle primary: the last commit is an hour old, and the replica has all of it."""
+    idle = replica("0/3000000", lag_seconds=3600)
+    primary = PrimaryPosition(at=NOW - timedelta(seconds=0.01), reached="0/3000000")
+
+    assert replica_as_of(idle, primary) == primary.at
+    assert serves(idle, primary=primary) is True
+
+
+def test_a_stalled_stream_shows_its_real_age_however_caught_up_the_replica_thinks_it_is():
+    """The primary's WAL sender stopped, the connection up: the replica has replayed all it
+    received (its own view: caught up) but not the primary's last 13 seconds. Its data is as of
+    its last replayed commit, and past the bound the primary answers."""
+    stalled = replica("0/3000000", lag_seconds=13)
+    primary = PrimaryPosition(at=NOW, reached="0/3000400")
+
+    assert replica_as_of(stalled, primary) == NOW - timedelta(seconds=13)
+    assert serves(stalled, primary=primary) is False
+    assert serves(stalled, primary=primary, max_lag_seconds=3600) is True
+
+
+def test_without_the_primarys_position_a_replica_is_as_of_its_last_replayed_commit():
+    assert replica_as_of(replica(lag_seconds=2), None) == NOW - timedelta(seconds=2)
+    assert replica_as_of(ReplicaState(True, None, None, NOW), None) is None
 
 
 @pytest.mark.django_db
@@ -141,6 +176,9 @@ def test_reads_go_to_the_one_replica_that_has_the_callers_write_and_keeps_up(
               "fresh": replica("0/5000000", lag_seconds=1),
               "promoted": replica("0/9000000", in_recovery=False)}
     monkeypatch.setattr(replica_reads, "replica_state", states.get)
+    # The primary's WAL is past every replica's: each is as of its last replayed commit.
+    monkeypatch.setattr(replica_reads, "primary_position",
+                        lambda: PrimaryPosition(at=NOW, reached="F/0"))
     settings.DATABASE_REPLICA_MAX_LAG_SECONDS = 5
 
     assert choose_replica("0/4000000") == ReplicaRead("fresh", NOW - timedelta(seconds=1))
@@ -181,23 +219,51 @@ def test_only_reads_of_console_pages_and_the_api_may_use_a_replica(method, path,
     assert may_read_from_replica(request) is allowed
 
 
-def test_read_your_writes_follows_the_session_a_sign_in_just_set():
-    request = RequestFactory().post("/login/", HTTP_COOKIE="sessionid=before")
-    response = HttpResponse()
-    response.set_cookie("sessionid", "after")
-    next_request = RequestFactory().get("/", HTTP_COOKIE="sessionid=after")
+def test_a_write_answers_its_position_signed_and_the_callers_next_read_waits_for_it(settings):
+    settings.DATABASE_REPLICA_READ_YOUR_WRITES_SECONDS = 60
+    token = consistency_token("16/B374D848")
+    api_client = RequestFactory().get("/", **{"HTTP_" + CONSISTENCY_HEADER.upper().replace(
+        "-", "_"): token})
+    browser = RequestFactory().get("/", HTTP_COOKIE=f"{CONSISTENCY_COOKIE}={token}")
 
-    assert caller_key(request, response) == caller_key(next_request)
-    assert caller_key(request, response) != caller_key(request)
+    assert written_position(api_client) == written_position(browser) == "16/B374D848"
+    assert written_position(RequestFactory().get("/")) is None
 
 
-def test_read_your_writes_follows_an_api_key_and_keeps_it_hashed():
-    one = RequestFactory().get("/", HTTP_AUTHORIZATION="Token secret-one")
-    other = RequestFactory().get("/", HTTP_AUTHORIZATION="Token secret-two")
+def test_the_newest_of_the_positions_a_caller_sends_back_counts(settings):
+    settings.DATABASE_REPLICA_READ_YOUR_WRITES_SECONDS = 60
+    both = RequestFactory().get(
+        "/", HTTP_COOKIE=f"{CONSISTENCY_COOKIE}={consistency_token('1/0')}",
+        HTTP_X_CONSISTENCY_TOKEN=consistency_token("0/FFFFFFFF"))
 
-    assert caller_key(one) != caller_key(other)
-    assert "secret-one" not in caller_key(one)
-    assert caller_key(RequestFactory().get("/")) is None
+    assert written_position(both) == "1/0"
+
+
+@pytest.mark.parametrize("sent", [
+    "16/B374D848",  # unsigned: a caller cannot push every read to the primary at will
+    None,  # signed, then altered (below)
+    "",
+])
+def test_an_unsigned_altered_or_empty_position_is_no_write_to_wait_for(settings, sent):
+    settings.DATABASE_REPLICA_READ_YOUR_WRITES_SECONDS = 60
+    if sent is None:
+        sent = consistency_token("0/1").replace("0/1", "FF/0", 1)
+    request = RequestFactory().get("/", HTTP_X_CONSISTENCY_TOKEN=sent)
+
+    assert written_position(request) is None
+
+
+def test_a_position_older_than_the_read_your_writes_window_is_no_write_to_wait_for(
+        settings, monkeypatch):
+    settings.DATABASE_REPLICA_READ_YOUR_WRITES_SECONDS = 60
+    token = consistency_token("0/1")
+    request = RequestFactory().get("/", HTTP_X_CONSISTENCY_TOKEN=token)
+    assert written_position(request) == "0/1"
+    # The signature's own time is checked against the window: 61 s later it is expired.
+    real_time = replica_reads.signing.time.time
+    monkeypatch.setattr(replica_reads.signing.time, "time", lambda: real_time() + 61)
+
+    assert written_position(request) is None
 
 
 @pytest.mark.parametrize(("language", "sentence"), [

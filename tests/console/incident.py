@@ -10,6 +10,7 @@ from decimal import Decimal
 import pytest
 
 from coupons.errors import TokenMismatch
+from coupons.ledger_reasons import reason
 from coupons.models import UserCoupon
 from coupons.services import (
     CommandContext,
@@ -39,7 +40,7 @@ def incident_coupon(template, clock) -> UserCoupon:
     clock.advance(minutes=15)
     lease_a = LeaseProof.from_lock(locked_a.lock, expected_version=locked_a.state_version)
     coupon_release(coupon_id=coupon.pk, ctx=CLOSE_HANDLER, lease=lease_a,
-                   reason="order order_demo_A closed: no payment seen before the close timeout")
+                   reason=reason("order_ended", fact="OrderClosed", order="order_demo_A"))
     clock.advance(minutes=6)
     _, proof_b = _lock(coupon, "order_demo_B", "312.00")
     clock.advance(minutes=2)

@@ -7,6 +7,7 @@ from django.urls import reverse
 from coupons.models import CouponOperation, Finding
 from tests.coupons.safety.breakage import version_gap
 from tests.operations.reconciliation.conftest import closed_order_still_locked, reconcile
+from tests.zh_catalogue import compiled_catalogue, zh  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.django_db
 PAGE = "/reconciliation/"
@@ -72,3 +73,27 @@ def test_dismiss_without_a_reason_is_refused_beside_the_list(signed_in, template
     assert "Say why it is dismissed. (VALIDATION_ERROR)" in refused.content.decode()
     assert f"Finding {finding.pk} dismissed." in dismissed.content.decode()
     assert Finding.objects.get(pk=finding.pk).resolution_note == "order service fixed it"
+
+
+@pytest.mark.usefixtures("zh")
+def test_a_findings_summary_reads_in_chinese_and_keeps_its_english_record(
+        signed_in, template, ctx):
+    closed_order_still_locked(template, ctx)
+
+    html = signed_in("operator").get(PAGE, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+
+    assert "订单 closed-unreleased 未支付即结束（OrderClosed），该券仍为它锁定中。" in html
+    assert "ended (OrderClosed) unpaid" not in html
+    finding = Finding.objects.get()
+    assert finding.summary.startswith("Order closed-unreleased ended (OrderClosed) unpaid")
+    assert (finding.summary_code, finding.summary_params) == (
+        "closed_still_locked", {"order": "closed-unreleased", "facts": "OrderClosed"})
+
+
+def test_a_finding_written_before_the_codes_reads_as_stored(signed_in, template, ctx):
+    closed_order_still_locked(template, ctx)
+    Finding.objects.update(summary_code="", summary_params={})
+
+    html = signed_in("operator").get(PAGE, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+
+    assert "Order closed-unreleased ended (OrderClosed) unpaid" in html

@@ -252,3 +252,16 @@ def test_an_export_has_its_headers_in_the_readers_language(
                                                      HTTP_ACCEPT_LANGUAGE="zh-hans"))
 
     assert header[:3] == ["退款决策", "优惠券", "状态"] and "审核说明" in header
+
+
+def test_an_export_has_the_default_policys_rule_in_the_readers_language(
+        signed_in, template, settings, compiled_catalogue):  # noqa: F811
+    settings.LOCALE_PATHS = [str(compiled_catalogue)]
+    pending_decision(fresh_coupon(template))
+    url = reverse("console:approvals_export")
+
+    header, row = rows_of(signed_in("operator").get(url, HTTP_ACCEPT_LANGUAGE="zh-hans"))
+    _, english = rows_of(signed_in("operator", "operator-2").get(url))
+
+    assert dict(zip(header, row, strict=True))["规则"] == "有风控标记的退款由运营审批"
+    assert "Risk-flagged refunds are reviewed by an operator" in english

@@ -2,10 +2,12 @@
 
 `bin/replica-cluster up` makes a primary and a `pg_basebackup -R` copy of it streaming from it
 (the first free pair of ports from 5450-5459); the app is migrated on the primary and served by
-gunicorn twice, as the app role on both nodes: a patient server (replicas may lag an hour) and a
-strict one (one second). Pausing the replica's WAL replay makes it fall behind on demand, so
-each test shows where its answer came from by what the answer holds: a state only the primary
-has, or the old one only the paused replica still shows.
+gunicorn three times, as the app role on both nodes and without Redis: two patient servers
+(replicas may lag an hour), separate processes as two instances behind a load balancer, and a
+strict one (one second). Pausing the replica's WAL replay, or stopping the primary's WAL sender
+(a stalled stream), makes it fall behind on demand, so each test shows where its answer came
+from by what the answer holds: a state only the primary has, or the old one only the replica
+still shows.
 
 Skipped when PostgreSQL's server binaries are missing; REPLICA_TESTS_REQUIRED=1 (.ci/run)
 makes that a failure instead.
@@ -13,6 +15,7 @@ makes that a failure instead.
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -25,8 +28,11 @@ import urllib.request
 import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from fcntl import LOCK_EX, LOCK_UN, flock
+from http.cookies import SimpleCookie
 from pathlib import Path
+from urllib.parse import urlencode
 
 import psycopg
 import pytest
@@ -56,7 +62,7 @@ template = template_create(code="off30", name="30 off 200", kind="AMOUNT_OFF",
                            face_value=Decimal("30.00"), min_order_amount=Decimal("200.00"),
                            valid_days=30)
 coupons = [coupon_issue(template_id=template.pk, user_id="u1", ctx=ctx).coupon.pk
-           for _ in range(6)]  # one per test: they may run in any order
+           for _ in range(7)]  # one per test: they may run in any order
 keys = [service_client_create(name=name, capabilities=CLIENT_GRANTS.values(),
                               fact_types=FactType.values)[1] for name in ("writer", "reader")]
 sessions = {}
@@ -182,14 +188,16 @@ def app(cluster):
     seeded = json.loads(manage("shell", "-c", SEED, env=env).strip().splitlines()[-1])
     served = {**env, "DB_POOL_MAX_SIZE": "2",
               "DATABASE_URL": f"postgres://coupon_app@127.0.0.1:{primary}/{DATABASE}",
-              "DATABASE_REPLICA_URLS": f"postgres://coupon_app@127.0.0.1:{replica}/{DATABASE}",
-              "REDIS_URL": "redis://127.0.0.1:6379/11"}
+              "DATABASE_REPLICA_URLS": f"postgres://coupon_app@127.0.0.1:{replica}/{DATABASE}"}
     logs = Path(cluster.directory)
     with (gunicorn({**served, "DATABASE_REPLICA_MAX_LAG_SECONDS": "3600"},
                    logs / "patient.log") as patient,
+          gunicorn({**served, "DATABASE_REPLICA_MAX_LAG_SECONDS": "3600"},
+                   logs / "other.log") as other,
           gunicorn({**served, "DATABASE_REPLICA_MAX_LAG_SECONDS": "1"},
                    logs / "strict.log") as strict):
-        yield {**seeded, "patient": patient, "strict": strict, "nodes": cluster}
+        yield {**seeded, "patient": patient, "other": other, "strict": strict,
+               "nodes": cluster}
 
 
 @pytest.fixture
@@ -199,6 +207,20 @@ def paused_replica(app):
     yield
     sql(app["nodes"].replica, "SELECT pg_wal_replay_resume()")
     caught_up(app["nodes"])
+
+
+@contextmanager
+def stalled_stream(nodes: Nodes):
+    """A network stall: the primary's WAL sender stopped (SIGSTOP), its connection up. The
+    replica's WAL receiver is alive and has replayed everything it received, so by its own
+    lights it is caught up; it just receives nothing more."""
+    (sender,) = sql(nodes.primary, "SELECT pid FROM pg_stat_replication")
+    os.kill(sender, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        os.kill(sender, signal.SIGCONT)
+    caught_up(nodes)
 
 
 def caught_up(nodes: Nodes) -> None:
@@ -215,12 +237,16 @@ def wait_for(condition, what: str) -> None:
         time.sleep(0.2)
 
 
-def request(url: str, *, key=None, session=None, body=None) -> tuple[int, dict, str]:
+def request(url: str, *, key=None, session=None, body=None, token=None
+            ) -> tuple[int, dict, str]:
+    """`token`: the X-Consistency-Token of the client's last write, sent back."""
     headers = {}
     if key:
         headers["Authorization"] = f"Token {key}"
     if session:
         headers["Cookie"] = f"sessionid={session}"
+    if token:
+        headers["X-Consistency-Token"] = token
     data = None
     if body is not None:
         data = json.dumps(body).encode()
@@ -233,18 +259,42 @@ def request(url: str, *, key=None, session=None, body=None) -> tuple[int, dict, 
         return error.code, dict(error.headers), error.read().decode()
 
 
-def coupon_state(base: str, coupon: int, key: str) -> tuple[str, str | None]:
+def coupon_state(base: str, coupon: int, key: str, token=None) -> tuple[str, str | None]:
     """The coupon's status as this client reads it, and X-Data-As-Of (None: the primary)."""
-    status, headers, body = request(f"{base}/api/v1/coupons/{coupon}", key=key)
+    status, headers, body = request(f"{base}/api/v1/coupons/{coupon}", key=key, token=token)
     assert status == 200, body
     return json.loads(body)["status"], headers.get("X-Data-As-Of")
 
 
-def lock(base: str, coupon: int, key: str) -> None:
-    status, _, body = request(f"{base}/api/v1/coupons/{coupon}/lock", key=key,
-                              body={"order_id": f"order-{coupon}", "user_id": "u1",
-                                    "order_amount": "300.00"})
+def lock(base: str, coupon: int, key: str) -> str:
+    """Locks the coupon; returns the answer's X-Consistency-Token."""
+    status, headers, body = request(f"{base}/api/v1/coupons/{coupon}/lock", key=key,
+                                    body={"order_id": f"order-{coupon}", "user_id": "u1",
+                                          "order_amount": "300.00"})
     assert status == 200, body
+    return headers["X-Consistency-Token"]
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+def browse(url: str, cookies: dict, form=None) -> tuple[int, dict, str]:
+    """A browser: sends its cookies to whichever server (one host: every server process gets
+    them, as behind a load balancer) and keeps the ones an answer sets."""
+    headers = {"Cookie": "; ".join(f"{name}={value}" for name, value in cookies.items())}
+    data = urlencode(form).encode() if form is not None else None
+    opener = urllib.request.build_opener(NoRedirect)
+    try:
+        response = opener.open(urllib.request.Request(url, data=data, headers=headers),
+                                timeout=30)
+    except urllib.error.HTTPError as error:
+        response = error
+    with response:
+        for line in response.headers.get_all("Set-Cookie") or []:
+            cookies.update({name: morsel.value for name, morsel in SimpleCookie(line).items()})
+        return response.status, dict(response.headers), response.read().decode()
 
 
 def test_api_gets_and_console_pages_read_from_the_replica_and_say_as_of_when(app):
@@ -259,24 +309,78 @@ def test_api_gets_and_console_pages_read_from_the_replica_and_say_as_of_when(app
     assert "Data as of" in page and "read from a replica" in page
 
 
-def test_a_writer_reads_its_write_at_once_while_others_read_the_replica(app):
+def test_a_writer_reads_its_write_at_once_from_another_server_process(app):
     coupon = app["coupons"][1]
     sql(app["nodes"].replica, "SELECT pg_wal_replay_pause()")
     try:
-        lock(app["patient"], coupon, app["writer"])
-        # The replica has not replayed the lock: the writer is sent to the primary, the
-        # reader still gets the replica's older answer, marked with its age.
-        writer_reads = coupon_state(app["patient"], coupon, app["writer"])
-        reader_reads = coupon_state(app["patient"], coupon, app["reader"])
+        token = lock(app["patient"], coupon, app["writer"])
+        # The replica has not replayed the lock. The writer's next read reaches another server
+        # process, which knows the write only from the token the writer sends back: to the
+        # primary. Without it, the replica's older answer, marked with its age.
+        writer_reads = coupon_state(app["other"], coupon, app["writer"], token)
+        without_token = coupon_state(app["other"], coupon, app["writer"])
+        reader_reads = coupon_state(app["other"], coupon, app["reader"])
     finally:
         sql(app["nodes"].replica, "SELECT pg_wal_replay_resume()")
     caught_up(app["nodes"])
     # Once the replica has replayed the write, the writer reads from it again.
-    writer_later = coupon_state(app["patient"], coupon, app["writer"])
+    writer_later = coupon_state(app["other"], coupon, app["writer"], token)
 
     assert writer_reads == ("LOCKED", None)
+    assert without_token[0] == "AVAILABLE" and without_token[1] is not None
     assert reader_reads[0] == "AVAILABLE" and reader_reads[1] is not None
     assert writer_later[0] == "LOCKED" and writer_later[1] is not None
+
+
+def test_a_person_sees_their_note_on_the_next_page_whichever_server_answers_it(
+        app, paused_replica):
+    coupon = app["coupons"][5]
+    page_url = f"{app['patient']}/coupons/{coupon}/"
+    browser = {"sessionid": app["session"]}
+    _, _, form_page = browse(page_url, browser)
+    csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form_page).group(1)
+    sent, _, _ = browse(f"{app['patient']}/coupons/{coupon}/notes/", browser, form={
+        "csrfmiddlewaretoken": csrf, "text": "Customer called about order 77",
+        "form_key": str(uuid.uuid4())})
+    # The next page from the other server process: the browser's cookie carries the write.
+    _, headers, page = browse(f"{app['other']}/coupons/{coupon}/", browser)
+    # The same person without that cookie: the paused replica's page, without the note.
+    _, old_headers, old_page = browse(f"{app['other']}/coupons/{coupon}/",
+                                      {"sessionid": app["session"]})
+
+    assert sent == 302 and "consistency_token" in browser
+    assert "Customer called about order 77" in page and "X-Data-As-Of" not in headers
+    assert "Customer called about order 77" not in old_page and "X-Data-As-Of" in old_headers
+
+
+def test_a_stalled_wal_stream_shows_its_real_age_or_leaves_the_read_to_the_primary(app):
+    """The stall the replica cannot see: with the primary's WAL sender stopped and the
+    connection up, the replica has replayed all it received. Its data is as old as the last
+    commit it replayed, and it says so, or the primary answers: never "as of now" without the
+    lock."""
+    coupon = app["coupons"][6]
+    nodes = app["nodes"]
+    caught_up(nodes)
+    with stalled_stream(nodes):
+        (before_lock,) = sql(nodes.primary, "SELECT now()")
+        lock(app["patient"], coupon, app["writer"])
+        wait_for(lambda: sql(nodes.primary, "SELECT now() - %s > interval '1.5 seconds'",
+                             before_lock)[0],
+                 "the lock to be more than a second old (the strict server's bound)")
+        (replica_thinks_it_is_caught_up,) = sql(
+            nodes.replica, "SELECT pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() "
+                           "AND EXISTS (SELECT 1 FROM pg_stat_wal_receiver WHERE pid IS NOT NULL)")
+        strict = coupon_state(app["strict"], coupon, app["reader"])
+        patient = coupon_state(app["patient"], coupon, app["reader"])
+        _, page_headers, page = request(f"{app['patient']}/coupons/{coupon}/",
+                                        session=app["session"])
+
+    assert replica_thinks_it_is_caught_up
+    assert strict == ("LOCKED", None)
+    assert patient[0] == "AVAILABLE"
+    assert datetime.fromisoformat(patient[1]) <= before_lock
+    assert "Data as of" in page
+    assert datetime.fromisoformat(page_headers["X-Data-As-Of"]) <= before_lock
 
 
 def test_a_replica_lagging_past_the_bound_is_passed_over_for_the_primary(app, paused_replica):

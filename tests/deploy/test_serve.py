@@ -157,18 +157,25 @@ def test_bin_serve_sums_every_workers_counters_at_metrics(tmp_path, roles):
     assert b"coupons_outbox_unpublished 0.0" in body
 
 
+def release(*args: str, cwd: Path, root: Path = ROOT, **environment) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(root / "bin" / "release"), *args], cwd=cwd, timeout=START_SECONDS,
+        capture_output=True, text=True, env={
+            "PATH": os.environ.get("PATH", ""), **PRODUCTION_ENV, "PYTHON": sys.executable,
+            **environment})
+
+
 def test_bin_serve_does_not_migrate_and_is_not_ready_until_the_release_step_ran(tmp_path,
                                                                                roles):
+    # The assets of a release (any host's: no database), not its migrations.
+    assert release("--assets-only", cwd=tmp_path).returncode == 0
     with serving(tmp_path, **roles, SERVE_MIGRATE="0") as base:
         status, _, body = get(f"{base}/readyz")
         assert status == 503  # the log says why: migrations not applied
 
-        release = subprocess.run(
-            [str(ROOT / "bin" / "release")], cwd=tmp_path, timeout=START_SECONDS, env={
-                "PATH": os.environ.get("PATH", ""), **PRODUCTION_ENV, "PYTHON": sys.executable,
-                **roles})
+        released = release(cwd=tmp_path, **roles)
 
-        assert release.returncode == 0
+        assert released.returncode == 0, released.stderr
         assert get(f"{base}/readyz")[0] == 200
 
 
@@ -221,3 +228,34 @@ def test_bin_serve_compiles_the_catalogue_and_answers_in_chinese(tmp_path, roles
         assert "优惠券不存在。" in body.decode()
         status, _, page = get(f"{base}/login/", **chinese)
         assert status == 200 and "登录" in page.decode() and 'lang="zh-hans"' in page.decode()
+
+
+def test_bin_serve_refuses_to_start_without_the_assets_of_the_sources_as_they_are(tmp_path):
+    """The static files and the catalogue are built by bin/release; bin/serve only checks, and
+    a tree never released, or changed since, is refused before gunicorn starts."""
+    if shutil.which("msgfmt") is None:
+        pytest.skip("gettext's msgfmt is not installed (apt-get install gettext)")
+    tree = tmp_path / "tree"
+    shutil.copytree(ROOT, tree, ignore=lambda path, names: NOT_COPIED(path, names) | (
+        {".assets-fingerprint"} & set(names)))
+
+    def serve():
+        return subprocess.run(
+            [str(tree / "bin" / "serve")], cwd=tmp_path, capture_output=True, text=True,
+            timeout=START_SECONDS, env={"PATH": os.environ.get("PATH", ""), **PRODUCTION_ENV,
+                                        "PYTHON": sys.executable,
+                                        "SERVE_RUN_DIR": tempfile.mkdtemp(dir="/tmp")})
+
+    never_released = serve()
+    built = release("--assets-only", cwd=tmp_path, root=tree)
+    source = tree / "console/static/console/console.js"
+    source.write_text(source.read_text() + "\n")
+    changed_since = serve()
+
+    assert never_released.returncode == 1
+    assert "are not built: run bin/release" in never_released.stderr
+    assert built.returncode == 0, built.stderr
+    assert (tree / "staticfiles/console/console.js").exists()
+    assert (tree / "locale/zh_Hans/LC_MESSAGES/django.mo").exists()
+    assert changed_since.returncode == 1
+    assert "changed since bin/release built them" in changed_since.stderr

@@ -25,6 +25,7 @@ from coupons.capabilities import CLIENT_GRANTS
 from coupons.clock import FrozenClock, use_clock
 from coupons.errors import CouponError
 from coupons.events.inbox import inbox_receive
+from coupons.ledger_reasons import reason
 from coupons.models import (
     CouponKind,
     CouponStatus,
@@ -422,7 +423,8 @@ class Command(BaseCommand):
         story.at(33, "14:10")
         locked = story.lock(coupon, "order_demo_1402", "166.00")
         story.later(minutes=20)
-        story.release_by_handler(coupon, locked, actor=LEASE_SCANNER, reason="lease expired")
+        story.release_by_handler(coupon, locked, actor=LEASE_SCANNER,
+                                 reason=reason("lease_expired"))
         story.at(34, "12:00")
         story.refused(story.lock, coupon, "order_demo_1403", "99.00")
 
@@ -474,7 +476,7 @@ class Command(BaseCommand):
         story.at(21, "12:00")
         story.release_by_handler(
             coupon, locked, actor=ORDER_CLOSED_HANDLER,
-            reason="order order_demo_1303 closed: final payment not made",
+            reason=reason("order_closed_unpaid", order="order_demo_1303"),
         )
 
     def voided(self, story: Story, t: dict) -> None:

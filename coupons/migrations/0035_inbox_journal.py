@@ -16,7 +16,7 @@ def journal_existing_messages(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('coupons', '0032_journal_checkpoints'),
+        ('coupons', '0034_journal_checkpoints'),
     ]
 
     operations = [

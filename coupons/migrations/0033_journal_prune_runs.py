@@ -11,7 +11,7 @@ def journal_existing_prune_runs(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('coupons', '0030_journal_findings'),
+        ('coupons', '0032_journal_findings'),
     ]
 
     operations = [

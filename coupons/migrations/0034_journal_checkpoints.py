@@ -12,7 +12,7 @@ def journal_existing_checkpoints(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('coupons', '0031_journal_prune_runs'),
+        ('coupons', '0033_journal_prune_runs'),
     ]
 
     operations = [

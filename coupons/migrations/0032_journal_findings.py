@@ -11,7 +11,7 @@ def journal_existing_findings(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('coupons', '0029_case_fact_type_choices'),
+        ('coupons', '0031_finding_summary_codes'),
     ]
 
     operations = [

@@ -1,0 +1,25 @@
+"""The default return policy's rule labels in the reader's language.
+
+A rule's label is data: a policy admin writes it and it reads as written. The labels the
+default policy ships with (refunds/migrations/0002_return_policies.py) are catalogue
+sentences, and a shipped label's English text is its code: a version that keeps it, and every
+decision that stored it as its `rule_label`, reads in the reader's language; a label an admin
+changed reads as they wrote it. Versions are never edited, so the shipped ones need no new
+column.
+"""
+
+from django.utils.translation import gettext, gettext_noop
+
+SHIPPED = frozenset({
+    gettext_noop("Exchange coupons are one-time: they stay used"),
+    gettext_noop("The template says its coupons are not returned"),
+    gettext_noop("Partial refunds keep the coupon used"),
+    gettext_noop("Risk-flagged refunds are reviewed by an operator"),
+    gettext_noop("Full refund within 30 days of redemption returns the coupon"),
+    gettext_noop("Otherwise the coupon stays used"),
+})
+
+
+def label_words(label: str) -> str:
+    """A rule's label in the active language when it is a shipped one, else as written."""
+    return gettext(label) if label in SHIPPED else label

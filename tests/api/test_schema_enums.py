@@ -1,0 +1,51 @@
+"""Closed sets are enums in the schema, so a generated client's `op.op_type === "REDEME"` does
+not compile, and the names generated types have stay as they were."""
+
+import pytest
+from rest_framework.test import APIClient
+
+from coupons.models import CouponStatus, FactType, OperationType
+from refunds.models import RefundCoupon
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(scope="module")
+def schemas(django_db_blocker):
+    with django_db_blocker.unblock():
+        return APIClient().get("/api/v1/schema/?format=json").json()["components"]["schemas"]
+
+
+def ref(name):
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+@pytest.mark.parametrize(("component", "field", "declared"), [
+    ("OperationOutput", "op_type", ref("OperationTypeEnum")),
+    ("OperationOutput", "to_state", ref("CouponStatusEnum")),
+    ("OperationOutput", "from_state",
+     {"oneOf": [ref("CouponStatusEnum"), ref("BlankEnum")]}),  # "" on the ISSUE row
+    ("ProofOperationOutput", "op_type", ref("OperationTypeEnum")),
+    ("ProofOperationOutput", "to_state", ref("CouponStatusEnum")),
+    ("CaseOutput", "fact_type", ref("FactTypeEnum")),
+    ("RefundDetailsOutput", "type", ref("RefundTypeEnum")),
+])
+def test_a_closed_set_is_declared_as_its_enum(schemas, component, field, declared):
+    assert schemas[component]["properties"][field] == declared
+
+
+def test_a_nullable_closed_set_is_its_enum_or_null(schemas):
+    for component, field, enum in [("CheckOutput", "replayed_state", "CouponStatusEnum"),
+                                   ("RefundDecisionOutput", "executed_action",
+                                    "RefundCouponDecisionOutputActionEnum")]:
+        branches = schemas[component]["properties"][field]["oneOf"]
+        assert branches[0] == ref(enum)
+        assert branches[1]["enum"] == [None]
+
+
+def test_each_enum_holds_the_values_the_code_writes(schemas):
+    assert schemas["OperationTypeEnum"]["enum"] == OperationType.values
+    assert schemas["CouponStatusEnum"]["enum"] == CouponStatus.values
+    assert schemas["FactTypeEnum"]["enum"] == FactType.values
+    assert schemas["RefundCouponDecisionOutputActionEnum"]["enum"] == RefundCoupon.Action.values
+    assert schemas["OpTypeEnum"]["enum"] == ["REVERSE", "COMPENSATE"]  # a compensation's

@@ -1,0 +1,51 @@
+"""The default return policy's rule labels read in the reader's language on the approvals
+queue and the policy page; the English label stays what the decision stored."""
+
+import pytest
+from django.urls import reverse
+
+from refunds.models import ReturnPolicy
+from refunds.services.policies import policy_draft_create
+from tests.console.queue_objects import fresh_coupon, pending_decision
+from tests.zh_catalogue import compiled_catalogue, zh  # noqa: F401 (fixtures)
+
+pytestmark = pytest.mark.django_db
+
+RISK_RULE = "Risk-flagged refunds are reviewed by an operator"
+
+
+def test_the_approvals_queue_shows_the_rule_in_chinese(template, signed_in):
+    decision = pending_decision(fresh_coupon(template))
+    url = reverse("console:approvals")
+
+    english = signed_in("operator").get(url).content.decode()
+    chinese = signed_in("operator", "operator-2").get(
+        url, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+
+    assert decision.rule_label == RISK_RULE
+    assert RISK_RULE in english
+    assert "有风控标记的退款由运营审批" in chinese and RISK_RULE not in chinese
+
+
+@pytest.mark.usefixtures("zh")
+def test_the_default_policys_page_shows_its_rules_in_chinese(signed_in):
+    policy = ReturnPolicy.objects.get(code=ReturnPolicy.DEFAULT_CODE)
+
+    page = signed_in("policy_admin").get(
+        reverse("console:policy_version", args=[policy.pk, 1]),
+        HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+
+    assert "核销后 30 天内全额退款：退券" in page
+    assert "Full refund within 30 days" not in page
+
+
+@pytest.mark.usefixtures("zh")
+def test_the_editor_keeps_the_shipped_label_and_says_how_readers_see_it(signed_in, clock):
+    policy = ReturnPolicy.objects.get(code=ReturnPolicy.DEFAULT_CODE)
+    draft = policy_draft_create(policy, "user:pat")
+    url = reverse("console:policy_version_edit", args=[policy.pk, draft.number])
+
+    page = signed_in("policy_admin").get(url, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+
+    assert 'value="Full refund within 30 days of redemption returns the coupon"' in page
+    assert "读者看到的规则名称：核销后 30 天内全额退款：退券" in page
