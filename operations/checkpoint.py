@@ -31,6 +31,7 @@ from coupons.evidence.checkpoint_keys import (
 )
 from coupons.evidence.checkpoint_proofs import unverified_checkpoints
 from coupons.evidence.checkpoint_verify import Verdict, checkpoint_entries, signed_body
+from coupons.evidence.journal import journaled_insert
 from coupons.models import (
     CouponOperation,
     JournalLeaf,
@@ -41,6 +42,7 @@ from coupons.models import (
 from coupons.write.payloads import iso
 
 EVENT_TYPE = "LedgerCheckpointed"
+SIGNER = "system:ledger_checkpoint"
 STREAM_ROWS = 5000
 FLUSH_CHUNKS = 32  # chunks looked up and inserted per round trip
 
@@ -164,11 +166,12 @@ def _checkpoint_in_snapshot(key, directory: Path, *, snapshot: bool) -> Checkpoi
         "key_id": key_id(public),
     }
     text, signature = sign(body, key)
-    checkpoint = LedgerCheckpoint.objects.create(
+    # With its journal entry, in one statement: the next checkpoint's head covers this one.
+    checkpoint = journaled_insert(LedgerCheckpoint(
         number=body["number"], tree_size=body["tree_size"], root=root, signed_at=now,
         key_id=body["key_id"], body=text, signature=signature, chunk_roots=chunks.roots,
         chunk_first_ids=chunks.first_ids,
-    )
+    ), actor=SIGNER, at=now)
     OutboxEvent.objects.create(
         event_type=EVENT_TYPE, coupon=None, operation=None, created_at=now,
         payload={**{k: v for k, v in body.items() if k != "format"},

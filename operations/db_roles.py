@@ -33,7 +33,11 @@ from django.db import DatabaseError, connection, transaction
 from psycopg import sql
 
 from common.roles import APP_ROLE
+from coupons.evidence.journal import content_sql
+from coupons.models import InboxMessage, PruneRun
 from coupons.models.append_only import PRUNER_ROLE
+from coupons.models.journal import PRUNED as PRUNED_ENTRY
+from coupons.models.retention import PRUNE_ACTOR
 from operations.outbox_partitions import outbox_partitions_ahead
 
 APP_PASSWORD_ENV = "COUPON_APP_DB_PASSWORD"
@@ -52,7 +56,7 @@ UPDATABLE = [
 # History rows with one column the services move (the triggers allow that move only).
 UPDATABLE_COLUMNS = {
     "coupons_redemption": ["succeeded"],
-    "coupons_inboxmessage": ["outcome", "seal"],
+    "coupons_inboxmessage": ["outcome"],
     "coupons_outboxevent": ["published_at"],
 }
 # The console's own rows a person changes or deletes (settings, saved filters).
@@ -204,6 +208,21 @@ def _sequencer_sql() -> sql.Composed:
                                 "pos bigint; node bytea; left_node bytea;", body=body)
 
 
+def _recorded(name: str, delete: str) -> str:
+    """The inbox's DELETE appends each deleted message's `pruned` journal entry in the same
+    statement (its rows go, its entries stay: verify_journal expects it gone). The other
+    tables prune copies, not evidence."""
+    if name != "coupons_prune_inbox":
+        return delete
+    tip = ("(SELECT (SELECT j.content_hash FROM coupons_journalentry j "
+           "WHERE j.subject = 'coupons.inboxmessage' AND j.subject_id = s.id "
+           "ORDER BY j.id DESC LIMIT 1) AS tip) t")
+    return f"WITH gone AS ({delete} RETURNING id) " + _entry_sql(
+        InboxMessage, "s.id", kind=PRUNED_ENTRY, parent="t.tip", at="now()",
+        source=f"gone s CROSS JOIN LATERAL {tip}",
+        parent_json="""coalesce('"' || t.tip || '"', 'null')""")
+
+
 def _function_sql(name: str, floor: str) -> sql.Composed:
     body = sql.SQL("""
             -- The database's clock, not the caller's: no cutoff inside the window passes.
@@ -215,7 +234,7 @@ def _function_sql(name: str, floor: str) -> sql.Composed:
             {delete};
             GET DIAGNOSTICS removed = ROW_COUNT;
             RETURN removed + dropped;""").format(
-        floor=sql.Literal(floor), delete=sql.SQL(PRUNE_SQL[name]),
+        floor=sql.Literal(floor), delete=sql.SQL(_recorded(name, PRUNE_SQL[name])),
         drop_partitions=sql.SQL(DROP_PARTITIONS_SQL.get(name, "")),
     )
     return _definer_sql(
@@ -240,17 +259,39 @@ def _prune_sql(floors: dict[str, str]) -> sql.Composed:
             VALUES (now(), outbox_cut, idempotency_cut, inbox_cut,
                     coupons_prune_outbox(outbox_cut), coupons_prune_idempotency(idempotency_cut),
                     coupons_prune_inbox(inbox_cut))
-            RETURNING id INTO run_id;
-            RETURN run_id;""").format(
+            RETURNING * INTO run;
+            -- The run's journal entry, in the same transaction (coupons/evidence/journal.py).
+            {entry};
+            RETURN run.id;""").format(
         outbox=sql.Literal(floors["coupons_prune_outbox"]),
         idempotency=sql.Literal(floors["coupons_prune_idempotency"]),
         inbox=sql.Literal(floors["coupons_prune_inbox"]),
+        entry=sql.SQL(_entry_sql(PruneRun, "run.id", kind=PruneRun.JOURNAL_OPENS[0],
+                                 parent="NULL", at="run.ran_at", row="run")),
     )
     return _definer_sql(
         PRUNE_FUNCTION, "", "", PRUNER_ROLE, body=body,
         declare="outbox_cut timestamptz; idempotency_cut timestamptz; inbox_cut timestamptz;"
-                " run_id bigint;",
+                " run coupons_prunerun%ROWTYPE;",
     )
+
+
+def _entry_sql(model, subject_id: str, *, kind: str, parent: str, at: str, row=None,
+               source: str = "(SELECT 1) one", parent_json: str = "'null'") -> str:
+    """A PL/pgSQL INSERT of prune's journal entries about `model`: one per row of `source` (a
+    FROM clause; one entry by default), each about the row `subject_id` (SQL), with parent
+    `parent` (SQL: the hash or NULL; `parent_json` its JSON text), every column of the row
+    variable `row` or none. The content is canonical (coupons.evidence.journal.content_sql)
+    and its hash the database's SHA-256 of that very text."""
+    content = content_sql(model, subject_id, kind=kind, actor=PRUNE_ACTOR, at=at,
+                          parent=parent_json, row=row)
+    return f"""
+            INSERT INTO coupons_journalentry (subject, subject_id, kind, actor, parent_hash,
+                                              content, content_hash, created_at)
+            SELECT '{model._meta.label_lower}', {subject_id}, '{kind}', '{PRUNE_ACTOR}',
+                   {parent}, c.content, encode(sha256(convert_to(c.content, 'UTF8')), 'hex'),
+                   {at}
+            FROM {source} CROSS JOIN LATERAL (SELECT {content} AS content) c"""
 
 
 def _run(cursor, statement: sql.Composable) -> None:
@@ -361,6 +402,11 @@ def setup_db_roles() -> list[str]:
             # A prune run is recorded by the prune function only, never by the application.
             _run(cursor, sql.SQL("REVOKE INSERT ON coupons_prunerun FROM {}").format(app))
             _run(cursor, sql.SQL("GRANT SELECT, INSERT ON coupons_prunerun TO {}").format(pruner))
+            # ... with the journal entries of what it records.
+            _run(cursor, sql.SQL("GRANT SELECT, INSERT ON coupons_journalentry TO {}")
+                 .format(pruner))
+            _run(cursor, sql.SQL("GRANT USAGE ON SEQUENCE coupons_journalentry_id_seq TO {}")
+                 .format(pruner))
             floors = retention_floors()
             for name, floor in floors.items():
                 _run(cursor, _function_sql(name, floor))

@@ -1,14 +1,14 @@
-"""What keying the ledger chain and sealing evidence rows cost per row, in process.
+"""What keying the ledger chain costs per row, in process.
 
 Rerun (no database needed; a few seconds):
 
     .venv/bin/python scripts/bench_keyed_chain.py --rows 20000
 
-Times, for a REDEEM-like ledger row and a redemption, the unkeyed SHA-256 chain hash (the rule
-the unkeyed baseline), the keyed HMAC-SHA256 chain hash and the row seal, and prints
-microseconds per row and the ratio to the baseline measured in the same run. The statements a
-command sends are unchanged (tests/api/test_statement_counts.py pins them): the hash and the
-seal are computed in process and written with their rows.
+Times, for a REDEEM-like ledger row, the unkeyed SHA-256 chain hash (the rule the unkeyed
+baseline) and the keyed HMAC-SHA256 chain hash, and prints microseconds per row and the ratio
+to the baseline measured in the same run. The statements a command sends are unchanged
+(tests/api/test_statement_counts.py pins them): the hash is computed in process and written
+with its row.
 """
 
 import argparse
@@ -17,7 +17,6 @@ import sys
 import time
 import uuid
 from datetime import UTC, datetime
-from decimal import Decimal
 
 from bench_setup import ROOT
 
@@ -35,8 +34,7 @@ def main() -> None:
 
     django.setup()
     from coupons.evidence.ledger_chain import chained_hash, keyed_hash
-    from coupons.evidence.seals import row_seal
-    from coupons.models import CouponOperation, Redemption
+    from coupons.models import CouponOperation
 
     now = datetime(2026, 6, 1, 12, tzinfo=UTC)
     lock_id = uuid.UUID(int=7)
@@ -44,13 +42,10 @@ def main() -> None:
                          from_version=2, to_version=3, actor="client:7", order_id="o-1",
                          lock_id=lock_id, payment_id="p-1", idempotency_key="k" * 36,
                          request_hash="a" * 64, created_at=now)
-    redemption = Redemption(coupon_id=41, lock_id=lock_id, order_id="o-1", payment_id="p-1",
-                            discount_amount=Decimal("30.00"), created_at=now)
     prev = "ab" * 32
     ways = {
         "unkeyed SHA-256 chain hash (before)": lambda: chained_hash(op, prev),
         "keyed HMAC chain hash": lambda: keyed_hash(op, prev, "b1"),
-        "redemption seal": lambda: row_seal(redemption),
     }
     timings = {}
     for name, way in ways.items():

@@ -62,6 +62,7 @@ def load(first: int, last: int, template, now) -> None:
 def load_chunk(numbers: range, template, now) -> None:
     from django.db import connection, transaction
 
+    from coupons.evidence.journal import journaled_bulk_create
     from coupons.models import (
         CouponLock,
         CouponOperation,
@@ -126,13 +127,13 @@ def load_chunk(numbers: range, template, now) -> None:
         OrderCoupon.objects.bulk_create(bindings)
         Redemption.objects.bulk_create(redemptions)
         CouponOperation.objects.bulk_create(ops)
-        messages = InboxMessage.objects.bulk_create([
+        messages = journaled_bulk_create([
             InboxMessage(message_id=f"m-{order}-{fact_type}", fact_type=fact_type,
                          order_id=order, occurred_at=now, payload={"order_id": order},
                          sender="bench", sender_scope="client:0", content_hash="0" * 64,
                          received_at=now, outcome={"action": "BENCH"})
             for order, fact_type, _ in facts
-        ])
+        ], kind="received", actor="client:0", at=now)
         OrderFact.objects.bulk_create([
             OrderFact(order_id=order, fact_type=fact_type, payment_id=payment,
                       occurred_at=now, payload={"order_id": order}, first_message=message,

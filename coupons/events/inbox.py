@@ -10,6 +10,7 @@ from django.db import IntegrityError, transaction
 from coupons import clock
 from coupons.errors import MessageIdReused
 from coupons.events.handlers import HANDLERS
+from coupons.evidence.journal import journaled_insert, journaled_update
 from coupons.models import InboxMessage, OrderFact
 
 
@@ -46,14 +47,16 @@ def inbox_receive(
     """
     content_hash = fact_hash(fact_type, occurred_at, payload)
     with transaction.atomic():
+        received_at = clock.now()
         try:
             with transaction.atomic():
-                message = InboxMessage.objects.create(
+                # The row and its journal entry in one statement: no round trip added.
+                message = journaled_insert(InboxMessage(
                     message_id=message_id, fact_type=fact_type, order_id=order_id,
                     occurred_at=occurred_at, payload=payload, sender=sender,
                     sender_scope=sender_scope, content_hash=content_hash,
-                    received_at=clock.now(),
-                )
+                    received_at=received_at,
+                ), actor=sender_scope, at=received_at)
         except IntegrityError:
             first = InboxMessage.objects.get(sender_scope=sender_scope, message_id=message_id)
             if first.content_hash != content_hash:
@@ -61,8 +64,9 @@ def inbox_receive(
             return InboxResult("DUPLICATE", first)
         fact, is_new_fact = _record_fact(message)
         outcome = HANDLERS[fact_type](fact)
-        message.outcome = {**outcome, "repeated_fact": not is_new_fact}
-        message.save(update_fields=["outcome"])
+        journaled_update(message, where={}, changes={
+            "outcome": {**outcome, "repeated_fact": not is_new_fact}}, kind="processed",
+            actor=sender_scope, at=clock.now())
         return InboxResult("PROCESSED", message)
 
 

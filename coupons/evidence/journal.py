@@ -30,6 +30,7 @@ from decimal import Decimal
 
 from django.apps import apps
 from django.db import connection
+from django.db.models import Exists, OuterRef
 from django.db.models.expressions import RawSQL
 from django.db.models.sql import UpdateQuery
 from django.utils import timezone
@@ -37,6 +38,7 @@ from django.utils.translation import gettext
 
 from coupons.errors import EvidenceMismatch
 from coupons.models import Journaled, JournalEntry
+from coupons.models.journal import PRUNED
 
 TABLE = JournalEntry._meta.db_table
 
@@ -123,6 +125,35 @@ def _step_sql(source: str, body: dict) -> tuple[str, list]:
                  head, tail]
 
 
+# What an entry's time looks like (_value's isoformat), written by the database.
+ISO_SQL = "to_char(({}) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"+00:00\"')"
+
+
+def content_sql(model, subject_id: str, *, kind: str, actor: str, at: str,
+                parent: str = "'null'", row: str | None = None) -> str:
+    """The SQL expression of an entry's canonical content, for a database function that
+    writes entries itself (operations/db_roles.py: prune). `subject_id`, `at` and `parent`
+    are SQL (`parent` answering the JSON text of the parent: null or a quoted hash); `row`
+    a PL/pgSQL row variable of the model's table whose every column the entry records, or
+    None for a step that moves none. Only integer and time columns are written this way."""
+    if row is None:
+        columns = "'{}'"
+    else:
+        parts = []
+        for field in sorted(_columns(model), key=lambda field: field.attname):
+            value = f"{row}.{field.column}"
+            if field.get_internal_type() == "DateTimeField":
+                value = "'\"' || " + ISO_SQL.format(value) + " || '\"'"
+            elif not field.get_internal_type().endswith("IntegerField"):
+                raise ValueError(f"{field.attname}: only integer and time columns")
+            parts.append(f"'\"{field.attname}\":' || {value}")
+        columns = "'{' || " + " || ',' || ".join(parts) + " || '}'"
+    head = canonical({"actor": actor})[1:-1]
+    return (f"'{{\"id\":' || {subject_id} || ',{head},\"at\":\"' || {ISO_SQL.format(at)} || "
+            f"'\",\"kind\":{json.dumps(kind)},\"parent\":' || {parent} || ',\"row\":' || "
+            f"{columns} || ',\"table\":{json.dumps(model._meta.label_lower)}}}'")
+
+
 def entry_of_insert_sql(source: str, row, *, kind=None, actor, at) -> tuple[str, list]:
     """The first entry of `row` (unsaved, its values final), for a statement whose CTE
     `source` inserts it and returns its `id` (coupons.write.one_statement)."""
@@ -175,10 +206,11 @@ def journaled_bulk_create(rows: list, *, kind=None, actor=None, at=None) -> list
     return rows
 
 
-def journaled_insert(row, *, kind=None, actor=None, at=None):
+def journaled_insert(row, *, kind=None, actor=None, at=None, ignore_conflicts=False):
     """INSERT `row` (unsaved) and its first journal entry, in one statement; the row.
     `kind` defaults to the model's first opening, `actor` and `at` to the row's own `actor`
-    and `created_at`."""
+    and `created_at`. With `ignore_conflicts`, a row a unique constraint refuses is neither
+    written nor journaled, and the answer is None."""
     kind = kind or type(row).JOURNAL_OPENS[0]
     actor = actor or row.actor
     at = at or row.created_at
@@ -191,7 +223,9 @@ def journaled_insert(row, *, kind=None, actor=None, at=None):
         names.append(qn(field.column))
         params.append(field.get_db_prep_save(field.pre_save(row, True), connection))
     insert = (f"INSERT INTO {qn(meta.db_table)} ({', '.join(names)}) "  # noqa: S608
-              f"VALUES ({', '.join(['%s'] * len(names))}) RETURNING {qn(meta.pk.column)} AS id")
+              f"VALUES ({', '.join(['%s'] * len(names))}) "
+              f"{'ON CONFLICT DO NOTHING ' if ignore_conflicts else ''}"
+              f"RETURNING {qn(meta.pk.column)} AS id")
     entry, entry_params = _entry_sql("written", _body(row, kind=kind, actor=actor, at=at,
                                                       parent=None))
     with connection.cursor() as cursor:
@@ -199,6 +233,8 @@ def journaled_insert(row, *, kind=None, actor=None, at=None):
                        "SELECT (SELECT id FROM written), (SELECT content_hash FROM entry)",
                        [*params, *entry_params])
         row.pk, row.journal_tip = cursor.fetchone()
+    if row.pk is None:
+        return None
     row._state.adding = False
     row._state.db = connection.alias
     return row
@@ -303,6 +339,8 @@ def fold_problem(row) -> str | None:
         return problem
     if folded is None:
         return gettext("has no journal entry")
+    if json.loads(row.journal[-1])["kind"] == PRUNED:
+        return gettext("is still here, but its journal says retention deleted it")
     facts = row_facts(row)
     for name, value in facts.items():
         recorded = folded[name] if name in folded else _default(model, name)
@@ -387,8 +425,13 @@ def journal_problems():
             problem = fold_problem(row)
             if problem is not None:
                 yield label, row.pk, problem
+        # A row retention deleted ends with the `pruned` entry prune wrote as it deleted it.
+        pruned = (JournalEntry.objects.filter(subject=label, subject_id=OuterRef("subject_id"),
+                                              kind=PRUNED)
+                  .exclude(Exists(JournalEntry.objects.filter(
+                      parent_hash=OuterRef("content_hash")))))
         orphans = (JournalEntry.objects.filter(subject=label)
-                   .exclude(subject_id__in=model.objects.values("pk"))
+                   .exclude(subject_id__in=model.objects.values("pk")).exclude(Exists(pruned))
                    .values_list("subject_id", flat=True).distinct().order_by("subject_id"))
         for subject_id in orphans:
             yield label, subject_id, gettext("has journal entries but no row")

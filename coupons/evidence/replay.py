@@ -13,7 +13,6 @@ from coupons.evidence.journal import with_journal
 from coupons.evidence.journal_check import coupon_journal_problems, row_problems
 from coupons.evidence.ledger_chain import chain_breaks, unkeyed_note
 from coupons.evidence.pruned import outbox_pruned_before
-from coupons.evidence.seals import broken_seals
 from coupons.models import (
     CouponLock,
     CouponStatus,
@@ -36,10 +35,11 @@ INVARIANTS = {
     6: gettext_lazy("a return references the original redemption and a refund decision with a "
                     "policy version"),
     7: gettext_lazy("replaying the ledger gives the coupon's current state and version"),
-    8: gettext_lazy("every inbox message about the coupon's orders is as it was sealed"),
+    8: gettext_lazy("every inbox message about the coupon's orders is the fold of its journal "
+                    "entries"),
     9: gettext_lazy("every evidence row of the coupon (ledger row, redemption, order binding, "
-                    "refusal, note, view record, refund decision, compensation, conflict case) "
-                    "is the fold of its journal entries"),
+                    "refusal, note, view record, refund decision, compensation, conflict case, "
+                    "reconciliation finding) is the fold of its journal entries"),
 }
 LEASE_BOUND = {OperationType.RENEW, OperationType.REDEEM, OperationType.RELEASE}
 LEASE_ENDING = {
@@ -307,9 +307,11 @@ def _check_evidence(report: CheckReport, operations, replayed, locks, redemption
 
 
 def _check_inbox(report: CheckReport, operations, locks) -> None:
-    """The seals of the inbox messages about the orders these rows and `locks` name."""
+    """The inbox messages about the orders these rows and `locks` name, each the fold of its
+    journal entries (received, then processed)."""
     bindings = [lock.order_coupon for lock in locks if hasattr(lock, "order_coupon")]
     orders = {op.order_id for op in operations if op.order_id} | {b.order_id for b in bindings}
     if orders:
-        for problem in broken_seals(InboxMessage.objects.filter(order_id__in=orders)):
+        messages = with_journal(InboxMessage.objects.filter(order_id__in=orders).order_by("pk"))
+        for problem in row_problems(messages):
             report.fail(8, problem)

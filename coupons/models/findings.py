@@ -1,6 +1,7 @@
 from django.db import models
 
 from coupons.models.append_only import delete_refused, frozen_once_closed
+from coupons.models.journal import Journaled
 
 
 class FindingKind(models.TextChoices):
@@ -39,13 +40,25 @@ class FindingStatus(models.TextChoices):
     CLOSED = "CLOSED"  # a later run no longer found it: closed by itself
 
 
-class Finding(models.Model):
+class Finding(Journaled):
     """What a reconciliation run found wrong about one coupon, until it is right again.
 
-    State, not history: each run refreshes `last_seen_at` and the evidence of an open finding;
-    status moves only through operations.reconcile. `subject` tells apart two findings of
-    one kind on one coupon (the order, the refund decision, the event), "" when there is one.
+    Journaled (coupons/evidence/journal.py): opened by a run; while open, a run that finds the
+    fault with other evidence changes it; closed by a run (or a re-check) that no longer finds
+    it, or applied or dismissed by a person. Status moves only through operations.reconcile.
+    `subject` tells apart two findings of one kind on one coupon (the order, the refund
+    decision, the event), "" when there is one.
     """
+
+    JOURNAL_OPENS = ("opened", "existing")
+    JOURNAL_STEPS = ("changed", "closed", "applied", "dismissed")
+    JOURNAL_MOVES = ("severity", "summary", "summary_code", "summary_params", "repair",
+                     "evidence", "order_ids", "status", "closed_at", "resolved_by", "resolved_at",
+                     "resolution", "resolution_note")
+    # When a run last saw the fault: every run moves it on every open finding, and it says
+    # nothing the entries do not (the fault held then). Not evidence: an entry per run per
+    # finding would only grow the journal.
+    JOURNAL_LEAVES_OUT = ("last_seen_at",)
 
     kind = models.CharField(max_length=32, choices=FindingKind.choices)
     severity = models.CharField(max_length=2, choices=Severity.choices)

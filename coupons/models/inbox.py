@@ -2,7 +2,7 @@ import pgtrigger
 from django.db import models
 
 from coupons.models.append_only import Refuse, delete_refused, frozen_except
-from coupons.models.sealed import SealedModel
+from coupons.models.journal import PRUNED, Journaled
 
 
 class FactType(models.TextChoices):
@@ -14,13 +14,23 @@ class FactType(models.TextChoices):
     REFUND_SUCCEEDED = "RefundSucceeded"
 
 
-class InboxMessage(SealedModel):
+class InboxMessage(Journaled):
     """One delivered fact, de-duplicated per sender by message_id in the transaction of its
     effects.
 
     Message ids are the sender's own: another client's message under the same id is another
     message, so no client can shadow a fact it did not send.
+
+    Journaled: received (the whole message) and processed (its outcome), each entry in the
+    statement that writes the row. Retention deletes old rows, never their entries: prune
+    appends a `pruned` entry in the statement that deletes the row, so a message gone after
+    its `pruned` entry is expected, and one gone without it is named (verify_journal).
     """
+
+    JOURNAL_OPENS = ("received", "existing")
+    JOURNAL_STEPS = ("processed", PRUNED)
+    JOURNAL_MOVES = ("outcome",)
+    JOURNAL_COUPON = None  # about an order: the check folds the messages of its orders
 
     message_id = models.CharField(max_length=128)
     fact_type = models.CharField(max_length=32, choices=FactType.choices)
@@ -38,9 +48,6 @@ class InboxMessage(SealedModel):
     received_at = models.DateTimeField()
     outcome = models.JSONField(default=dict)
 
-    # Sealed when received, resealed once with the outcome (its seal moves with it, once).
-    SEALED_ON_UPDATE = ("outcome",)
-
     class Meta:
         constraints = [
             models.UniqueConstraint(
@@ -52,12 +59,11 @@ class InboxMessage(SealedModel):
         # `manage.py prune` alone deletes, as PRUNER_ROLE, rows past the inbox window.
         triggers = [
             *delete_refused(pruned=True),
-            *frozen_except("outcome", "seal"),
+            *frozen_except("outcome"),
             Refuse(
                 name="outcome_set_once", operation=pgtrigger.Update,
                 condition=pgtrigger.Condition(
-                    "OLD.outcome <> '{}'::jsonb AND (OLD.outcome IS DISTINCT FROM NEW.outcome"
-                    " OR OLD.seal IS DISTINCT FROM NEW.seal)"
+                    "OLD.outcome <> '{}'::jsonb AND OLD.outcome IS DISTINCT FROM NEW.outcome"
                 ),
             ),
         ]

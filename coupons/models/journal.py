@@ -2,6 +2,10 @@ from django.db import models
 
 from coupons.models.append_only import AppendOnlyModel, append_only_triggers
 
+# A row's last entry when retention deleted the row (its entries stay: the journal is never
+# pruned). Only the prune function writes it, in the statement that deletes the row.
+PRUNED = "pruned"
+
 
 class Journaled(models.Model):
     """A read-model row whose every write is a journal entry (coupons/evidence/journal.py).

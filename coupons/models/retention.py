@@ -2,13 +2,17 @@ import pgtrigger
 from django.db import models
 
 from coupons.models.append_only import PRUNER_ROLE, Refuse, append_only_triggers
+from coupons.models.journal import Journaled
+
+PRUNE_ACTOR = "system:prune"
 
 
-class PruneRun(models.Model):
+class PruneRun(Journaled):
     """One `manage.py prune`: its cutoffs and what it removed.
 
     The prune function (`coupons_prune`, operations/db_roles.py) writes the row itself, its
-    cutoffs on the database's clock: no other role may insert one. The ledger check
+    cutoffs on the database's clock, with its journal entry: no other role may insert one. A
+    run without its entry was not written by prune (coupons/evidence/pruned.py). The ledger check
     (coupons/evidence/pruned.py) reads `outbox_before`: an operation older than a prune's
     outbox cutoff may have lost its (published) outbox row to retention, not to a bug.
     """
@@ -20,6 +24,8 @@ class PruneRun(models.Model):
     outbox_deleted = models.PositiveIntegerField()
     idempotency_deleted = models.PositiveIntegerField()
     inbox_deleted = models.PositiveIntegerField()
+
+    JOURNAL_COUPON = None  # about every coupon: folded by verify_journal, not per coupon
 
     class Meta:
         triggers = [

@@ -15,7 +15,12 @@ from django.utils.translation import gettext_lazy as _
 from coupons import clock
 from coupons.errors import BrokerUnavailable, FindingNotOpen, NotFound, ValidationFailed
 from coupons.events.facts import stored_lease
-from coupons.evidence.journal import journaled_update, require_folds, with_journal
+from coupons.evidence.journal import (
+    journaled_moves,
+    journaled_update,
+    require_folds,
+    with_journal,
+)
 from coupons.models import (
     CouponStatus,
     Finding,
@@ -55,7 +60,7 @@ def finding_apply(*, finding_id, ctx) -> Finding:
             return _close(finding, FindingStatus.RESOLVED, resolution="APPLIED", ctx=ctx,
                           note=f"applied {Repair.REDRIVE_EVENT}")
         if fault is None:
-            return _close(finding, FindingStatus.CLOSED)
+            return _close(finding, FindingStatus.CLOSED, ctx=ctx)
         if fault.repair == Repair.MANUAL_REVIEW:
             raise ValidationFailed(_("No command repairs this safely: fix it by hand (a "
                                      "compensation, a void), then dismiss it with what was done."),
@@ -91,15 +96,19 @@ def _still_holds(finding: Finding):
     return next((d for d in check_batch(load_batch(coupons)) if d.key == key), None)
 
 
-def _close(finding: Finding, status: str, *, resolution="", ctx=None, note="") -> Finding:
+def _close(finding: Finding, status: str, *, ctx, resolution="", note="") -> Finding:
+    """The finding's last move, with its journal entry, in one statement."""
     now = clock.now()
-    finding.status = status
     if status == FindingStatus.CLOSED:
-        finding.closed_at = now
+        kind, changes = "closed", {"status": status, "closed_at": now}
     else:
-        finding.resolution, finding.resolution_note = resolution, note[:1000]
-        finding.resolved_by, finding.resolved_at = ctx.actor, now
-    finding.save()
+        kind, changes = resolution.lower(), {
+            "status": status, "resolution": resolution, "resolution_note": note[:1000],
+            "resolved_by": ctx.actor, "resolved_at": now}
+    journaled_moves(Finding.objects.filter(pk=finding.pk, status=FindingStatus.OPEN), changes,
+                    kind=kind, actor=ctx.actor, at=now)
+    for name, value in changes.items():
+        setattr(finding, name, value)
     return finding
 
 

@@ -5,6 +5,7 @@ from django.db import transaction
 from django.db.models import Q
 
 from coupons import clock
+from coupons.evidence.journal import journaled_insert, journaled_moves
 from coupons.models import (
     Finding,
     FindingStatus,
@@ -38,7 +39,8 @@ def reconcile_run(*, actor: str, batch_size: int | None = None) -> Reconciliatio
         if not coupons:
             break
         last_id = coupons[-1]["id"]
-        new, still_open, closed = record_batch(coupons, check_batch(load_batch(coupons)))
+        new, still_open, closed = record_batch(coupons, check_batch(load_batch(coupons)),
+                                              actor=actor)
         run.coupons_checked += len(coupons)
         run.found_new += new
         run.still_open += still_open
@@ -57,7 +59,7 @@ def moved_since(coupons: list[dict]) -> set[int]:
             if pk in read and version != read[pk]}
 
 
-def record_batch(coupons: list[dict], detected: list) -> tuple[int, int, int]:
+def record_batch(coupons: list[dict], detected: list, *, actor: str) -> tuple[int, int, int]:
     """Answers (new, still open, closed) for this batch."""
     now = clock.now()
     moved = moved_since(coupons)
@@ -76,31 +78,39 @@ def record_batch(coupons: list[dict], detected: list) -> tuple[int, int, int]:
                 open_findings[key] = finding
             else:
                 dismissed.add(key)
-        refreshed, closed = [], []
-        for key, finding in open_findings.items():
-            if key in found:
-                fault = found[key]
-                finding.severity, finding.repair = fault.severity, fault.repair
-                for name, value in summary_fields(fault.summary).items():
-                    setattr(finding, name, value)
-                finding.evidence, finding.order_ids = fault.evidence, list(fault.order_ids)
-                finding.last_seen_at = now
-                refreshed.append(finding)
-            else:
-                finding.status, finding.closed_at = FindingStatus.CLOSED, now
-                closed.append(finding)
-        Finding.objects.bulk_update(
-            refreshed + closed,
-            ["severity", "summary", "summary_code", "summary_params", "repair", "evidence",
-             "order_ids", "last_seen_at", "status", "closed_at"],
-        )
+        seen = [finding for key, finding in open_findings.items() if key in found]
+        for finding in seen:
+            _change(finding, found[(finding.kind, finding.coupon_id, finding.subject)],
+                    actor=actor, at=now)
+        # Not evidence (Finding.JOURNAL_LEAVES_OUT): one plain UPDATE for the batch.
+        if seen:
+            Finding.objects.filter(pk__in=[finding.pk for finding in seen]).update(
+                last_seen_at=now)
+        gone = [finding.pk for key, finding in open_findings.items() if key not in found]
+        closed = 0
+        if gone:
+            closed = journaled_moves(
+                Finding.objects.filter(pk__in=gone, status=FindingStatus.OPEN),
+                {"status": FindingStatus.CLOSED, "closed_at": now}, kind="closed", actor=actor,
+                at=now)
         # A fault a person dismissed stays dismissed while it holds: their decision stands.
-        new = [
+        # Another run recording the same fault at once already opened it: one open finding.
+        new = [journaled_insert(
             Finding(kind=f.kind, severity=f.severity, coupon_id=f.coupon_id, subject=f.subject,
                     order_ids=list(f.order_ids), evidence=f.evidence, **summary_fields(f.summary),
-                    repair=f.repair, first_seen_at=now, last_seen_at=now)
-            for key, f in found.items() if key not in open_findings and key not in dismissed
-        ]
-        # Another run recording the same fault at once already opened it: one open finding.
-        Finding.objects.bulk_create(new, ignore_conflicts=True)
-    return len(new), len(refreshed), len(closed)
+                    repair=f.repair, first_seen_at=now, last_seen_at=now),
+            kind="opened", actor=actor, at=now, ignore_conflicts=True)
+            for key, f in found.items() if key not in open_findings and key not in dismissed]
+    return sum(1 for finding in new if finding is not None), len(seen), closed
+
+
+def _change(finding: Finding, fault, *, actor: str, at) -> None:
+    """The fault holds with other evidence (a severity, a summary, the order ids ...): an
+    entry with what changed; nothing when the run saw it as it was."""
+    now_says = {"severity": fault.severity, "repair": fault.repair, "evidence": fault.evidence,
+                "order_ids": list(fault.order_ids), **summary_fields(fault.summary)}
+    changes = {name: value for name, value in now_says.items()
+               if getattr(finding, name) != value}
+    if changes:
+        journaled_moves(Finding.objects.filter(pk=finding.pk, status=FindingStatus.OPEN),
+                        changes, kind="changed", actor=actor, at=at)

@@ -11,7 +11,8 @@ from django.db import DatabaseError, connection, transaction
 
 from coupons import clock
 from coupons.evidence import merkle
-from coupons.models import JournalEntry, JournalLeaf
+from coupons.evidence.journal import journal_problems
+from coupons.models import JournalEntry, JournalLeaf, LedgerCheckpoint
 from coupons.services.cases import case_open
 from operations.checkpoint import CheckpointRefused, ledger_checkpoint
 from tests.app_role import past_the_triggers
@@ -99,11 +100,12 @@ def test_a_checkpoint_signs_the_journal_log_and_the_next_one_extends_it(
     ledger_checkpoint()
 
     first, second = signed(1, checkpoint_dir), signed(2, checkpoint_dir)
-    assert (first["journal_size"], second["journal_size"]) == (prior + 3, prior + 5)
+    # The second covers the first checkpoint's own entry (sequenced with the two cases).
+    assert (first["journal_size"], second["journal_size"]) == (prior + 3, prior + 6)
     assert second["journal_root"] == log_root()
     nodes = [merkle.leaf_hash(content.encode()) for content in
              JournalLeaf.objects.order_by("index").values_list("entry__content", flat=True)]
-    assert merkle.consistency_holds(prior + 3, prior + 5,
+    assert merkle.consistency_holds(prior + 3, prior + 6,
                                     merkle.consistency_proof(prior + 3, nodes),
                                     bytes.fromhex(first["journal_root"]),
                                     bytes.fromhex(second["journal_root"]))
@@ -143,3 +145,34 @@ def test_an_entry_changed_under_its_position_makes_the_signer_refuse(
     with pytest.raises(CheckpointRefused, match=f"journal log position {prior} is missing or "
                                                 "its entry is not the one sequenced there"):
         ledger_checkpoint()
+
+
+def test_each_checkpoint_is_a_journal_entry_the_next_head_covers(redeemed, prior,
+                                                                 checkpoint_dir):
+    open_cases(redeemed, 1)
+    sequence()
+    first = ledger_checkpoint().checkpoint
+    sequence()
+    ledger_checkpoint()
+
+    [entry] = JournalEntry.objects.filter(subject="coupons.ledgercheckpoint", subject_id=first.pk)
+    content = json.loads(entry.content)
+    assert (entry.kind, entry.actor) == ("signed", "system:ledger_checkpoint")
+    assert content["row"] == {"number": 1, "body": first.body, "signature": first.signature,
+                              "key_id": first.key_id,
+                              "signed_at": first.signed_at.isoformat(timespec="microseconds")}
+    assert json.loads(first.body)["journal_size"] == prior + 1
+    # The second head signs the first checkpoint's entry, at the position after it.
+    assert entry.leaf.index == prior + 1 < signed(2, checkpoint_dir)["journal_size"]
+    assert not list(journal_problems())
+
+
+def test_a_checkpoint_row_inserted_past_the_signer_is_named_by_the_journal(redeemed):
+    """Any login may INSERT a checkpoint row (the signature is what is believed); one the
+    signer did not write has no journal entry."""
+    forged = LedgerCheckpoint.objects.create(
+        number=7, tree_size=1, root="0" * 64, signed_at=clock.now(), key_id="k", body="{}",
+        signature="AAAA", chunk_roots=["0" * 64], chunk_first_ids=[1])
+
+    assert list(journal_problems()) == [
+        ("coupons.ledgercheckpoint", forged.pk, "has no journal entry")]

@@ -137,7 +137,7 @@ def test_since_an_older_checkpoint_the_consistency_proof_verifies_offline(
     proof["journal_consistency"]["path"][0] = "00" * 32
     status, out = offline_since(proof, public_key, checkpoint_file(checkpoint_dir, 1), tmp_path)
     assert status == 1
-    assert ("FAILED: the journal signed as checkpoint 2 (17 entries) does not extend the 13 "
+    assert ("FAILED: the journal signed as checkpoint 2 (18 entries) does not extend the 13 "
             "entries checkpoint 1 signed: the log was rewritten") in out
 
     without = proof_of(reader, journaled.pk)
@@ -178,7 +178,7 @@ def test_a_proof_reads_a_fixed_number_of_queries_whatever_the_journal_s_length(
     with CaptureQueriesContext(connection) as large:
         proof = proof_of(reader, redeemed.pk)
     assert len(proof["journal_entries"]) == 5 + 6
-    assert proof["journal_head"]["size"] == 5 + 1 + 3 + 45
+    assert proof["journal_head"]["size"] == 5 + 1 + 3 + 1 + 45  # checkpoint 1's own entry
     assert (len(small.captured_queries), len(large.captured_queries)) == (6, 6), (
         [q["sql"][:60] for q in small.captured_queries],
         [q["sql"][:60] for q in large.captured_queries])

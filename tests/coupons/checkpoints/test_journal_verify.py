@@ -41,8 +41,9 @@ def redeemed(redeemed):
 
 
 def two_checkpoints(coupon):
-    """Checkpoint 1 signs log positions 0..10, checkpoint 2 positions 0..12 (and the proof from
-    11 to 13, whose nodes are positions 10, 11, 12, 8..9 and 0..7)."""
+    """Checkpoint 1 signs log positions 0..10, checkpoint 2 positions 0..13: checkpoint 1's
+    own entry at 11, two cases (and the proof from 11 to 14, whose nodes are positions 10, 11,
+    12..13, 8..9 and 0..7)."""
     open_cases(coupon, 3)
     sequence()
     ledger_checkpoint()
@@ -69,7 +70,7 @@ def test_a_journal_that_extends_every_signed_head_holds(redeemed, checkpoint_dir
     two_checkpoints(redeemed)
 
     assert verify(checkpoint_file(checkpoint_dir, 2), "--public-key", public_key) == (
-        0, "checkpoint 2 holds: 1 coupons, 2 signed checkpoints and 13 journal log positions "
+        0, "checkpoint 2 holds: 1 coupons, 2 signed checkpoints and 14 journal log positions "
            "checked\n")
     # A directory of files: the same chain.
     assert verify(checkpoint_dir, "--public-key", public_key)[0] == 0
@@ -88,7 +89,7 @@ def test_an_entry_rewritten_below_a_signed_size_is_named_with_its_coupon(
     assert (f"BROKEN coupon {redeemed.pk}: journal log position 10 (entry {leaf.entry_id}, "
             f"coupons.conflictcase {case.pk}): was rewritten or removed after checkpoint 2 "
             f"signed it") in out
-    assert "BROKEN: the log's first 13 leaves do not make the journal root checkpoint 2 " \
+    assert "BROKEN: the log's first 14 leaves do not make the journal root checkpoint 2 " \
            "signed" in out
     # No other position is named: the signed proof's nodes pin it down.
     assert out.count("journal log position") == 1

@@ -272,16 +272,16 @@ def issued_twice(template, ctx):
     return coupon
 
 
-# --- 8. inbox messages are as sealed ------------------------------------------------------
+# --- 8. inbox messages are the fold of their journal entries ------------------------------
 
-def inbox_message_edited_after_it_was_sealed(template, ctx):
-    """A payment fact about the coupon's order whose payload was changed after it was sealed."""
+def inbox_message_edited_past_the_journal(template, ctx):
+    """A payment fact about the coupon's order whose payload was changed after it was received."""
     coupon = redeemed(template, ctx)
-    message = InboxMessage(message_id="m-1", fact_type="PaymentSucceeded", order_id="order-A",
-                           occurred_at=clock.now(), payload={"payment_id": "P1"},
-                           sender="orders", sender_scope="client:1", content_hash="0" * 64,
-                           received_at=clock.now())
-    message.save()
+    message = journaled_insert(InboxMessage(
+        message_id="m-1", fact_type="PaymentSucceeded", order_id="order-A",
+        occurred_at=clock.now(), payload={"payment_id": "P1"}, sender="orders",
+        sender_scope="client:1", content_hash="0" * 64, received_at=clock.now()),
+        actor="client:1", at=clock.now())
     with past_the_triggers():
         InboxMessage.objects.filter(pk=message.pk).update(payload={"payment_id": "P-forged"})
     return coupon
@@ -355,8 +355,8 @@ CASES = [
     (step_from_a_state_the_coupon_was_not_in, 7,
      "EXPIRE v1→v2: LOCKED→EXPIRED does not follow AVAILABLE", set()),
     (issued_twice, 7, "ISSUE v1→v2: a second ISSUE", set()),
-    (inbox_message_edited_after_it_was_sealed, 8, "inbox message .+ was changed after it was "
-     "sealed", set()),
+    (inbox_message_edited_past_the_journal, 8, r'inbox message \d+: payload is \{"payment_id": '
+     r'"P-forged"\}, its journal says \{"payment_id": "P1"\}', set()),
     (refusal_written_past_the_journal, 9, r"command rejection \d+: has no journal entry", set()),
     (refusal_inserted_below_the_checks_mark, 9, "command rejection -1: has no journal entry",
      set()),

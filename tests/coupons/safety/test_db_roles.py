@@ -19,6 +19,7 @@ from django.core.management import call_command
 from django.db import DatabaseError, connection, transaction
 from django.db.models.functions import Now
 
+from coupons.evidence.pruned import outbox_pruned_before
 from coupons.evidence.replay import coupon_check
 from coupons.models import (
     CouponOperation,
@@ -37,6 +38,7 @@ from refunds.models import RefundCoupon
 from refunds.services.refund_receive import refund_receive
 from tests.app_role import as_owner, past_the_triggers
 from tests.conftest import lock
+from tests.coupons.safety.test_evidence_journal import verify_journal
 from tests.db_clock import aged
 
 pytestmark = pytest.mark.django_db
@@ -348,6 +350,24 @@ def test_a_prune_run_forged_past_the_triggers_excuses_nothing_and_reconcile_name
     assert any("has no outbox event" in problem for problem in report.violations[5])
     assert exit.value.code == 2
     assert f"ignored prune run {forged.pk}: its outbox cutoff 2100-01-01 00:00" in out.getvalue()
+    assert verify_journal()[0] == f"coupons.prunerun id={forged.pk}: has no journal entry\n"
+
+
+def test_a_prune_run_forged_with_an_honest_cutoff_but_no_entry_is_named(history):
+    """Past the triggers, a run dated like prune's own: only its missing entry gives it away."""
+    with past_the_triggers():
+        execute(FORGED_RUN.replace("'2100-01-01'", "now() - interval '30 days'"))
+    forged = PruneRun.objects.get()
+
+    out = StringIO()
+    with pytest.raises(SystemExit) as exit:
+        call_command("reconcile", stdout=out)
+
+    assert exit.value.code == 2
+    assert (f"ignored prune run {forged.pk}: it has no journal entry, so prune did not write "
+            "it") in out.getvalue()
+    assert outbox_pruned_before() is None  # the checks excuse nothing by it
+    assert verify_journal()[0] == f"coupons.prunerun id={forged.pk}: has no journal entry\n"
 
 
 def test_the_app_role_cannot_delete_what_prune_deletes_by_itself(history, clock):

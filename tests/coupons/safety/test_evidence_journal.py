@@ -4,10 +4,12 @@ Each journaled table (order bindings, redemptions, refusals, refund decisions, c
 and the ledger itself) is edited the way an owner with triggers off would; `verify_journal`
 names the row and the first column that differs, and the coupon's check (invariant 9) too.
 Legitimate moves (a redemption's `succeeded`, a decision's status) are entries of their own.
-Inbox messages keep their seals (invariant 8).
+Inbox messages are journaled too (invariant 8 folds the ones about the coupon's orders); a
+message retention deleted ends with prune's `pruned` entry, one deleted otherwise is named.
 """
 
 import io
+import json
 from dataclasses import replace
 from decimal import Decimal
 
@@ -17,7 +19,6 @@ from django.db import connection
 
 from coupons.errors import StateConflict
 from coupons.evidence.replay import coupon_check
-from coupons.evidence.seals import seal_problem
 from coupons.models import (
     CommandRejection,
     CouponOperation,
@@ -28,12 +29,14 @@ from coupons.models import (
 )
 from coupons.services import coupon_redeem, coupon_release
 from coupons.write.context import LeaseProof
+from operations.retention import retention_prune
 from refunds.models import Compensation, RefundCoupon
 from refunds.services.compensation_decide import compensation_reject
 from refunds.services.compensation_record import compensation_record
 from refunds.services.refund_receive import refund_receive
-from tests.app_role import as_owner
+from tests.app_role import as_owner, past_the_triggers
 from tests.conftest import lock
+from tests.db_clock import aged
 
 pytestmark = pytest.mark.django_db
 
@@ -97,10 +100,13 @@ def test_every_evidence_row_is_written_with_its_journal_entry(evidence):
     assert coupon_check(evidence).ok
 
 
-def test_the_inbox_outcome_is_sealed_with_the_row(evidence):
+def test_an_inbox_message_and_its_outcome_are_journal_entries(evidence):
     message = InboxMessage.objects.get()
 
-    assert message.outcome["action"] and seal_problem(message) is None
+    assert [(entry.kind, entry.actor) for entry in journal_of(message)] == [
+        ("received", message.sender_scope), ("processed", message.sender_scope)]
+    assert json.loads(journal_of(message)[1].content)["row"] == {"outcome": message.outcome}
+    assert message.outcome["action"] and verify_journal()[1] == ""
 
 
 @pytest.mark.parametrize(("model", "changes", "named", "difference"), EDITS.values(), ids=EDITS)
@@ -132,18 +138,50 @@ def test_an_edited_ledger_row_is_named_by_its_journal(evidence, broken_on_purpos
     assert failed
 
 
-def test_an_edited_inbox_message_fails_its_seal(evidence, api, broken_on_purpose):
+def test_an_edited_inbox_message_is_named_by_its_journal(evidence, api, broken_on_purpose):
     broken_on_purpose.add(evidence.pk)
     message = InboxMessage.objects.get()
     edit_past_triggers(InboxMessage, message.pk, outcome={"action": "REDEEMED"})
 
-    out = io.StringIO()
-    with pytest.raises(CommandError, match="1 of 1 sealed rows fail their seal"):
-        call_command("verify_seals", stdout=out)
+    out, failed = verify_journal()
     body = api.get(f"/api/v1/coupons/{evidence.pk}/check").json()
 
-    sealed = next(item for item in body["invariants"] if item["number"] == 8)
-    assert sealed["problems"] == [f"inbox message {message.pk} was changed after it was sealed"]
+    said = 'outcome is {"action": "REDEEMED"}, its journal says {"action": "'
+    assert out.startswith(f"coupons.inboxmessage id={message.pk}: {said}") and failed
+    journaled = next(item for item in body["invariants"] if item["number"] == 8)
+    assert [problem.startswith(f"inbox message {message.pk}: {said}")
+            for problem in journaled["problems"]] == [True]
+
+
+@pytest.fixture
+def repeat(evidence, send) -> InboxMessage:
+    """The same fact again under another message id: a de-dup row no fact names, which
+    retention may delete once it is old."""
+    send("OrderClosed", order_id="order-A")
+    return InboxMessage.objects.latest("pk")
+
+
+def test_an_inbox_message_deleted_past_retention_is_named(repeat):
+    message = repeat
+    with past_the_triggers():
+        InboxMessage.objects.filter(pk=message.pk).delete()
+
+    assert verify_journal() == (
+        f"coupons.inboxmessage id={message.pk}: has journal entries but no row\n",
+        "1 journal entries or rows fail.")
+
+
+def test_an_inbox_message_retention_deleted_is_expected_gone(repeat):
+    """Prune deletes it with its `pruned` entry in one statement: its entries stay."""
+    message = repeat
+    aged(InboxMessage, [message.pk], "received_at", days=31)
+
+    run = retention_prune()
+
+    assert run.inbox_deleted == 1 and not InboxMessage.objects.filter(pk=message.pk).exists()
+    assert [entry.kind for entry in journal_of(message)] == ["received", "processed", "pruned"]
+    assert verify_journal() == (
+        "Every journal entry holds and every journaled row is its fold.\n", "")
 
 
 def test_a_returned_redemption_is_a_journal_step(evidence, broken_on_purpose):

@@ -217,6 +217,6 @@ def test_a_coupon_that_moved_while_its_batch_was_read_waits_for_the_next_run(cou
     read_before = list(UserCoupon.objects.filter(pk=coupon.pk).values(*COUPON_FIELDS))
     coupon_release(coupon_id=coupon.pk, lease=proof, ctx=ctx)  # commits after the read
 
-    assert record_batch(read_before, detected=[]) == (0, 0, 0)
+    assert record_batch(read_before, detected=[], actor="test") == (0, 0, 0)
     assert open_findings()[0].coupon_id == coupon.pk
     assert reconcile().closed == 1

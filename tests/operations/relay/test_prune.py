@@ -1,5 +1,6 @@
 """`manage.py prune`: what is past its window goes, what is live or still named stays."""
 
+import json
 from datetime import timedelta
 from decimal import Decimal
 from io import StringIO
@@ -26,10 +27,13 @@ from operations.retention import retention_prune
 from refunds.services.refund_receive import refund_receive
 from tests.app_role import past_the_triggers
 from tests.conftest import lock
+from tests.coupons.safety.test_evidence_journal import verify_journal
 from tests.db_clock import aged, db_now
 from tests.operations.relay.history import many_events
 
 pytestmark = pytest.mark.django_db
+
+HOLDS = ("Every journal entry holds and every journaled row is its fold.\n", "")
 
 
 def publish(ids):
@@ -130,8 +134,27 @@ def test_prune_leaves_every_journal_entry_and_leaf(template, ctx, clock):
     run = retention_prune()
 
     assert run.outbox_deleted == len(events) > 0
-    assert list(JournalEntry.objects.order_by("id").values()) == entries
+    after = list(JournalEntry.objects.order_by("id").values())
+    assert after[:len(entries)] == entries  # and the run's own entry after them
+    assert [(entry["subject"], entry["subject_id"]) for entry in after[len(entries):]] == [
+        ("coupons.prunerun", run.pk)]
     assert list(JournalLeaf.objects.order_by("index").values()) == leaves
+
+
+def test_a_prune_run_is_the_journal_entry_prune_writes_with_it(template, ctx, clock):
+    """The function builds the entry's canonical content itself: the row folds from it."""
+    clock.set(db_now() - timedelta(days=20))
+    many_events(template, ctx, coupons=1)
+    events = OutboxEvent.objects.values_list("pk", flat=True)
+    publish(events)
+    aged(OutboxEvent, events, "published_at", days=8)
+
+    run = retention_prune()
+
+    [entry] = JournalEntry.objects.filter(subject="coupons.prunerun", subject_id=run.pk)
+    assert (entry.kind, entry.actor, entry.parent_hash) == ("recorded", "system:prune", None)
+    assert json.loads(entry.content)["row"]["outbox_deleted"] == run.outbox_deleted > 0
+    assert verify_journal() == HOLDS
 
 
 @pytest.mark.owner_role
