@@ -171,6 +171,10 @@ def entry_problems(proof: dict, body: dict) -> tuple[list[str], int]:
             found.append(f"{name}: its content is about another coupon")
         if entry.get("log_index") is None:
             continue
+        if entry.get("inclusion_path") is None:
+            found.append(f"{name} (log position {entry['log_index']}): the server served no "
+                         f"inclusion path: {entry.get('inclusion_problem')}")
+            continue
         path = hexes(entry.get("inclusion_path"))
         leaf = leaf_hash(content.encode())
         reached = root_from_path(entry["log_index"], size or 0, leaf, path) if size else None

@@ -371,7 +371,12 @@ class ProofJournalEntryOutput(serializers.Serializer):
     inclusion_path = serializers.ListField(
         child=serializers.CharField(), allow_null=True,
         help_text="RFC 9162 inclusion path of SHA-256(0x00 || content) to the signed journal "
-                  "root, hex, leaf first; null when not covered.")
+                  "root, hex, leaf first; null when not covered, or when the stored log does "
+                  "not lead the entry to the signed root (`inclusion_problem` says so).")
+    inclusion_problem = serializers.CharField(
+        allow_null=True, help_text="Null, or why no path is served: the server checked the "
+                                   "stored path against the signed root and it does not reach "
+                                   "it.")
 
 
 class ProofJournalConsistencyOutput(serializers.Serializer):
@@ -380,7 +385,11 @@ class ProofJournalConsistencyOutput(serializers.Serializer):
     since_root = serializers.CharField()
     path = serializers.ListField(
         child=serializers.CharField(), allow_null=True,
-        help_text="RFC 9162 PROOF(since_size, D[size]) to the newest journal head, hex.")
+        help_text="RFC 9162 PROOF(since_size, D[size]) to the newest journal head, hex; null "
+                  "when the stored log does not prove it (`problem` says so).")
+    problem = serializers.CharField(
+        allow_null=True, help_text="Null, or why no consistency proof is served: the server "
+                                   "checked it against both signed roots and it does not hold.")
 
 
 class ProofOutput(serializers.Serializer):

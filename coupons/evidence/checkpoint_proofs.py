@@ -174,11 +174,39 @@ def stored_nodes(wanted: set[tuple[int, int]]) -> dict[tuple[int, int], bytes]:
                 for level, position, node in cursor.fetchall()}
 
 
-def _path(nodes: dict, ranges) -> list[str] | None:
+def _path(nodes: dict, ranges) -> list[bytes] | None:
     try:
-        return [merkle.range_root(nodes.__getitem__, start, end).hex() for start, end in ranges]
-    except KeyError:  # a stored subtree hash is missing: no path, the verifier says so
+        return [merkle.range_root(nodes.__getitem__, start, end) for start, end in ranges]
+    except KeyError:  # a stored subtree hash is missing: no path
         return None
+
+
+NOT_SIGNED = _("The stored journal log does not lead this entry to the signed journal root: "
+               "an entry or a stored subtree hash was changed after it was signed, so no path "
+               "is served as proof. Run verify_ledger to name the position.")
+NOT_CONSISTENT = _("The stored journal log does not prove that the signed journal extends the "
+                   "older one: a stored subtree hash was changed after it was signed, so no "
+                   "path is served as proof. Run verify_ledger to name the position.")
+
+
+def _entry_path(entry, index: int, size: int, root: bytes, nodes: dict, ranges):
+    """(the inclusion path, hex, None) when it leads the entry's own content to the signed
+    root, else (None, why): the server never serves as proof a path it cannot check itself."""
+    path = _path(nodes, ranges)
+    leaf = merkle.leaf_hash(entry.content.encode())
+    if path is None or merkle.root_from_path(index, size, leaf, path) != root:
+        return None, str(NOT_SIGNED)
+    return [node.hex() for node in path], None
+
+
+def _consistency(older: dict, size: int, root: bytes, nodes: dict, ranges) -> dict:
+    path = _path(nodes, ranges) if older["journal_size"] else []
+    holds = path is not None and (not older["journal_size"] or merkle.consistency_holds(
+        older["journal_size"], size, path, bytes.fromhex(older["journal_root"]), root))
+    return {"since": older["number"], "since_size": older["journal_size"],
+            "since_root": older["journal_root"],
+            "path": [node.hex() for node in path] if holds else None,
+            "problem": None if holds else str(NOT_CONSISTENT)}
 
 
 def since_head(number: int, key) -> dict:
@@ -213,6 +241,9 @@ def journal_proof(coupon: UserCoupon, checkpoint: LedgerCheckpoint | None,
                    if older and older["journal_size"] else [])
     nodes = stored_nodes(merkle.pieces_of([*consistency,
                                             *(r for path in ranges.values() for r in path)]))
+    root = bytes.fromhex(body["journal_root"]) if size is not None else b""
+    paths = {entry.pk: _entry_path(entry, covered[entry.pk], size, root, nodes, ranges[entry.pk])
+             for entry in entries if entry.pk in covered}
     return {
         "journal_head": None if size is None else {
             "checkpoint": body["number"], "size": size, "root": body["journal_root"]},
@@ -220,11 +251,11 @@ def journal_proof(coupon: UserCoupon, checkpoint: LedgerCheckpoint | None,
             {"entry_id": entry.pk, "table": entry.subject, "row_id": entry.subject_id,
              "kind": entry.kind, "content": entry.content, "content_hash": entry.content_hash,
              "log_index": covered.get(entry.pk),
-             "inclusion_path": _path(nodes, ranges[entry.pk]) if entry.pk in covered else None}
+             "inclusion_path": paths.get(entry.pk, (None, None))[0],
+             "inclusion_problem": paths.get(entry.pk, (None, None))[1]}
             for entry in entries],
-        "journal_consistency": None if older is None else {
-            "since": older["number"], "since_size": older["journal_size"],
-            "since_root": older["journal_root"], "path": _path(nodes, consistency)},
+        "journal_consistency": None if older is None else _consistency(
+            older, size, root, nodes, consistency),
     }
 
 

@@ -13,6 +13,7 @@ from django.test.utils import CaptureQueriesContext
 
 from coupons.services import coupon_issue
 from operations.checkpoint import ledger_checkpoint
+from tests.app_role import past_the_triggers
 from tests.coupons.checkpoints.conftest import checkpoint_file, save_json
 from tests.coupons.checkpoints.test_journal_log import open_cases, sequence
 from tests.coupons.checkpoints.test_proofs import SCRIPT, WITHOUT_DJANGO, offline, proof_of
@@ -129,7 +130,7 @@ def test_since_an_older_checkpoint_the_consistency_proof_verifies_offline(
     proof = response.json()
     first = json.loads(json.loads(checkpoint_file(checkpoint_dir, 1).read_text())["signed"])
     assert {k: v for k, v in proof["journal_consistency"].items() if k != "path"} == {
-        "since": 1, "since_size": 13, "since_root": first["journal_root"]}
+        "since": 1, "since_size": 13, "since_root": first["journal_root"], "problem": None}
     status, out = offline_since(proof, public_key, checkpoint_file(checkpoint_dir, 1), tmp_path)
     assert status == 0, out
     assert out.rstrip().endswith("that journal extends the one checkpoint 1 signed")
@@ -197,3 +198,68 @@ def test_a_ledger_row_edited_in_a_saved_proof_fails_offline(journaled, reader, p
     assert status == 1
     assert (f"FAILED: ledger row v{redeem['to_version']}: op_type, to_state differ from its "
             f"journal entry") in out
+
+
+def refused(proof) -> dict:
+    return {e["log_index"]: e["inclusion_problem"] for e in proof["journal_entries"]
+            if e["inclusion_problem"] is not None}
+
+
+@pytest.mark.parametrize(("table", "column", "where"), [
+    ("coupons_journalnode", "hash", "level = 1 AND position = 4"),  # positions 8..9
+    ("coupons_journalleaf", "leaf_hash", "index = 11"),  # the other coupon's case
+    ("coupons_journalentry", "content",
+     "id = (SELECT entry_id FROM coupons_journalleaf WHERE index = 10)"),
+])
+def test_a_path_that_does_not_reach_the_signed_root_is_not_served_as_proof(
+        journaled, reader, public_key, tmp_path, table, column, where, broken_on_purpose):
+    """The owner rewrites a stored subtree hash, a leaf, or the entry at position 10 itself
+    after the head was signed: the server checks every path it reads against the signed root
+    and serves none that misses it; the answer says why, the other entries' paths still hold,
+    and the saved proof fails offline."""
+    before = proof_of(reader, journaled.pk)
+    assert refused(before) == {}
+    edit = ("replace(content, '\"n\":12', '\"n\":99')" if column == "content"
+            else "repeat('0', 64)")
+    with past_the_triggers(), connection.cursor() as cursor:
+        cursor.execute(f"UPDATE {table} SET {column} = {edit} WHERE {where}")  # noqa: S608
+        assert cursor.rowcount == 1
+    if column == "content":  # the case row no longer folds from its entries: the check says so
+        broken_on_purpose.add(journaled.pk)
+
+    response = reader.get(f"/api/v1/coupons/{journaled.pk}/proof")
+
+    assert response.status_code == 200
+    proof = response.json()
+    assert list(refused(proof)) == [10]
+    assert refused(proof)[10].startswith("The stored journal log does not lead this entry to "
+                                         "the signed journal root")
+    by_index = {e["log_index"]: e for e in proof["journal_entries"]}
+    assert by_index[10]["inclusion_path"] is None
+    assert [by_index[i]["inclusion_path"] is not None for i in (0, 1, 2, 3, 4, 8, 9)] == [True] * 7
+    status, out = offline(proof, public_key, tmp_path)
+    assert status == 1
+    assert ("(log position 10): the server served no inclusion path: The stored journal log "
+            "does not lead this entry") in out
+
+
+def test_a_consistency_proof_that_does_not_hold_is_not_served(
+        journaled, reader, checkpoint_dir):
+    """The subtree of positions 0..7 rewritten after both heads were signed: the consistency
+    proof from checkpoint 1 is refused in words, never a 500."""
+    open_cases(journaled, 4, start=40)
+    sequence()
+    ledger_checkpoint()
+    assert reader.get(f"/api/v1/coupons/{journaled.pk}/proof?since=1").json()[
+        "journal_consistency"]["problem"] is None
+    with past_the_triggers(), connection.cursor() as cursor:
+        cursor.execute("UPDATE coupons_journalnode SET hash = repeat('0', 64) "
+                       "WHERE level = 3 AND position = 0")
+
+    response = reader.get(f"/api/v1/coupons/{journaled.pk}/proof?since=1")
+
+    assert response.status_code == 200
+    consistency = response.json()["journal_consistency"]
+    assert consistency["path"] is None
+    assert consistency["problem"].startswith("The stored journal log does not prove that the "
+                                             "signed journal extends the older one")

@@ -1,0 +1,118 @@
+"""The attacks the ledger's keyed chain and the checkpoint's per-coupon heads caught, caught by
+the journal and its signed heads alone: the heads comparison is switched off in the signer
+(`_Extension.problems`), and only the journal's findings are asserted. These are what hold
+once the chain and the heads tree are gone (docs/evidence.md)."""
+
+import hashlib
+import re
+
+import pytest
+from django.db import connection
+
+from coupons.models import CouponOperation, JournalEntry, JournalLeaf
+from operations.checkpoint import CheckpointRefused, ledger_checkpoint
+from tests.app_role import past_the_triggers
+from tests.coupons.checkpoints.conftest import checkpoint_file, rewrite_and_rechain, verify
+from tests.coupons.checkpoints.test_journal_log import sequence
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def signed(redeemed, checkpoint_dir, monkeypatch):
+    """The redeemed coupon's five entries sequenced and signed; the signer's comparison of
+    per-coupon heads off, so that whatever refuses is the journal."""
+    sequence()
+    ledger_checkpoint()
+    monkeypatch.setattr("operations.checkpoint._Extension.problems", lambda self: [])
+    return redeemed
+
+
+def lock_row(coupon) -> CouponOperation:
+    return CouponOperation.objects.get(coupon=coupon, to_version=2)
+
+
+def releaf(row) -> None:
+    """The leaf of the row's entry made to match its rewritten content (triggers off)."""
+    entry = JournalEntry.objects.get(subject="coupons.couponoperation", subject_id=row.pk)
+    with past_the_triggers():
+        JournalLeaf.objects.filter(entry=entry).update(
+            leaf_hash=hashlib.sha256(b"\0" + entry.content.encode()).hexdigest())
+
+
+def test_a_ledger_row_rewritten_with_its_entry_and_leaf_after_a_signed_head_is_named(
+        signed, checkpoint_dir, public_key):
+    """Was: the chain under a stolen key passes, the checkpoint's head of the coupon does
+    not. Now: the row, its entry (whose hash anyone computes) and its leaf agree, so the
+    per-coupon check passes, but the log no longer makes the root signed: the signer refuses,
+    verify_ledger names the entry and the coupon among the first checkpoint's positions."""
+    rewrite_and_rechain(signed, 2, actor="attacker")
+    row = lock_row(signed)
+    releaf(row)
+
+    with pytest.raises(CheckpointRefused, match="is not an extension of the 5 entries "
+                                                "checkpoint 1 signed"):
+        ledger_checkpoint()
+    status, out = verify(checkpoint_file(checkpoint_dir), "--public-key", public_key)
+    assert status == 1
+    assert re.search(rf"BROKEN coupon {signed.pk}: journal log position \d \(entry \d+, "
+                     rf"coupons.couponoperation {row.pk}\): one of log positions 0..4 was "
+                     rf"rewritten or removed after checkpoint 1 signed them", out), out
+
+
+def test_a_ledger_row_rewritten_with_its_entry_under_its_position_makes_the_signer_refuse(
+        signed):
+    """The leaf left as sequenced: the signer recomputes it from the entry and refuses."""
+    rewrite_and_rechain(signed, 3, actor="attacker")
+
+    with pytest.raises(CheckpointRefused, match=r"journal log position \d is missing or its "
+                                                "entry is not the one sequenced there"):
+        ledger_checkpoint()
+
+
+def test_a_ledger_row_rewritten_alone_is_named_by_its_journal(
+        signed, checkpoint_dir, public_key, broken_on_purpose):
+    """Was: the chain breaks at the row (invariant 7). Now: the row is not its entry's fold,
+    whatever hashes it carries: the full check (invariant 9) and verify_ledger name it."""
+    from coupons.evidence.replay import coupon_check
+
+    row = lock_row(signed)
+    with past_the_triggers():
+        CouponOperation.objects.filter(pk=row.pk).update(order_id="o-attacker")
+    broken_on_purpose.add(signed.pk)
+
+    assert any("o-attacker" in problem
+               for problem in coupon_check(signed, full=True).violations[9])
+    status, out = verify(checkpoint_file(checkpoint_dir), "--public-key", public_key)
+    assert status == 1
+    assert f"BROKEN coupon {signed.pk}: coupons.couponoperation {row.pk}: " in out
+
+
+def test_a_rollback_after_a_signed_head_is_named_by_the_journal(
+        signed, checkpoint_dir, public_key, broken_on_purpose):
+    """Was: the next checkpoint's leaf went back from v3 to v1. Now: the rows deleted leave
+    their entries behind (named by verify_ledger); deleting the entries too cuts the signed
+    log (the signer refuses)."""
+    rows = list(CouponOperation.objects.filter(coupon=signed, to_version__gt=1)
+                .values_list("pk", flat=True))
+    with past_the_triggers(), connection.cursor() as cursor:
+        cursor.execute("DELETE FROM coupons_outboxevent WHERE operation_id = ANY(%s)", [rows])
+        cursor.execute("DELETE FROM coupons_couponoperation WHERE id = ANY(%s)", [rows])
+        cursor.execute("UPDATE coupons_usercoupon SET state_version = 1, status = 'AVAILABLE', "
+                       "current_lock_id = NULL, locked_order_id = NULL, "
+                       "lock_token_hash = NULL, lock_expires_at = NULL WHERE id = %s",
+                       [signed.pk])
+    broken_on_purpose.add(signed.pk)
+
+    status, out = verify(checkpoint_file(checkpoint_dir), "--public-key", public_key)
+    assert status == 1
+    for pk in rows:
+        assert f"coupons.couponoperation {pk}: has journal entries but no row" in out
+
+    entries = list(JournalEntry.objects.filter(subject="coupons.couponoperation",
+                                               subject_id__in=rows).values_list("pk", flat=True))
+    with past_the_triggers():
+        JournalLeaf.objects.filter(entry_id__in=entries).delete()
+        JournalEntry.objects.filter(pk__in=entries).delete()
+    with pytest.raises(CheckpointRefused):
+        ledger_checkpoint()
