@@ -8,6 +8,7 @@ from coupons.models.append_only import (
     truncate_refused,
 )
 from coupons.models.journal import Journaled
+from refunds.rule_labels import policy_name_words
 
 
 class Compensation(Journaled):
@@ -113,6 +114,11 @@ class ReturnPolicy(models.Model):
 
     def __str__(self):
         return self.code
+
+    @property
+    def name_words(self) -> str:
+        """The name in the reader's language where it is the one the policy shipped with."""
+        return policy_name_words(self.name)
 
 
 class PolicyVersionStatus(models.TextChoices):

@@ -1,11 +1,11 @@
-"""The default return policy's rule labels in the reader's language.
+"""The default return policy's name and rule labels in the reader's language.
 
-A rule's label is data: a policy admin writes it and it reads as written. The labels the
-default policy ships with (refunds/migrations/0002_return_policies.py) are catalogue
-sentences, and a shipped label's English text is its code: a version that keeps it, and every
-decision that stored it as its `rule_label`, reads in the reader's language; a label an admin
-changed reads as they wrote it. Versions are never edited, so the shipped ones need no new
-column.
+A policy's name and a rule's label are data: a policy admin writes them and they read as
+written. The labels the default policy ships with (refunds/migrations/0002_return_policies.py)
+are catalogue sentences, and a shipped label's English text is its code: a version that keeps
+it, and every decision that stored it as its `rule_label`, reads in the reader's language; a
+label an admin changed reads as they wrote it. Versions are never edited, so the shipped ones
+need no new column. The shipped policy's name reads the same way until an admin renames it.
 """
 
 from django.utils.translation import gettext, gettext_noop
@@ -23,3 +23,11 @@ SHIPPED = frozenset({
 def label_words(label: str) -> str:
     """A rule's label in the active language when it is a shipped one, else as written."""
     return gettext(label) if label in SHIPPED else label
+
+
+SHIPPED_NAMES = frozenset({gettext_noop("Default return policy")})
+
+
+def policy_name_words(name: str) -> str:
+    """A policy's name in the active language when it is the shipped one, else as written."""
+    return gettext(name) if name in SHIPPED_NAMES else name

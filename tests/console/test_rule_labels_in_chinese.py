@@ -1,5 +1,5 @@
-"""The default return policy's rule labels read in the reader's language on the approvals
-queue and the policy page; the English label stays what the decision stored."""
+"""The default return policy's name and rule labels read in the reader's language on the
+approvals queue and the policy pages; the English label stays what the decision stored."""
 
 import pytest
 from django.urls import reverse
@@ -49,3 +49,19 @@ def test_the_editor_keeps_the_shipped_label_and_says_how_readers_see_it(signed_i
 
     assert 'value="Full refund within 30 days of redemption returns the coupon"' in page
     assert "读者看到的规则名称：核销后 30 天内全额退款：退券" in page
+
+
+@pytest.mark.usefixtures("zh")
+def test_the_shipped_policys_name_reads_in_chinese_until_an_admin_renames_it(signed_in):
+    policy = ReturnPolicy.objects.get(code=ReturnPolicy.DEFAULT_CODE)
+    reader = signed_in("policy_admin")
+    pages = [reverse("console:policies"), reverse("console:policy", args=[policy.pk]),
+             reverse("console:policy_version", args=[policy.pk, 1])]
+
+    for url in pages:
+        page = reader.get(url, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+        assert "默认退券规则" in page and "Default return policy" not in page, url
+
+    ReturnPolicy.objects.filter(pk=policy.pk).update(name="Store-wide policy")
+    page = reader.get(pages[1], HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "Store-wide policy" in page and "默认退券规则" not in page
