@@ -18,7 +18,11 @@ class Histories:
     miss, so that caller's history starts again instead of every request answering 500."""
 
     def get(self, key, default=None):
-        value = cache.get(key)
+        return self.read(cache.get(key), default)
+
+    @staticmethod
+    def read(value, default=None):
+        """`value` as read from the cache, if it is a history."""
         if isinstance(value, list) and all(
             isinstance(t, int | float) and not isinstance(t, bool) for t in value
         ):
@@ -77,18 +81,20 @@ class FailedAuthenticationThrottle(PerCallerRateThrottle):
         address = client_address(request) or "unknown"
         return self.cache_format % {"scope": self.scope, "ident": address}
 
-    def _load(self, request) -> None:
+    def _load(self, request, read=None) -> None:
         self.key = self.get_cache_key(request)
-        self.history = self.cache.get(self.key) or []
+        self.history = (self.cache.get(self.key) if read is None
+                        else Histories.read(read.get(self.key))) or []
         self.now = self.timer()
         while self.history and self.history[-1] <= self.now - self.duration:
             self.history.pop()
 
-    def wait_for(self, request) -> float | None:
-        """Seconds until this address may try again, or None when it is under the rate."""
+    def wait_for(self, request, read=None) -> float | None:
+        """Seconds until this address may try again, or None when it is under the rate.
+        `read`: what a cache.get_many of the key (get_cache_key) already found."""
         if self.rate is None:
             return None
-        self._load(request)
+        self._load(request, read)
         return self.wait() if len(self.history) >= self.num_requests else None
 
     def record_failure(self, request) -> None:

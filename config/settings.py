@@ -312,11 +312,11 @@ REST_FRAMEWORK = {
         "rest_framework.permissions.IsAuthenticated",
         "api.permissions.HasCapability",
     ],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["api.fast_json.FastJSONParser"],
     # JSON only. The browsable API renders forms by running every method's
     # permission check, so in production ?format=api or Accept: text/html only adds surface;
     # a developer gets it back with DJANGO_DEBUG=1.
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"]
+    "DEFAULT_RENDERER_CLASSES": ["api.fast_json.FastJSONRenderer"]
     + (["rest_framework.renderers.BrowsableAPIRenderer"] if DEBUG else []),
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PAGINATION_CLASS": "api.pagination.StandardPagination",

@@ -310,7 +310,32 @@ def http_client(coupon_ids, deadline, port, api_key):
     return latencies
 
 
-WAYS = {"hand-written": hand_written_client, "services": services_client, "HTTP API": http_client}
+def services_threads_client(coupon_ids, deadline, clients):
+    """services_client in `clients` threads of one process, each with its own connection:
+    as one server process runs commands, sharing its interpreter (and its GIL)."""
+    import threading
+
+    from django.db import connections
+
+    latencies = []
+
+    def one(ids):
+        try:
+            latencies.extend(services_client(ids, deadline))
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=one, args=(coupon_ids[c::clients],))
+               for c in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return latencies
+
+
+WAYS = {"hand-written": hand_written_client, "services": services_client,
+        "services threads": services_threads_client, "HTTP API": http_client}
 
 
 def _client_process(way, coupon_ids, seconds, extra, start_line, results):
@@ -334,9 +359,11 @@ def run_clients(way, clients, coupon_range, seconds, extra) -> dict:
 
     ids = range(coupon_range[0], coupon_range[1] + 1)
     per_client = [ids[c::clients] for c in range(clients)]
+    if way == "services threads":  # one process, its threads split the coupons
+        per_client, extra = [ids], (clients,)
     connections.close_all()  # no connection may cross a fork
     context = multiprocessing.get_context("fork")
-    start_line, results = context.Barrier(clients), context.Queue()
+    start_line, results = context.Barrier(len(per_client)), context.Queue()
     processes = [context.Process(target=_client_process,
                                  args=(way, ids, seconds, extra, start_line, results))
                  for ids in per_client]
@@ -427,7 +454,7 @@ def bench_cycles(args, database_url, template_id) -> None:
     secret = next(iter(settings.LEASE_TOKEN_SECRETS.values()))
     chain_key = next(iter(settings.LEDGER_CHAIN_KEYS.values()))
     extras = {"hand-written": (database_url, secret, chain_key), "services": (),
-              "HTTP API": (port, api_key)}
+              "services threads": (), "HTTP API": (port, api_key)}
     cells = {(way, clients): {"commands": 0, "wall": 0.0, "latencies": [], "cpu": 0.0}
              for way in WAYS for clients in CLIENT_COUNTS}
     try:
@@ -467,22 +494,24 @@ def print_cycles(args, cells, statements) -> None:
     print(f"\nLOCK + REDEEM, one command = one transaction with its Idempotency-Key; "
           f"{args.seconds:g} s per cell in {args.rounds} alternating rounds; HTTP: bin/serve "
           f"{args.workers} workers x {args.threads} threads")
-    print("| clients | hand-written | services in-process | HTTP API |")
-    print("|---|---|---|---|")
+    print(f"load average at the end: {load_average()}")
+    heads = " | ".join(WAY_HEADS[way] for way in WAYS)
+    print(f"| clients | {heads} |")
+    print("|---|---|---|---|---|")
     for clients in CLIENT_COUNTS:
         raw = cells[("hand-written", clients)]["rate"] or float("nan")
         row = [f"{raw:,.0f} commands/s"] + [
             f"{cells[(way, clients)]['rate']:,.0f} ({cells[(way, clients)]['rate'] / raw:.2f}x)"
-            for way in ("services", "HTTP API")]
+            for way in list(WAYS)[1:]]
         print(f"| {clients} | " + " | ".join(row) + " |")
-    print("\n| p50 / p99 ms per command | hand-written | services in-process | HTTP API |")
-    print("|---|---|---|---|")
+    print(f"\n| p50 / p99 ms per command | {heads} |")
+    print("|---|---|---|---|---|")
     for clients in CLIENT_COUNTS:
         print(f"| {clients} clients | " + " | ".join(
             f"{percentile(cells[(way, clients)]['latencies'], 50):.1f} / "
             f"{percentile(cells[(way, clients)]['latencies'], 99):.1f}" for way in WAYS) + " |")
-    print("\n| per command | hand-written | services in-process | HTTP API |")
-    print("|---|---|---|---|")
+    print(f"\n| per command | {heads} |")
+    print("|---|---|---|---|---|")
     print("| statements, LOCK / REDEEM | " + " | ".join(
         f"{statements[way][0]} / {statements[way][1]}" for way in WAYS) + " |")
     for clients in CLIENT_COUNTS:
@@ -492,6 +521,10 @@ def print_cycles(args, cells, statements) -> None:
     print("(statements: BEGIN and COMMIT included, as tests/api/test_statement_counts.py counts "
           "them; CPU: the processes that run each way's code, the hand-written and services "
           "clients, for HTTP the server's workers without the load generator)")
+
+
+WAY_HEADS = {"hand-written": "hand-written", "services": "services in-process (processes)",
+             "services threads": "services in-process (threads)", "HTTP API": "HTTP API"}
 
 
 def statements_per_command(template_id, database_url, secret, chain_key, api_key) -> dict:
@@ -547,6 +580,7 @@ def statements_per_command(template_id, database_url, secret, chain_key, api_key
             with CaptureQueriesContext(connection) as redeem:
                 redeem_of(coupon_id, order_id, locked)
         counts[way] = (len(lock), len(redeem))
+    counts["services threads"] = counts["services"]  # the same code, in threads
     return counts
 
 

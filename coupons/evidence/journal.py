@@ -95,14 +95,22 @@ def _body(row, *, kind, actor, at, parent, names=None) -> dict:
 def _entry_sql(source: str, body: dict) -> tuple[str, list]:
     """INSERT of the entry about the row `source` returns (its `id`); the content's hash is
     computed by the database from the very text it stores."""
+    return entry_insert_text(source), _entry_params(body)
+
+
+def entry_insert_text(source: str) -> str:
+    """_entry_sql's text, the same for every entry about a row of `source`."""
+    return (f"INSERT INTO {TABLE} (subject, subject_id, kind, actor, parent_hash, content, "  # noqa: S608
+            "content_hash, created_at) "
+            "SELECT %s, s.id, %s, %s, %s, c.content, "
+            "encode(sha256(convert_to(c.content, 'UTF8')), 'hex'), %s "
+            f"FROM {source} s CROSS JOIN LATERAL "
+            "(SELECT '{\"id\":' || s.id || ',' || %s AS content) c RETURNING content_hash")
+
+
+def _entry_params(body: dict) -> list:
     rest = canonical(body)[1:]
-    sql = (f"INSERT INTO {TABLE} (subject, subject_id, kind, actor, parent_hash, content, "  # noqa: S608
-           "content_hash, created_at) "
-           "SELECT %s, s.id, %s, %s, %s, c.content, "
-           "encode(sha256(convert_to(c.content, 'UTF8')), 'hex'), %s "
-           f"FROM {source} s CROSS JOIN LATERAL "
-           "(SELECT '{\"id\":' || s.id || ',' || %s AS content) c RETURNING content_hash")
-    return sql, [body["table"], body["kind"], body["actor"], body["parent"], body["at"], rest]
+    return [body["table"], body["kind"], body["actor"], body["parent"], body["at"], rest]
 
 
 def _step_sql(source: str, body: dict) -> tuple[str, list]:
@@ -157,8 +165,13 @@ def content_sql(model, subject_id: str, *, kind: str, actor: str, at: str,
 def entry_of_insert_sql(source: str, row, *, kind=None, actor, at) -> tuple[str, list]:
     """The first entry of `row` (unsaved, its values final), for a statement whose CTE
     `source` inserts it and returns its `id` (coupons.write.one_statement)."""
-    return _entry_sql(source, _body(row, kind=kind or type(row).JOURNAL_OPENS[0], actor=actor,
-                                    at=at, parent=None))
+    return entry_insert_text(source), entry_of_insert_params(row, kind=kind, actor=actor, at=at)
+
+
+def entry_of_insert_params(row, *, kind=None, actor, at) -> list:
+    """entry_of_insert_sql's parameters alone, for a caller that keeps its text."""
+    return _entry_params(_body(row, kind=kind or type(row).JOURNAL_OPENS[0], actor=actor,
+                               at=at, parent=None))
 
 
 def journaled_moves(queryset, changes: dict, *, kind, actor, at) -> int:

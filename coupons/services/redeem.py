@@ -132,8 +132,7 @@ def _redeem(coupon, lease, *, payment_id, ctx, now, answered=False) -> RedeemRes
         coupon=coupon, op_type=OperationType.REDEEM, to_state=CouponStatus.USED,
         expected_version=lease.expected_version, ctx=ctx, now=now,
         owner=(lease.order_id, lease.token_hash), changes=UNBOUND, rows=(redemption,),
-        updates=[(CouponLock.objects.filter(pk=lock.pk),
-                  {"status": LockStatus.CONSUMED, "ended_at": now})],
+        updates=[(CouponLock, lock.pk, {"status": LockStatus.CONSUMED, "ended_at": now})],
         answer=((lambda: RedeemResult(redemption, coupon.state_version).payload())
                 if answered else None),
         answer_ids={"redemption_id": redemption},

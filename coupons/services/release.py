@@ -49,8 +49,7 @@ def end_lease(coupon, lease, *, ctx, now, reason: str, answer=None) -> None:
         coupon=coupon, op_type=OperationType.RELEASE, to_state=to_state,
         expected_version=lease.expected_version, ctx=ctx, now=now,
         owner=(lease.order_id, lease.token_hash), changes=UNBOUND,
-        updates=[(CouponLock.objects.filter(pk=lock.pk),
-                  {"status": LockStatus.RELEASED, "ended_at": now})],
+        updates=[(CouponLock, lock.pk, {"status": LockStatus.RELEASED, "ended_at": now})],
         answer=answer,
         order_id=lease.order_id, lock=lock, **reason_fields(reason),
     )

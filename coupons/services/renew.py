@@ -42,7 +42,7 @@ def coupon_renew(*, coupon_id, lease, ctx, lease_seconds=None, lease_until=None)
             coupon=coupon, op_type=OperationType.RENEW, to_state=CouponStatus.LOCKED,
             expected_version=lease.expected_version, ctx=ctx, now=now,
             owner=(lease.order_id, lease.token_hash), changes={"lock_expires_at": expires_at},
-            updates=[(CouponLock.objects.filter(pk=lock.pk), {"expires_at": expires_at})],
+            updates=[(CouponLock, lock.pk, {"expires_at": expires_at})],
             answer=lambda: RenewResult(coupon.pk, coupon.state_version, expires_at).payload(),
             order_id=lease.order_id, lock=lock,
             **reason_fields(reason("lease_moved", **{"from": iso(lock.expires_at),

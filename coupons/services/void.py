@@ -28,8 +28,7 @@ def coupon_void(
             raise VersionConflict(coupon=coupon, expected_version=expected_version)
         lock = coupon.current_lock
         lease_ends = [] if lock is None else [
-            (CouponLock.objects.filter(pk=lock.pk),
-             {"status": LockStatus.RELEASED, "ended_at": now})]
+            (CouponLock, lock.pk, {"status": LockStatus.RELEASED, "ended_at": now})]
         apply_transition(
             coupon=coupon, op_type=OperationType.VOID, to_state=CouponStatus.VOID,
             expected_version=expected_version, ctx=ctx, now=now, changes=UNBOUND,

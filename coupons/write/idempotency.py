@@ -12,6 +12,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import cache
 
 from django.conf import settings
 from django.db import OperationalError, connection, transaction
@@ -81,8 +82,15 @@ def claim_ctes(scope, key, request_hash, now) -> tuple[str, list]:
     locks keep the session's setting.
     """
     wait = f"{settings.COUPONS['IDEMPOTENCY_TWIN_WAIT_MS']}ms"
+    return _claim_text(), [wait, scope, key, request_hash,
+                           IdempotencyRecord.Status.IN_PROGRESS, now]
+
+
+@cache
+def _claim_text() -> str:
+    """claim_ctes' text, built once: every value is a parameter."""
     table = IdempotencyRecord._meta.db_table
-    sql = f"""
+    return f"""
         bound AS (
             SELECT current_setting('lock_timeout') AS previous,
                    set_config('lock_timeout', %s, true) AS waiting
@@ -95,7 +103,6 @@ def claim_ctes(scope, key, request_hash, now) -> tuple[str, list]:
                       set_config('lock_timeout', (SELECT previous FROM bound), true) AS restored
         )
     """  # noqa: S608 - the table name is the model's, every value is a parameter
-    return sql, [wait, scope, key, request_hash, IdempotencyRecord.Status.IN_PROGRESS, now]
 
 
 def claiming(cursor, sql, params):
@@ -114,11 +121,16 @@ def _insert_or_lock(scope, key, request_hash, now) -> tuple[int, bool]:
     ctes, params = claim_ctes(scope, key, request_hash, now)
     with connection.cursor() as cursor:
         try:
-            claiming(cursor, f"WITH {ctes} SELECT id, inserted FROM claim", params)
+            claiming(cursor, _claim_alone(ctes), params)
         except ClaimInProgress:
             raise IdempotencyRequestInProgress() from None
         record_id, inserted = cursor.fetchone()
     return record_id, inserted
+
+
+@cache
+def _claim_alone(ctes: str) -> str:
+    return f"WITH {ctes} SELECT id, inserted FROM claim"
 
 
 def _existing_claim(record, request_hash, now) -> Claim:

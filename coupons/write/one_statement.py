@@ -1,103 +1,126 @@
 """A transition's writes as one PostgreSQL statement (coupons.write.transitions uses it).
 
-One data-modifying WITH: the compare-and-set UPDATE (the ORM's own SQL for the same filter,
-coupons.write.orm_sql, so its WHERE carries state, version and ownership exactly as the
-queryset says), then every row the
-command declared, the ledger row, its outbox row and the stored answer; with each evidence row
-(coupons.models.Journaled) its journal entry. Each insert selects
-FROM the compare-and-set's RETURNING and each update asks EXISTS of it, so a compare-and-set
-that matched no row writes nothing at all. Row triggers and foreign keys act on each row as for
-separate statements (the keys are checked at the end of the statement, when every row is in).
+One data-modifying WITH: the compare-and-set UPDATE (its WHERE carries state, version and
+ownership), then every row the command declared, the ledger row, its outbox row and the stored
+answer; with each evidence row (coupons.models.Journaled) its journal entry. Each insert
+selects FROM the compare-and-set's RETURNING and each update asks EXISTS of it, so a
+compare-and-set that matched no row writes nothing at all. Row triggers and foreign keys act on
+each row as for separate statements (the keys are checked at the end of the statement, when
+every row is in).
 
 Ids are not known before the INSERT: the outbox payload and the answer take them from the
 inserts' RETURNING, and the statement returns them for the caller's objects.
+
+The text is the same for every command of one shape (which rows, which columns, which
+answer): it is joined once per process and shape (`_text`) from coupons.write.statements,
+and a command only binds its values.
 """
+
+from functools import cache
 
 from django.db import connection
 
 from coupons import clock
-from coupons.evidence.journal import entry_of_insert_sql
-from coupons.models import IdempotencyRecord, Journaled
-from coupons.write.orm_sql import update_sql
+from coupons.evidence.journal import entry_insert_text, entry_of_insert_params
+from coupons.models import IdempotencyRecord, Journaled, OutboxEvent, UserCoupon
+from coupons.write import statements
 
 CAS_HIT = "EXISTS (SELECT 1 FROM cas)"
+# The outbox row takes the ledger row's id, in its column and in its payload.
+OUTBOX_COLUMNS = (("operation_id", "ledger.id"),)
 
 
 def write(*, cas, rows, updates, operation, event, answer) -> list | None:
     """Run the writes; the new ids (ledger, outbox, then `rows`) or None if the CAS missed.
 
-    `cas` and each of `updates` are (queryset, values); `answer` is None or
-    (record id, status, body, {body key: row of `rows` whose id it takes}).
+    `cas` is (where, changes) on the coupon, as UserCoupon.objects.filter(**where)
+    .update(**changes) takes them; each of `updates` is (model, pk, changes), a row updated
+    only if the CAS hit; `answer` is None or (record id, status, body, {body key: row of
+    `rows` whose id it takes}).
     """
-    parts, params = [], []
-
-    def with_item(name, sql, item_params):
-        parts.append(f"{name} AS ({sql})")
-        params.extend(item_params)
-
-    sql, item_params = update_sql(*cas)
-    with_item("cas", f"{sql} RETURNING 1", item_params)
-    def with_journaled(name, row, source):
-        with_item(name, *_insert(row, source))
-        if isinstance(row, Journaled):
-            with_item(f"{name}_entry", *entry_of_insert_sql(
-                name, row, actor=operation.actor, at=operation.created_at))
-
-    names = {}
-    for i, row in enumerate(rows):
-        names[id(row)] = f"row{i}"
-        with_journaled(f"row{i}", row, "cas")
-    for i, (queryset, changes) in enumerate(updates):
-        with_item(f"touch{i}", *update_sql(queryset.extra(where=[CAS_HIT]), changes))
-    with_journaled("ledger", operation, "cas")
-    with_item("outbox", *_insert(event, "ledger", payload="operation_id",
-                                 operation_id="ledger.id"))
+    where, changes = cas
+    answer_rows = () if answer is None else tuple(
+        (key, next(i for i, row in enumerate(rows) if row is taken))
+        for key, taken in answer[3].items())
+    shape = (
+        tuple(changes), tuple((name, value is None) for name, value in where.items()),
+        tuple((type(row), row.pk is not None) for row in rows),
+        tuple((model, tuple(fields)) for model, _, fields in updates),
+        type(operation), answer is not None, answer_rows,
+    )
+    sql, cas_statement = _text(shape)
+    params = cas_statement.bind(changes, where)
+    for row in rows:
+        params += _bound_insert(row, "cas", operation)
+    for model, pk, fields in updates:
+        params += statements.update(model, tuple(fields), (("pk", False),), CAS_HIT).bind(
+            fields, {"pk": pk})
+    params += _bound_insert(operation, "cas", operation)
+    params += _outbox().bind(event)
     if answer is not None:
-        with_item("answer", *_answer(*answer, names))
-    returned = ", ".join(f"(SELECT id FROM {name})"
-                         for name in ("ledger", "outbox", *names.values()))
+        record_id, status, body, _ = answer
+        Status = IdempotencyRecord.Status
+        body_field = IdempotencyRecord._meta.get_field("response_body")
+        params += [Status.COMPLETED, status, body_field.get_db_prep_save(body, connection),
+                   clock.now(), record_id, Status.IN_PROGRESS]
     with connection.cursor() as cursor:
-        cursor.execute(f"WITH {', '.join(parts)} SELECT {returned}", params)
+        cursor.execute(sql, params)
         ids = list(cursor.fetchone())
     return None if ids[0] is None else ids
 
 
-def _insert(row, source, payload=None, **columns) -> tuple[str, list]:
-    """INSERT of `row` selecting FROM `source`. `columns` are SQL expressions over the source
-    instead of the row's values; `payload` names one of them to merge into the row's JSON
-    payload, under the same key."""
-    qn = connection.ops.quote_name
-    meta = row._meta
-    names, values, params = [], [], []
-    for field in meta.concrete_fields:
-        if field.primary_key and getattr(row, field.attname) is None:
-            continue
-        names.append(qn(field.column))
-        if field.attname in columns:
-            values.append(columns[field.attname])
-        elif payload and field.name == "payload":
-            values.append("CAST(%s AS jsonb) || "
-                          f"jsonb_build_object(CAST(%s AS text), {columns[payload]})")
-            params.extend([field.get_db_prep_save(field.pre_save(row, True), connection),
-                           payload])
-        else:
-            values.append("%s")
-            params.append(field.get_db_prep_save(field.pre_save(row, True), connection))
-    sql = (f"INSERT INTO {qn(meta.db_table)} ({', '.join(names)}) "
-           f"SELECT {', '.join(values)} FROM {source} RETURNING {qn(meta.pk.column)} AS id")
-    return sql, params
+def _bound_insert(row, source, operation) -> list:
+    """The parameters of `row`'s insert and, for an evidence row, of its journal entry."""
+    params = _row_insert(type(row), row.pk is not None, source).bind(row)
+    if isinstance(row, Journaled):
+        params += entry_of_insert_params(row, actor=operation.actor, at=operation.created_at)
+    return params
 
 
-def _answer(record_id, status, body, ids, names) -> tuple[str, list]:
-    """The stored answer, completed as coupons.write.idempotency.idempotency_complete does."""
-    field = IdempotencyRecord._meta.get_field("response_body")
-    body_sql, params = "CAST(%s AS jsonb)", [field.get_db_prep_save(body, connection)]
-    for key, row in ids.items():
-        body_sql += f" || jsonb_build_object(CAST(%s AS text), (SELECT id FROM {names[id(row)]}))"
-        params.append(key)
+def _row_insert(model, with_pk, source) -> statements.Statement:
+    return statements.insert(model, with_pk=with_pk, source=source)
+
+
+def _outbox() -> statements.Statement:
+    return statements.insert(OutboxEvent, with_pk=False, source="ledger", payload="operation_id",
+                             columns=OUTBOX_COLUMNS)
+
+
+@cache
+def _text(shape) -> tuple[str, statements.Update]:
+    """The statement of one shape (see write), and the compare-and-set it starts with."""
+    set_names, where_shape, row_shapes, update_shapes, ledger_model, answered, answer_rows = shape
+    cas = statements.update(UserCoupon, set_names, where_shape)
+    parts = [f"cas AS ({cas.sql} RETURNING 1)"]
+
+    def with_insert(name, model, with_pk, source):
+        parts.append(f"{name} AS ({_row_insert(model, with_pk, source).sql})")
+        if issubclass(model, Journaled):
+            parts.append(f"{name}_entry AS ({entry_insert_text(name)})")
+
+    names = []
+    for i, (model, with_pk) in enumerate(row_shapes):
+        names.append(f"row{i}")
+        with_insert(f"row{i}", model, with_pk, "cas")
+    for i, (model, fields) in enumerate(update_shapes):
+        touch = statements.update(model, fields, (("pk", False),), CAS_HIT)
+        parts.append(f"touch{i} AS ({touch.sql})")
+    with_insert("ledger", ledger_model, False, "cas")
+    parts.append(f"outbox AS ({_outbox().sql})")
+    if answered:
+        parts.append(f"answer AS ({_answer_sql(answer_rows, names)})")
+    returned = ", ".join(f"(SELECT id FROM {name})" for name in ("ledger", "outbox", *names))
+    return f"WITH {', '.join(parts)} SELECT {returned}", cas
+
+
+def _answer_sql(answer_rows, names) -> str:
+    """The stored answer, completed as coupons.write.idempotency.idempotency_complete does;
+    each of `answer_rows` (body key, index in `names`) takes that row's new id."""
+    body_sql = "CAST(%s AS jsonb)"
+    for key, index in answer_rows:
+        assert key.isidentifier()  # written into the text: the services' own names only
+        body_sql += f" || jsonb_build_object('{key}', (SELECT id FROM {names[index]}))"
     table = connection.ops.quote_name(IdempotencyRecord._meta.db_table)
-    sql = (f"UPDATE {table} SET status = %s, response_status = %s, "  # noqa: S608
-           f"response_body = {body_sql}, completed_at = %s "
-           f"WHERE id = %s AND status = %s AND {CAS_HIT}")
-    Status = IdempotencyRecord.Status
-    return sql, [Status.COMPLETED, status, *params, clock.now(), record_id, Status.IN_PROGRESS]
+    return (f"UPDATE {table} SET status = %s, response_status = %s, "  # noqa: S608
+            f"response_body = {body_sql}, completed_at = %s "
+            f"WHERE id = %s AND status = %s AND {CAS_HIT}")

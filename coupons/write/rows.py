@@ -1,5 +1,7 @@
 """Row locks, taken in one order everywhere: order binding → coupon → refund record."""
 
+from functools import cache
+
 from django.db import connection
 from django.utils.translation import gettext_lazy as _
 
@@ -61,9 +63,7 @@ def _locked_in_one_statement(coupon_id, ctx):
         else:
             ctes, claim_params = claim_ctes(claim.scope, claim.key, claim.request_hash,
                                             clock.now())
-            claiming(cursor, f"WITH {ctes}, locked AS ({_locked_sql(awaiting, claimed=True)}) "
-                             "SELECT claim.id, claim.inserted, locked.* "
-                             "FROM claim LEFT JOIN locked ON true", [*claim_params, *params])
+            claiming(cursor, _claimed_and_locked_sql(ctes, awaiting), [*claim_params, *params])
             record_id, inserted, *row = cursor.fetchone()
             if not inserted:
                 raise ClaimTaken(record_id, clean=claim.clean)
@@ -80,8 +80,17 @@ def _locked_in_one_statement(coupon_id, ctx):
     return None if row is None else _instances(row)
 
 
+@cache
+def _claimed_and_locked_sql(ctes, awaiting) -> str:
+    """The claim of an Idempotency-Key, then the row lock if the claim was made."""
+    return (f"WITH {ctes}, locked AS ({_locked_sql(awaiting, claimed=True)}) "
+            "SELECT claim.id, claim.inserted, locked.* FROM claim LEFT JOIN locked ON true")
+
+
+@cache
 def _locked_sql(awaiting, *, claimed=False) -> str:
     """The row lock and every read that comes with it; `claimed`: only if the claim was made.
+    Built once per process (`awaiting` is after-sale's SQL, the same each time).
 
     The last column, `as_seen`, is false when the coupon row locked is not the version the
     statement's snapshot has (the scalar subquery reads that version, the locked row is the
@@ -109,11 +118,10 @@ def _locked_sql(awaiting, *, claimed=False) -> str:
 def _instances(row) -> UserCoupon:
     """The coupon with its terms, lease and order link cached, as select_related leaves them."""
     found, start = {}, 0
-    for alias, model in JOINED:
-        fields = model._meta.concrete_fields
-        values = row[start:start + len(fields)]
-        start += len(fields)
-        found[alias] = (model.from_db(connection.alias, [f.attname for f in fields], values)
+    for alias, model, attnames in _joined_attnames():
+        values = row[start:start + len(attnames)]
+        start += len(attnames)
+        found[alias] = (model.from_db(connection.alias, attnames, values)
                         if values[0] is not None else None)
     coupon, lock = found["c"], found["l"]
     cache_related(coupon, "template_version", found["tv"])
@@ -122,3 +130,10 @@ def _instances(row) -> UserCoupon:
         cache_related(lock, "order_coupon", found["oc"])
     coupon.ledger_head_hash, coupon.refunds_awaiting_redemption = row[start], row[start + 1]
     return coupon
+
+
+@cache
+def _joined_attnames() -> tuple:
+    """(alias, model, attribute names in select order) of JOINED, as _locked_sql selects."""
+    return tuple((alias, model, [f.attname for f in model._meta.concrete_fields])
+                 for alias, model in JOINED)

@@ -66,7 +66,7 @@ def apply_transition(
 
     The caller holds the row lock, so the CAS cannot lose; it is the last line of defence for
     any path that forgot the lock. `owner` is (order_id, token_hash) for lock-bound commands.
-    `rows` are the command's new rows (unsaved), `updates` (queryset, values) pairs, `answer`
+    `rows` are the command's new rows (unsaved), `updates` (model, pk, values) triples, `answer`
     a function giving the answer's body, built before the rows are written: `answer_ids`
     names its keys that take a new row's id.
 
@@ -80,7 +80,6 @@ def apply_transition(
         where["locked_order_id"], where["lock_token_hash"] = owner
     values = {"status": to_state, "state_version": expected_version + 1, "updated_at": now,
               **(changes or {})}
-    cas = UserCoupon.objects.filter(**where)
     from_state = coupon.status
     record_id = answer_record_id(ctx) if answer is not None else None
     for field, value in values.items():
@@ -89,7 +88,7 @@ def apply_transition(
                             from_version=expected_version, ctx=ctx, now=now, **ledger_fields)
     event = outbox_row(operation)
     ids = one_statement.write(
-        cas=(cas, values), rows=rows, updates=updates, operation=operation, event=event,
+        cas=(where, values), rows=rows, updates=updates, operation=operation, event=event,
         answer=None if record_id is None
         else (record_id, ctx.success_status, answer(), answer_ids or {}),
     )

@@ -1,5 +1,6 @@
 """bin/serve: gunicorn with the production settings answers the probes and static files."""
 
+import http.client
 import os
 import shutil
 import signal
@@ -136,6 +137,27 @@ def test_bin_serve_answers_the_probes_over_plain_http_and_serves_static_files(se
                                 **{"X-Forwarded-Proto": "https"})
     assert len(query) > 6000
     assert (status, headers["Content-Type"]) == (401, "application/json"), body
+
+
+def test_a_client_pausing_past_gunicorn_s_default_keep_alive_posts_on_the_same_socket(served):
+    # gunicorn's default keep-alive is 2 s: a pool reusing a connection after a longer pause
+    # sent its POST on a socket the server had closed. bin/serve keeps it for 75 s.
+    host, port = served.removeprefix("http://").split(":")
+    client = http.client.HTTPConnection(host, int(port), timeout=10)
+    client.request("GET", "/healthz")
+    assert client.getresponse().read() == b'{"status": "ok"}'
+    first_socket = client.sock
+
+    time.sleep(3)
+    client.request("POST", "/api/v1/coupons/1/lock", body=b"{}",
+                   headers={"Content-Type": "application/json", "Idempotency-Key": "k-1",
+                            "Host": PUBLIC_HOST, "X-Forwarded-Proto": "https"})
+    answer = client.getresponse()
+
+    assert answer.status == 401  # answered: no key was sent
+    answer.read()
+    assert client.sock is first_socket  # on the connection the pool kept, not a new one
+    client.close()
 
 
 def test_bin_serve_sums_every_workers_counters_at_metrics(tmp_path, roles):

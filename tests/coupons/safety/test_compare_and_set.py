@@ -226,7 +226,7 @@ def test_a_missed_compare_and_set_writes_none_of_the_commands_rows_nor_its_answe
     with pytest.raises(VersionConflict):
         stale_write(stale, OperationType.LOCK, CouponStatus.LOCKED, 1, keyed,
                     rows=(second_lease,), answer=lambda: {"stale": True},
-                    updates=[(CouponLock.objects.filter(pk=held.lock.pk),
+                    updates=[(CouponLock, held.lock.pk,
                               {"status": LockStatus.RELEASED, "ended_at": now})])
 
     assert world() == before  # no second lease, the held one still ACTIVE, no ledger row
@@ -249,7 +249,7 @@ def test_a_missed_compare_and_set_changes_no_declared_row_even_before_a_rollback
                 coupon=current, op_type=OperationType.RENEW, to_state=CouponStatus.LOCKED,
                 expected_version=2, ctx=ctx, now=clock.now(),
                 owner=(proof.order_id, proof.token_hash),
-                updates=[(CouponLock.objects.filter(pk=current.current_lock_id),
+                updates=[(CouponLock, current.current_lock_id,
                           {"expires_at": lease_end + timedelta(days=30)})])
         seen = CouponLock.objects.get(pk=current.current_lock_id).expires_at
 

@@ -1,0 +1,113 @@
+"""The commands' SQL, built once per process and shape, then only bound (docs/performance.md).
+
+A command's statements take a handful of shapes: which model, which columns, which WHERE.
+Each shape's text is built here from the model's own fields the first time it is needed and
+kept with the fields its parameters come from, in their order; a command then only turns
+its values into parameters. Nothing is compiled by the ORM on the way, and the same text
+each time lets psycopg prepare it once per connection (settings: DB_PREPARE_THRESHOLD). A
+column added to or dropped from a model changes the shapes built at the next start.
+
+tests/coupons/write/test_statements.py holds each shape to the SQL the ORM would write.
+"""
+
+from dataclasses import dataclass
+from functools import cache
+
+from django.db import connection
+
+
+@dataclass(frozen=True)
+class Statement:
+    """A statement's text and what fills its parameters, in order: a field of the row (its
+    value prepared as the ORM saves it) or a constant."""
+
+    sql: str
+    fields: tuple
+
+    def bind(self, row) -> list:
+        return [field.get_db_prep_save(field.pre_save(row, True), connection)
+                for field in self.fields]
+
+
+@cache
+def insert(model, *, with_pk: bool, source: str, payload: str = "",
+           columns: tuple = ()) -> Statement:
+    """INSERT of one `model` row selecting FROM `source`, returning its id as `id`.
+
+    `with_pk`: the row brings its own primary key (a UUID) rather than the sequence's.
+    `columns` are (attname, SQL expression over `source`) pairs written instead of the row's
+    values; `payload` names one of them that is also merged into the row's JSON payload
+    under the same key (the outbox payload's operation id).
+    """
+    qn = connection.ops.quote_name
+    meta, expressions = model._meta, dict(columns)
+    names, values, fields = [], [], []
+    for field in meta.concrete_fields:
+        if field.primary_key and not with_pk:
+            continue
+        names.append(qn(field.column))
+        if field.attname in expressions:
+            values.append(expressions[field.attname])
+            continue
+        values.append("%s")
+        fields.append(field)
+        if payload and field.name == "payload":
+            values[-1] = (f"CAST(%s AS jsonb) || "
+                          f"jsonb_build_object('{payload}', {expressions[payload]})")
+    sql = (f"INSERT INTO {qn(meta.db_table)} ({', '.join(names)}) "  # noqa: S608
+           f"SELECT {', '.join(values)} FROM {source} RETURNING {qn(meta.pk.column)} AS id")
+    return Statement(sql, tuple(fields))
+
+
+@dataclass(frozen=True)
+class Update:
+    """An UPDATE's text, the fields its SET parameters prepare and those its WHERE compares."""
+
+    sql: str
+    set_fields: tuple
+    where_fields: tuple
+
+    def bind(self, changes: dict, where: dict) -> list:
+        """`changes` and `where` in the order the statement was built with (values of a
+        foreign key may be the related instance, as the ORM takes them)."""
+        params = []
+        for field, value in zip(self.set_fields, changes.values(), strict=True):
+            if value is not None and field.remote_field is not None and hasattr(value, "_meta"):
+                value = value.prepare_database_save(field)
+            params.append(field.get_db_prep_save(value, connection))
+        compared = [value for value in where.values() if value is not None]  # None: IS NULL
+        for field, value in zip(self.where_fields, compared, strict=True):
+            params.append(field.get_db_prep_value(field.get_prep_value(value), connection,
+                                                  prepared=True))
+        return params
+
+
+def update_of(model, changes: dict, where: dict, *, extra_where: str = "") -> tuple[str, list]:
+    """`model.objects.filter(**where).update(**changes)` as SQL and parameters, the text
+    built once per shape; `extra_where` is SQL ANDed to it."""
+    shape = update(model, tuple(changes), tuple((name, value is None)
+                                                for name, value in where.items()), extra_where)
+    return shape.sql, shape.bind(changes, where)
+
+
+@cache
+def update(model, set_names: tuple, where_shape: tuple, extra_where: str = "") -> Update:
+    """`where_shape` holds (name, is None) pairs: a None compares IS NULL, as the ORM does."""
+    qn = connection.ops.quote_name
+    meta = model._meta
+    table = qn(meta.db_table)
+    set_fields = tuple(meta.get_field(name) for name in set_names)
+    where_fields, conditions = [], []
+    for name, is_null in where_shape:
+        field = meta.pk if name == "pk" else meta.get_field(name)
+        column = f"{table}.{qn(field.column)}"
+        if is_null:
+            conditions.append(f"{column} IS NULL")
+        else:
+            conditions.append(f"{column} = %s")
+            where_fields.append(field)
+    if extra_where:
+        conditions.append(f"({extra_where})")
+    sets = ", ".join(f"{qn(field.column)} = %s" for field in set_fields)
+    sql = f"UPDATE {table} SET {sets} WHERE ({' AND '.join(conditions)})"  # noqa: S608
+    return Update(sql, set_fields, tuple(where_fields))
