@@ -109,7 +109,7 @@ def test_policy_pages_read_in_chinese(signed_in, clock, zh):
     assert "（按顺序，第一条匹配的规则生效）" in shown and "其他情况（默认规则）：" in shown
     assert "预览影响评估并发布" in shown
     editor = page(client, reverse("console:policy_version_edit", kwargs=version))
-    assert "保存草稿" in editor and f"编辑 {default.name} 的草稿 v{draft.number}" in editor
+    assert "保存草稿" in editor and f"编辑 默认退券规则 的草稿 v{draft.number}" in editor
     assert "规则 1" in editor and "上移" in editor
     impact = page(client, reverse("console:policy_version_impact", kwargs=version))
     assert f"草稿 v{draft.number} 的影响评估" in impact and "发布" in impact

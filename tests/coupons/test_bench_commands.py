@@ -21,8 +21,9 @@ def test_the_benchmark_smoke_run_measures_every_part():
     )
 
     assert result.returncode == 0, result.stdout + result.stderr
-    for part in ("| clients | hand-written | services in-process | HTTP API |",
-                 "| p50 / p99 ms per command |", "| statements, LOCK / REDEEM |",
+    for part in ("| clients | hand-written | services in-process (processes) | "
+                 "services in-process (threads) | HTTP API |", "| p50 / p99 ms per command |",
+                 "| statements, LOCK / REDEEM |",
                  "| CPU ms, 16 clients |", "alternating rounds",
                  "lease scanner", "coupons?user_id=", "coupons?order_id=", "timeline", "check"):
         assert part in result.stdout, result.stdout
