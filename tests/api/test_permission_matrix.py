@@ -178,20 +178,28 @@ def matrix_markdown() -> str:
 # --- the walks --------------------------------------------------------------------------------
 
 
-def routed_operations(patterns=None, prefix=""):
-    """(method, OpenAPI-style path, view class) of every API view method in the URLconf."""
+def routed_api(patterns=None, prefix=""):
+    """(route, view class or None) of every URL under /api/v1/ in the URLconf; None where the
+    view is not an API operation of ours (a plain view, drf-spectacular's)."""
     for entry in get_resolver().url_patterns if patterns is None else patterns:
         route = prefix + str(entry.pattern)
         if isinstance(entry, URLResolver):
-            yield from routed_operations(entry.url_patterns, route)
+            yield from routed_api(entry.url_patterns, route)
         elif isinstance(entry, URLPattern) and route.startswith("api/v1/"):
             view = getattr(entry.callback, "cls", None)
-            if view is None or view.__module__.startswith("drf_spectacular"):
-                continue
-            path = "/" + re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", route)
-            for method in ("get", "post", "put", "patch", "delete"):
-                if hasattr(view, method):
-                    yield method.upper(), path, view
+            ours = view is not None and not view.__module__.startswith("drf_spectacular")
+            yield route, view if ours else None
+
+
+def routed_operations():
+    """(method, OpenAPI-style path, view class) of every API view method in the URLconf."""
+    for pattern, view in routed_api():
+        if view is None:
+            continue
+        path = "/" + re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", pattern)
+        for method in ("get", "post", "put", "patch", "delete"):
+            if hasattr(view, method):
+                yield method.upper(), path, view
 
 
 def test_the_api_matrix_names_every_routed_operation_and_agrees_with_its_view():
@@ -203,16 +211,9 @@ def test_the_api_matrix_names_every_routed_operation_and_agrees_with_its_view():
     assert {key: required_capability(view, key[0]) for key, view in routed.items()} == API_MATRIX
 
 
-def routed_documents(patterns=None, prefix=""):
+def routed_documents(patterns=None):
     """Paths under /api/v1/ served by something other than an API operation of ours."""
-    for entry in get_resolver().url_patterns if patterns is None else patterns:
-        route = prefix + str(entry.pattern)
-        if isinstance(entry, URLResolver):
-            yield from routed_documents(entry.url_patterns, route)
-        elif isinstance(entry, URLPattern) and route.startswith("api/v1/"):
-            view = getattr(entry.callback, "cls", None)
-            if view is None or view.__module__.startswith("drf_spectacular"):
-                yield "/" + route
+    return ["/" + pattern for pattern, view in routed_api(patterns) if view is None]
 
 
 def test_the_documents_table_names_every_other_api_path():
