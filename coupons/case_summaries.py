@@ -6,8 +6,9 @@ gets the sentence in their own language from the catalogue. A case written befor
 (no `summary_code`) reads as it was stored.
 """
 
-from django.utils import translation
 from django.utils.translation import gettext_lazy as _
+
+from coupons import sentences
 
 SUMMARIES = {
     "free_again": _("The coupon is free again: lock and redeem it for the paid order."),
@@ -21,20 +22,14 @@ SUMMARIES = {
 
 def summary_words(code: str, params: dict) -> str:
     """The sentence `code` names, in the active language."""
-    return str(SUMMARIES[code]) % params
+    return sentences.words(SUMMARIES, code, params)
 
 
 def stored_summary(code: str, params: dict) -> str:
     """The English sentence the case keeps as its record."""
-    with translation.override("en"):
-        return summary_words(code, params)
+    return sentences.english(SUMMARIES, code, params)
 
 
 def case_summary(case) -> str:
     """The case's summary in the reader's language, or as stored when it has no code."""
-    if case.summary_code in SUMMARIES:
-        try:
-            return summary_words(case.summary_code, case.summary_params)
-        except (KeyError, TypeError, ValueError):
-            return case.summary
-    return case.summary
+    return sentences.read(SUMMARIES, case.summary_code, case.summary_params, case.summary)
