@@ -32,6 +32,7 @@ from coupons.evidence.checkpoint_keys import (
 from coupons.evidence.checkpoint_proofs import unverified_checkpoints
 from coupons.evidence.checkpoint_verify import Verdict, checkpoint_entries, signed_body
 from coupons.evidence.journal import journaled_insert
+from coupons.evidence.new_entries import unfolded_rows
 from coupons.models import (
     CouponOperation,
     JournalLeaf,
@@ -147,6 +148,11 @@ def _checkpoint_in_snapshot(key, directory: Path, *, snapshot: bool) -> Checkpoi
             f"{previous['number']}, the last this signer signed ({len(problems)} coupons): "
             + "; ".join(problems[:10]))
     journal = journal_head(previous)
+    unfolded = unfolded_rows((previous or {}).get("journal_size") or 0)
+    if unfolded:
+        raise CheckpointRefused(
+            f"refusing to sign: {len(unfolded)} journaled rows are not what the entries to be "
+            "signed say (rolled back or rewritten past the services): " + "; ".join(unfolded[:10]))
     chunks.flush()
     root = merkle.root_of_nodes([bytes.fromhex(r) for r in chunks.roots]).hex()
     body = {

@@ -407,7 +407,7 @@ def journaled_models() -> list:
     return [model for model in apps.get_models() if issubclass(model, Journaled)]
 
 
-def _entry_columns_problem(entry) -> str | None:
+def entry_columns_problem(entry) -> str | None:
     if entry.content_hash != content_hash(entry.content):
         return gettext("content_hash is not the SHA-256 of its content")
     try:
@@ -427,7 +427,7 @@ def journal_problems():
     that is not the fold of its entries, entries of a row that does not exist."""
     models = {model._meta.label_lower: model for model in journaled_models()}
     for entry in JournalEntry.objects.order_by("pk").iterator(chunk_size=2000):
-        problem = _entry_columns_problem(entry)
+        problem = entry_columns_problem(entry)
         if problem is None and entry.subject not in models:
             problem = gettext("is about %(table)s, which has no journal") % {
                 "table": entry.subject}

@@ -150,13 +150,16 @@ def test_a_log_cut_below_a_signed_size_is_named(redeemed, checkpoint_dir, public
 
 
 def test_a_checkpoint_off_the_chain_is_reported_as_a_fork(
-        redeemed, checkpoint_dir, public_key, tmp_path, settings):
+        redeemed, checkpoint_dir, public_key, tmp_path, settings, monkeypatch):
     open_cases(redeemed, 2)
     sequence()
     ledger_checkpoint()
     first = checkpoint_file(checkpoint_dir, 1).read_text()
-    # A second signer's directory, same key: another checkpoint 1 (another time).
+    # A second signer's directory, same key: another checkpoint 1 (another time), signed by
+    # whoever holds the key with a signer of their own, which does not fold the rows it signs
+    # (the honest one would refuse: the checkpoint rows deleted below have entries).
     settings.LEDGER_CHECKPOINT_DIR = str(tmp_path / "other")
+    monkeypatch.setattr("operations.checkpoint.unfolded_rows", lambda since: [])
     with past_the_triggers():
         LedgerCheckpoint.objects.all().delete()
     open_cases(redeemed, 1, start=2)

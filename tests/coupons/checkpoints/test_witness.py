@@ -14,8 +14,9 @@ from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption,
 
 from coupons.evidence import merkle
 from coupons.evidence.checkpoint_keys import sign, signing_key
-from coupons.models import JournalLeaf
+from coupons.models import ConflictCase, JournalLeaf
 from operations.checkpoint import ledger_checkpoint
+from tests.app_role import past_the_triggers
 from tests.coupons.checkpoints.conftest import checkpoint_file, save_json
 from tests.coupons.checkpoints.test_journal_log import open_cases, sequence
 from tests.coupons.checkpoints.test_journal_verify import (
@@ -104,13 +105,14 @@ def test_a_log_rewritten_below_the_witnessed_size_and_signed_again_is_refused(
     assert witnessed.read_text() == before
 
 
-def test_a_checkpoint_under_a_fresh_key_is_refused(
-        witnessed, redeemed, tmp_path, settings, broken_on_purpose):
-    """The owner rewrites the log and signs it with a key of their own, in a directory of
-    their own: the new signer starts a chain of its own, which the witness does not take."""
+def test_a_checkpoint_under_a_fresh_key_is_refused(witnessed, redeemed, tmp_path, settings):
+    """The owner rewrites the log and the row (so the coupon's check passes) and signs it
+    with a key of their own, in a directory of their own: the new signer starts a chain of its
+    own, which the witness does not take."""
     before = witnessed.read_text()
     rewrite_consistently(BEFORE + 1, '"n":1', '"n":9')
-    broken_on_purpose.add(redeemed.pk)
+    with past_the_triggers():
+        ConflictCase.objects.filter(evidence={"n": 1}).update(evidence={"n": 9})
     fresh = Ed25519PrivateKey.generate()
     settings.LEDGER_SIGNING_KEY = base64.b64encode(fresh.private_bytes(
         Encoding.Raw, PrivateFormat.Raw, NoEncryption())).decode()
