@@ -32,7 +32,6 @@ SECRET_SETTINGS = (
     "SECRET_KEY",
     "LEASE_TOKEN_SECRETS",
     "METRICS_TOKEN",
-    "LEDGER_CHAIN_KEYS",
     "LEDGER_SIGNING_KEY",
 )
 MIN_SECRET_BYTES = 32
@@ -43,7 +42,6 @@ MIN_SECRET_BYTES = 32
 DEMO_SECRETS = frozenset({
     "demo-only-secret-key-public-never-use-in-production",
     "demo-only-lease-token-secret-public-never-use",
-    "demo-only-ledger-chain-key-public-never-use-in-production",
     "ZGVtby1vbmx5LWxlZGdlci1zaWduaW5nLWtleS0zMmI=",  # the demo's checkpoint signing key
 })
 TAG = "secrets"

@@ -14,7 +14,6 @@ from django.core.exceptions import ImproperlyConfigured
 # The key id a single LEASE_TOKEN_SECRET gets, so a later rotation can keep it under that name:
 # LEASE_TOKEN_SECRETS="k2:<new>,k1:<the old LEASE_TOKEN_SECRET>".
 SINGLE_LEASE_KEY_ID = "k1"
-MIN_CHAIN_KEY_BYTES = 32
 KEY_ID = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")
 THROTTLE_RATE = re.compile(r"^\d+/(s|sec|second|m|min|minute|h|hour|d|day)$")
 
@@ -91,34 +90,6 @@ def lease_token_secrets(*, secret_key: str) -> dict[str, str]:
             "also forge lease tokens."
         )
     return secrets
-
-
-def ledger_chain_keys(*, other_secrets: list[str]) -> dict[str, str]:
-    """Ledger chain and seal keys by key id, the current one first
-    (coupons/evidence/ledger_chain.py).
-
-    `LEDGER_CHAIN_KEYS="k2:<new>,k1:<old>"`: new rows are keyed with k2; rows keyed with k1
-    still verify until k1 is removed. The database never holds these keys, so whoever rewrites
-    history in it cannot re-key what they rewrote.
-    """
-    value = os.environ.get("LEDGER_CHAIN_KEYS", "").strip()
-    if not value:
-        raise ImproperlyConfigured(
-            "LEDGER_CHAIN_KEYS is not set. The server does not start without it; there is no "
-            "default. The ledger's hash chain and the evidence seals are HMACs under it, so set "
-            "it to k1:<a long random value of its own> (see docs/evidence.md)."
-        )
-    keys = parse_key_list("LEDGER_CHAIN_KEYS", value)
-    if any(len(secret.encode()) < MIN_CHAIN_KEY_BYTES for secret in keys.values()):
-        raise ImproperlyConfigured(
-            f"Every LEDGER_CHAIN_KEYS key must be at least {MIN_CHAIN_KEY_BYTES} bytes long."
-        )
-    if set(keys.values()) & set(other_secrets):
-        raise ImproperlyConfigured(
-            "LEDGER_CHAIN_KEYS must differ from DJANGO_SECRET_KEY and the lease token secrets: "
-            "one leaked key must not also forge the ledger."
-        )
-    return keys
 
 
 def parse_key_list(name: str, value: str) -> dict[str, str]:

@@ -23,7 +23,6 @@ from config.env import (
     env_list,
     env_rate,
     lease_token_secrets,
-    ledger_chain_keys,
     required_secret,
 )
 
@@ -39,10 +38,6 @@ SECRET_KEY = required_secret("DJANGO_SECRET_KEY")
 # Lease tokens are HMACs of the lock id under one of these keys (current first); only their
 # SHA-256 is stored, with the key id on the lock so a rotation keeps old leases valid.
 LEASE_TOKEN_SECRETS = lease_token_secrets(secret_key=SECRET_KEY)
-# The ledger's keyed hash chain and the evidence rows' seals are HMACs under one of these keys
-# (current first), which the database never holds; the key id is stored on each row.
-LEDGER_CHAIN_KEYS = ledger_chain_keys(
-    other_secrets=[SECRET_KEY, *LEASE_TOKEN_SECRETS.values()])
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", default="127.0.0.1,localhost,testserver")
 
 # --- HTTPS: on unless DEBUG; docs/deploy.md ---------------------------

@@ -19,8 +19,6 @@ if not os.environ.get("LEDGER_CHECKPOINT_DIR"):
 # setup_db_roles (PostgreSQL) gives the application role this password; tests log in as the
 # owner and SET ROLE, so it is never used to connect here.
 os.environ.setdefault("COUPON_APP_DB_PASSWORD", "test-only-app-role-password")
-os.environ.setdefault("LEDGER_CHAIN_KEYS",
-                      "t1:test-only-ledger-chain-key-never-used-outside-the-suite")
 # Without DATABASE_URL the suite runs on the checkout's embedded `test` cluster, never the
 # demo's (common/embedded_postgres.py).
 os.environ.setdefault("EMBEDDED_DATABASE", "test")

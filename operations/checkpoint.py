@@ -1,14 +1,13 @@
-"""`ledger_checkpoint`: sign the Merkle root over every coupon's chain head, keep it three ways.
+"""`ledger_checkpoint`: sign the head of the journal's Merkle log, keep it three ways.
 
-One snapshot (REPEATABLE READ on PostgreSQL; no LOCK TABLE, which the application role may not
-take) reads each coupon's head: the ledger row at the coupon's `state_version`, in coupon id
-order, streamed. Leaves are hashed chunk by chunk (merkle.CHUNK), so memory follows a chunk,
-not the table; a chunk already stored by an earlier checkpoint (same coupons, same heads) is
-not stored again. The signed checkpoint then goes (a) into `LedgerCheckpoint`, append-only,
-(b) to the `coupons` exchange as a `LedgerCheckpointed` outbox event, written in the same
-transaction, and (c) after commit, to a new file in LEDGER_CHECKPOINT_DIR, opened with O_EXCL
-so a file is never overwritten. A file missing from an earlier run (the disk was full) is
-written by the next run.
+In one snapshot (REPEATABLE READ on PostgreSQL; no LOCK TABLE, which the application role may
+not take) it recomputes the log from the entries' contents, checks that it extends the head
+this signer signed last (an RFC 9162 consistency proof) and folds the rows of the entries new
+since then (coupons/evidence/new_entries.py); anything else is refused and nothing is signed.
+The signed checkpoint then goes (a) into `LedgerCheckpoint`, append-only, (b) to the `coupons`
+exchange as a `LedgerCheckpointed` outbox event, written in the same transaction, and (c)
+after commit, to a new file in LEDGER_CHECKPOINT_DIR, opened with O_EXCL so a file is never
+overwritten. A file missing from an earlier run (the disk was full) is written by the next run.
 """
 
 import json
@@ -18,7 +17,6 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
-from django.db.models import F
 
 from coupons import clock
 from coupons.evidence import merkle
@@ -30,22 +28,15 @@ from coupons.evidence.checkpoint_keys import (
     signing_key,
 )
 from coupons.evidence.checkpoint_proofs import unverified_checkpoints
-from coupons.evidence.checkpoint_verify import Verdict, checkpoint_entries, signed_body
+from coupons.evidence.checkpoint_verify import signed_body
 from coupons.evidence.journal import journaled_insert
 from coupons.evidence.new_entries import unfolded_rows
-from coupons.models import (
-    CouponOperation,
-    JournalLeaf,
-    LedgerCheckpoint,
-    LedgerCheckpointChunk,
-    OutboxEvent,
-)
+from coupons.models import JournalLeaf, LedgerCheckpoint, OutboxEvent
 from coupons.write.payloads import iso
 
 EVENT_TYPE = "LedgerCheckpointed"
 SIGNER = "system:ledger_checkpoint"
 STREAM_ROWS = 5000
-FLUSH_CHUNKS = 32  # chunks looked up and inserted per round trip
 
 
 class CheckpointRefused(Exception):
@@ -56,7 +47,6 @@ class CheckpointRefused(Exception):
 class CheckpointRun:
     checkpoint: LedgerCheckpoint
     files_written: list[Path] = field(default_factory=list)
-    chunks_stored: int = 0
     # Ids of stored rows this signer did not sign (any login can INSERT one): left alone.
     ignored_rows: list[int] = field(default_factory=list)
 
@@ -68,43 +58,6 @@ def checkpoint_directory() -> Path:
     directory = Path(settings.LEDGER_CHECKPOINT_DIR)
     directory.mkdir(parents=True, exist_ok=True)
     return directory
-
-
-def chain_heads():
-    """(coupon id, version, head hash) of every coupon, in coupon id order, streamed."""
-    return (
-        CouponOperation.objects.filter(to_version=F("coupon__state_version"))
-        .order_by("coupon_id")
-        .values_list("coupon_id", "to_version", "content_hash")
-        .iterator(chunk_size=STREAM_ROWS)
-    )
-
-
-class _Chunks:
-    """Closes chunks of leaves as the heads stream in; stores the ones not yet stored."""
-
-    def __init__(self):
-        self.roots, self.first_ids, self.pending, self.stored, self.size = [], [], {}, 0, 0
-
-    def close(self, entries: list) -> None:
-        root = merkle.root_of_nodes(
-            [merkle.leaf_hash(merkle.head_leaf(*entry)) for entry in entries]).hex()
-        self.roots.append(root)
-        self.first_ids.append(entries[0][0])
-        self.size += len(entries)
-        self.pending[root] = entries
-        if len(self.pending) >= FLUSH_CHUNKS:
-            self.flush()
-
-    def flush(self) -> None:
-        known = set(LedgerCheckpointChunk.objects.filter(root__in=self.pending)
-                    .values_list("root", flat=True))
-        new = [LedgerCheckpointChunk(root=root, entries=entries)
-               for root, entries in self.pending.items() if root not in known]
-        # A concurrent run may store the same chunk (same content, same root): either row does.
-        LedgerCheckpointChunk.objects.bulk_create(new, ignore_conflicts=True)
-        self.stored += len(new)
-        self.pending = {}
 
 
 def ledger_checkpoint() -> CheckpointRun:
@@ -131,39 +84,24 @@ def _checkpoint_in_snapshot(key, directory: Path, *, snapshot: bool) -> Checkpoi
     public = key.public_key()
     ignored = unverified_checkpoints(public)
     previous = own_previous(directory, public, ignored)
-    extension = _Extension(previous)
-    chunks, entries = _Chunks(), []
-    for coupon_id, version, head in chain_heads():
-        extension.see(coupon_id, version, head)
-        entries.append([coupon_id, version, head])
-        if len(entries) == merkle.CHUNK:
-            chunks.close(entries)
-            entries = []
-    if entries:
-        chunks.close(entries)
-    problems = extension.problems()
-    if problems:
-        raise CheckpointRefused(
-            f"refusing to sign: the ledger is not an extension of checkpoint "
-            f"{previous['number']}, the last this signer signed ({len(problems)} coupons): "
-            + "; ".join(problems[:10]))
+    if previous is not None:
+        stored = LedgerCheckpoint.objects.filter(number=previous["number"]).first()
+        if stored is None or json.loads(stored.body) != previous:
+            raise CheckpointRefused(
+                f"refusing to sign: the database no longer holds checkpoint "
+                f"{previous['number']} as this signer signed it")
     journal = journal_head(previous)
     unfolded = unfolded_rows((previous or {}).get("journal_size") or 0)
     if unfolded:
         raise CheckpointRefused(
             f"refusing to sign: {len(unfolded)} journaled rows are not what the entries to be "
-            "signed say (rolled back or rewritten past the services): " + "; ".join(unfolded[:10]))
-    chunks.flush()
-    root = merkle.root_of_nodes([bytes.fromhex(r) for r in chunks.roots]).hex()
+            "signed say (rolled back or rewritten past the services): "
+            + "; ".join(unfolded[:10]))
     body = {
         "format": FORMAT,
         "number": _free_number(previous["number"] + 1 if previous else 1),
-        "tree_size": chunks.size,
-        "root": root,
         "time": iso(now),
         "previous_number": previous["number"] if previous else None,
-        "previous_root": previous["root"] if previous else None,
-        "previous_size": previous["tree_size"] if previous else None,
         "journal_size": journal.size,
         "journal_root": journal.root,
         "previous_journal_size": journal.previous_size,
@@ -174,17 +112,15 @@ def _checkpoint_in_snapshot(key, directory: Path, *, snapshot: bool) -> Checkpoi
     text, signature = sign(body, key)
     # With its journal entry, in one statement: the next checkpoint's head covers this one.
     checkpoint = journaled_insert(LedgerCheckpoint(
-        number=body["number"], tree_size=body["tree_size"], root=root, signed_at=now,
-        key_id=body["key_id"], body=text, signature=signature, chunk_roots=chunks.roots,
-        chunk_first_ids=chunks.first_ids,
+        number=body["number"], signed_at=now, key_id=body["key_id"], body=text,
+        signature=signature,
     ), actor=SIGNER, at=now)
     OutboxEvent.objects.create(
         event_type=EVENT_TYPE, coupon=None, operation=None, created_at=now,
         payload={**{k: v for k, v in body.items() if k != "format"},
                  "checkpoint_id": checkpoint.pk, **checkpoint_document(checkpoint)},
     )
-    return CheckpointRun(checkpoint=checkpoint, chunks_stored=chunks.stored,
-                         ignored_rows=ignored)
+    return CheckpointRun(checkpoint=checkpoint, ignored_rows=ignored)
 
 
 @dataclass(frozen=True)
@@ -246,9 +182,10 @@ def own_previous(directory: Path, public, ignored: list[int]) -> dict | None:
         if body is None:
             raise CheckpointRefused(f"refusing to sign: {path.name} does not verify under this "
                                     "signer's key (its own record was changed)")
-        if previous is not None and (body["previous_number"], body["previous_root"],
-                                     body["previous_size"]) != (
-                previous["number"], previous["root"], previous["tree_size"]):
+        if previous is not None and (
+                body["previous_number"], body.get("previous_journal_size"),
+                body.get("previous_journal_root")) != (
+                previous["number"], previous.get("journal_size"), previous.get("journal_root")):
             raise CheckpointRefused(f"refusing to sign: {path.name} does not follow "
                                     f"checkpoint {previous['number']}")
         previous = body
@@ -266,62 +203,6 @@ def _free_number(number: int) -> int:
     while number in taken:
         number += 1
     return number
-
-
-class _Extension:
-    """Whether the heads streaming in extend the previous signed checkpoint: every coupon it
-    signed is still there, at the same head or later, and a coupon that moved on still has, at
-    the signed version, the very row that was signed (so a rewrite followed by a new step, or
-    a rollback, is refused before anything is signed)."""
-
-    def __init__(self, previous: dict | None):
-        self.found, self.moved, self.verdict = [], [], Verdict()
-        self.leaves = iter(())
-        if previous is not None:
-            stored = LedgerCheckpoint.objects.filter(number=previous["number"]).first()
-            if stored is None or json.loads(stored.body) != previous:
-                raise CheckpointRefused(
-                    f"refusing to sign: the database no longer holds checkpoint "
-                    f"{previous['number']} as this signer signed it")
-            # Streamed beside the heads; a chunk that does not make its signed root is refused.
-            self.leaves = checkpoint_entries(stored, self.verdict)
-        self.leaf = next(self.leaves, None)
-
-    def see(self, coupon_id, version, head) -> None:
-        while self.leaf is not None and self.leaf[0] < coupon_id:
-            self.found.append(f"coupon {self.leaf[0]} is gone")
-            self.leaf = next(self.leaves, None)
-        if self.leaf is None or self.leaf[0] != coupon_id:
-            return
-        _, signed_version, signed_head = self.leaf
-        if version < signed_version:
-            self.found.append(f"coupon {coupon_id} went back from v{signed_version} to "
-                              f"v{version}")
-        elif version == signed_version and head != signed_head:
-            self.found.append(f"coupon {coupon_id}: v{version} is not the row signed")
-        elif version > signed_version:
-            self.moved.append(self.leaf)
-        self.leaf = next(self.leaves, None)
-
-    def problems(self) -> list[str]:
-        while self.leaf is not None:
-            self.found.append(f"coupon {self.leaf[0]} is gone")
-            self.leaf = next(self.leaves, None)
-        self.found.extend(self.verdict.problems)
-        for start in range(0, len(self.moved), STREAM_ROWS):
-            batch = self.moved[start:start + STREAM_ROWS]
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    "SELECT o.coupon_id, o.content_hash FROM coupons_couponoperation o "
-                    "JOIN unnest(%s::bigint[], %s::int[]) AS s(coupon_id, version) "
-                    "ON o.coupon_id = s.coupon_id AND o.to_version = s.version",
-                    [[leaf[0] for leaf in batch], [leaf[1] for leaf in batch]])
-                now_there = dict(cursor.fetchall())
-            for coupon_id, version, head in batch:
-                if now_there.get(coupon_id) != head:
-                    self.found.append(f"coupon {coupon_id}: v{version} is not the row signed "
-                                      "(rewritten, then moved on)")
-        return self.found
 
 
 def checkpoint_file_name(number: int) -> str:

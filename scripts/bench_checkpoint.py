@@ -1,4 +1,5 @@
-"""Benchmark signed checkpoints: time to checkpoint and to verify as coupons grow, per proof.
+"""Benchmark signed checkpoints: the signer's cost as the journal grows, its fold of the rows of
+the entries it signs, and a proof.
 
 Rerun (PostgreSQL, the real target; a few minutes on a 2-core machine, most of it loading):
 
@@ -10,12 +11,12 @@ It never touches the database DATABASE_URL names: it creates a throwaway one
 (`coupon_bench_checkpoint`), migrates it and drops it at the end (bench_setup.py).
 
 The coupons are bulk-loaded, not run through the services: each is ISSUED (v1) and every other
-one also VOIDED (v2), its ledger rows sealed with the project's chain function, so verification
-does all of its real work. At each size it times `ledger_checkpoint` (every chunk new), a second
-checkpoint with nothing changed (every chunk already stored), `verify_ledger`'s check of that
-checkpoint, and `GET coupons/{id}/proof`'s work for 200 random coupons against a baseline that
-rebuilds the whole tree per proof (what a proof costs without the stored chunks). Times at
-1,000,000 coupons are extrapolated linearly from the largest size.
+one also VOIDED (v2), each ledger row with its journal entry (`journaled_bulk_create`, as the
+scanners write a batch), then sequenced. At each size it times `ledger_checkpoint` over the
+entries new since the last one (the coupons just loaded), apart from it the fold of those
+entries' rows (`unfolded_rows`, what the signer adds per new entry), a second checkpoint with
+nothing new but the first one's own entry, `verify_checkpoint`, and `GET coupons/{id}/proof`'s
+work for 200 random coupons. Times at 1,000,000 coupons are extrapolated linearly.
 """
 
 import argparse
@@ -50,7 +51,7 @@ def parse_args():
 def load(first: int, last: int, template, now) -> None:
     from django.db import transaction
 
-    from coupons.evidence.ledger_chain import GENESIS, seal
+    from coupons.evidence.journal import journaled_bulk_create
     from coupons.models import CouponOperation, UserCoupon
 
     version = template.versions.order_by("-id").first()
@@ -68,15 +69,13 @@ def load(first: int, last: int, template, now) -> None:
                 issue = CouponOperation(coupon=coupon, op_type="ISSUE", from_state="",
                                         to_state="AVAILABLE", from_version=0, to_version=1,
                                         actor="bench", created_at=now)
-                seal(issue, GENESIS)
                 ops.append(issue)
                 if i % 2:
                     void = CouponOperation(coupon=coupon, op_type="VOID", from_state="AVAILABLE",
                                            to_state="VOIDED", from_version=1, to_version=2,
                                            actor="bench", reason="bench", created_at=now)
-                    seal(void, issue.content_hash)
                     ops.append(void)
-            CouponOperation.objects.bulk_create(ops)
+            journaled_bulk_create(ops)
 
 
 def timed(fn):
@@ -85,16 +84,11 @@ def timed(fn):
     return result, time.monotonic() - started
 
 
-def rebuild_root() -> bytes:
-    """The baseline proof: every head read and hashed again, per request."""
-    from coupons.evidence import merkle
-    from operations.checkpoint import chain_heads
-
-    return merkle.root_of_nodes([merkle.leaf_hash(merkle.head_leaf(*head))
-                                 for head in chain_heads()])
-
-
 def bench(args) -> None:
+    import io
+    import json
+
+    from django.core.management import call_command
     from django.db import connection
     from django.utils import timezone
 
@@ -102,6 +96,7 @@ def bench(args) -> None:
     from coupons.evidence.checkpoint_keys import signing_key
     from coupons.evidence.checkpoint_proofs import coupon_proof
     from coupons.evidence.checkpoint_verify import verify_checkpoint
+    from coupons.evidence.new_entries import unfolded_rows
     from coupons.models import UserCoupon
     from coupons.services import template_create
     from operations.checkpoint import checkpoint_document, ledger_checkpoint
@@ -111,42 +106,49 @@ def bench(args) -> None:
     now = timezone.now().replace(microsecond=0)
     public = signing_key().public_key()
     rng = random.Random(15)
-    loaded, last = 0, None
+    call_command("setup_db_roles", stdout=io.StringIO())  # the sequencer function
+    loaded, signed, last = 0, 0, None
     with use_clock(FrozenClock(now)):
         template = template_create(
             code="bench", name="bench 30 off", kind="AMOUNT_OFF", face_value=Decimal("30.00"),
             min_order_amount=Decimal("0.00"), valid_days=30)
         for size in args.sizes:
             _, seconds = timed(lambda a=loaded, b=size: load(a, b, template, now))
-            print(f"loaded {size - loaded:,} coupons in {seconds:.1f}s")
+            call_command("sequence_journal", stdout=io.StringIO())
+            print(f"loaded and sequenced {size - loaded:,} coupons in {seconds:.1f}s")
             loaded = size
+            found, fold = timed(lambda s=signed: unfolded_rows(s))
+            assert not found, found[:3]
             run, first = timed(ledger_checkpoint)
+            body = json.loads(run.checkpoint.body)
+            new = body["journal_size"] - signed
+            call_command("sequence_journal", stdout=io.StringIO())
             again, second = timed(ledger_checkpoint)
+            signed = json.loads(again.checkpoint.body)["journal_size"]
             verdict, verify = timed(lambda c=again.checkpoint: verify_checkpoint(
                 checkpoint_document(c), public))
-            assert verdict.ok, (verdict.problems, dict(verdict.broken))
+            assert verdict.ok, verdict.problems
             ids = list(UserCoupon.objects.values_list("id", flat=True))
             picks = [UserCoupon.objects.get(pk=pk) for pk in rng.sample(ids, PROOFS)]
             per_proof = []
             for coupon in picks:
                 proof, seconds = timed(lambda c=coupon: coupon_proof(coupon=c))
-                assert proof["leaf"] is not None
+                assert proof["journal_entries"][0]["inclusion_path"] is not None
                 per_proof.append(seconds)
-            _, rebuild = timed(rebuild_root)
             p50 = statistics.median(per_proof)
             p95 = sorted(per_proof)[int(len(per_proof) * 0.95) - 1]
-            print(f"{size:>9,} coupons: checkpoint {first:.2f}s ({run.chunks_stored} chunks), "
-                  f"again unchanged {second:.2f}s ({again.chunks_stored} new chunks), "
-                  f"verify {verify:.2f}s; proof p50 {p50 * 1000:.1f} ms p95 {p95 * 1000:.1f} ms "
-                  f"vs rebuilding the tree {rebuild * 1000:.0f} ms "
-                  f"({rebuild / p50:,.0f}x); load average {load_average()}")
-            last = (size, first, second, verify, rebuild)
-    size, first, second, verify, rebuild = last
+            print(f"{size:>9,} coupons: checkpoint {first:.2f}s over {new:,} new entries "
+                  f"(of a log of {body['journal_size']:,}; their rows' fold {fold:.2f}s = "
+                  f"{fold * 100_000 / new:.2f}s per 100,000 entries), again unchanged "
+                  f"{second:.2f}s (1 new entry), verify {verify:.3f}s; proof p50 "
+                  f"{p50 * 1000:.1f} ms p95 {p95 * 1000:.1f} ms; load average {load_average()}")
+            last = (size, first, second, fold, new)
+    size, first, second, fold, new = last
     scale = 1_000_000 / size
-    print(f"extrapolated to 1,000,000 coupons (x{scale:g}, linear): checkpoint "
-          f"{first * scale:.0f}s, unchanged {second * scale:.0f}s, verify {verify * scale:.0f}s, "
-          f"a proof that rebuilt the tree {rebuild * scale:.1f}s; a stored-chunk proof reads "
-          f"one checkpoint row and one chunk whatever the size")
+    print(f"extrapolated to 1,000,000 coupons (x{scale:g}, linear): a checkpoint over their "
+          f"{new * scale:,.0f} entries {first * scale:.0f}s, of which the fold "
+          f"{fold * scale:.0f}s; one with nothing new {second * scale:.0f}s (it recomputes the "
+          f"whole log, but folds only the new entries' rows)")
 
 
 def main() -> None:

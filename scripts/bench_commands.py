@@ -13,8 +13,8 @@ migrates it and drops it at the end. One run measures:
   1. the LOCK + REDEEM cycle, a fresh coupon and a fresh Idempotency-Key per command, at 1, 4
      and 16 clients (forked processes), each way for --seconds:
        hand-written  psycopg, one transaction per command: claim the key, lock the row (which
-                     reads the ledger head), the command's writes, compare-and-set, ledger row,
-                     outbox row, stored answer; with the keyed chain's HMAC (no journal entries);
+                     reads the coupon), the command's writes, compare-and-set, ledger row,
+                     outbox row, stored answer (no journal entries);
        services      the same through coupons.services in-process, as api.commands
                      runs it (claim, command, answer in one transaction) minus the HTTP layer;
        HTTP API      POST /lock then /redeem through bin/serve (gunicorn, --workers x
@@ -107,7 +107,7 @@ def bulk_coupons(template_id: int, n: int, user_of: str) -> tuple[int, int]:
 # --- one client's loop, in its own process --------------------------------------------------
 
 
-def hand_written_client(coupon_ids, deadline, database_url, secret, chain_key):
+def hand_written_client(coupon_ids, deadline, database_url, secret):
     import psycopg
     from psycopg.types.json import Jsonb
 
@@ -117,9 +117,9 @@ def hand_written_client(coupon_ids, deadline, database_url, secret, chain_key):
             if time.monotonic() >= deadline:
                 break
             started = time.monotonic()
-            token = raw_lock(conn, coupon_id, secret, chain_key, Jsonb)
+            token = raw_lock(conn, coupon_id, secret, Jsonb)
             locked = time.monotonic()
-            raw_redeem(conn, coupon_id, token, chain_key, Jsonb)
+            raw_redeem(conn, coupon_id, token, Jsonb)
             latencies += [locked - started, time.monotonic() - locked]
     return latencies
 
@@ -130,27 +130,17 @@ ANSWER = """UPDATE coupons_idempotencyrecord SET status = 'COMPLETED', response_
             response_body = %s, completed_at = now() WHERE id = %s"""
 LEDGER = """INSERT INTO coupons_couponoperation (op_type, from_state, to_state, from_version,
             to_version, actor, order_id, payment_id, refund_id, idempotency_key, request_hash,
-            reason, created_at, lock_id, coupon_id, content_hash, prev_hash, chain_key_id)
-            VALUES (%s, %s, %s, %s, %s, 'bench', %s, %s, '', %s, %s, '', now(), %s, %s, %s, %s,
-                    'b1')
+            reason, created_at, lock_id, coupon_id)
+            VALUES (%s, %s, %s, %s, %s, 'bench', %s, %s, '', %s, %s, '', now(), %s, %s)
             RETURNING id"""
 OUTBOX = """INSERT INTO coupons_outboxevent (event_type, payload, created_at, operation_id,
             coupon_id) VALUES (%s, %s, now(), %s, %s)"""
-HEAD = """(SELECT o.content_hash FROM coupons_couponoperation o
-           WHERE o.coupon_id = c.id AND o.to_version = c.state_version)"""
-
-
-def keyed(chain_key: str, *content) -> str:
-    """The keyed chain's HMAC-SHA256, over a JSON list (the services' work)."""
-    return hmac.new(chain_key.encode(), json.dumps(content, default=str).encode(),
-                    hashlib.sha256).hexdigest()
 
 
 def _ledger_and_outbox(cur, Jsonb, *, op, states, version, order_id, payment_id, key, lock_id,
-                       coupon_id, prev_hash, chain_key):
-    content = keyed(chain_key, prev_hash or "", op, states, version, order_id, payment_id)
+                       coupon_id):
     cur.execute(LEDGER, [op, states[0], states[1], version, version + 1, order_id, payment_id,
-                         key, key, lock_id, coupon_id, content, prev_hash or ""])
+                         key, key, lock_id, coupon_id])
     operation_id = cur.fetchone()[0]
     cur.execute(OUTBOX, [f"Coupon{op.title()}", Jsonb({
         "coupon_id": coupon_id, "operation_id": operation_id, "state_version": version + 1,
@@ -158,17 +148,17 @@ def _ledger_and_outbox(cur, Jsonb, *, op, states, version, order_id, payment_id,
         operation_id, coupon_id])
 
 
-def raw_lock(conn, coupon_id, secret, chain_key, Jsonb) -> str:
+def raw_lock(conn, coupon_id, secret, Jsonb) -> str:
     key, order_id = uuid.uuid4().hex, f"raw-{coupon_id}"
     with conn.transaction(), conn.cursor() as cur:
         cur.execute(CLAIM, [key, key])
         claim_id = cur.fetchone()[0]
-        cur.execute(f"""SELECT c.status, c.state_version, c.user_id, c.template_version_id,
-                               v.face_value, v.min_order_amount, {HEAD}
+        cur.execute("""SELECT c.status, c.state_version, c.user_id, c.template_version_id,
+                               v.face_value, v.min_order_amount
                         FROM coupons_usercoupon c
                         JOIN coupons_coupontemplateversion v ON v.id = c.template_version_id
                         WHERE c.id = %s FOR NO KEY UPDATE OF c""", [coupon_id])
-        status, version, _user, terms_id, face, minimum, head = cur.fetchone()
+        status, version, _user, terms_id, face, minimum = cur.fetchone()
         assert status == "AVAILABLE" and minimum <= ORDER_AMOUNT
         lock_id = uuid.uuid4()
         token = hmac.new(secret.encode(), str(lock_id).encode(), hashlib.sha256).hexdigest()
@@ -191,25 +181,24 @@ def raw_lock(conn, coupon_id, secret, chain_key, Jsonb) -> str:
         assert cur.rowcount == 1
         _ledger_and_outbox(cur, Jsonb, op="LOCK", states=("AVAILABLE", "LOCKED"),
                            version=version, order_id=order_id, payment_id="", key=key,
-                           lock_id=lock_id, coupon_id=coupon_id, prev_hash=head,
-                           chain_key=chain_key)
+                           lock_id=lock_id, coupon_id=coupon_id)
         cur.execute(ANSWER, [Jsonb({"coupon_id": coupon_id, "lock_id": str(lock_id),
                                     "state_version": version + 1}), claim_id])
     return token
 
 
-def raw_redeem(conn, coupon_id, token, chain_key, Jsonb) -> None:
+def raw_redeem(conn, coupon_id, token, Jsonb) -> None:
     key, token_hash = uuid.uuid4().hex, hashlib.sha256(token.encode()).hexdigest()
     with conn.transaction(), conn.cursor() as cur:
         cur.execute(CLAIM, [key, key])
         claim_id = cur.fetchone()[0]
-        cur.execute(f"""SELECT c.status, c.state_version, c.locked_order_id, c.lock_token_hash,
-                               l.id, oc.discount_amount, {HEAD}
+        cur.execute("""SELECT c.status, c.state_version, c.locked_order_id, c.lock_token_hash,
+                               l.id, oc.discount_amount
                         FROM coupons_usercoupon c
                         JOIN coupons_couponlock l ON l.id = c.current_lock_id
                         JOIN coupons_ordercoupon oc ON oc.lock_id = l.id
                         WHERE c.id = %s FOR NO KEY UPDATE OF c""", [coupon_id])
-        status, version, order_id, stored_hash, lock_id, discount, head = cur.fetchone()
+        status, version, order_id, stored_hash, lock_id, discount = cur.fetchone()
         assert status == "LOCKED" and hmac.compare_digest(stored_hash, token_hash)
         payment_id = f"pay-{coupon_id}"
         cur.execute("""INSERT INTO coupons_redemption (coupon_id, lock_id, order_id, payment_id,
@@ -228,7 +217,7 @@ def raw_redeem(conn, coupon_id, token, chain_key, Jsonb) -> None:
         assert cur.rowcount == 1
         _ledger_and_outbox(cur, Jsonb, op="REDEEM", states=("LOCKED", "USED"), version=version,
                            order_id=order_id, payment_id=payment_id, key=key, lock_id=lock_id,
-                           coupon_id=coupon_id, prev_hash=head, chain_key=chain_key)
+                           coupon_id=coupon_id)
         cur.execute("""SELECT id FROM refunds_refundcoupon WHERE coupon_id = %s
                        AND order_id = %s AND status = 'AWAITING_REDEMPTION' ORDER BY id""",
                     [coupon_id, order_id])
@@ -452,8 +441,7 @@ def bench_cycles(args, database_url, template_id) -> None:
     _, api_key = service_client_create(name="bench", capabilities=["lock_coupon", "redeem_coupon"])
     server, port = start_server(database_url, args)
     secret = next(iter(settings.LEASE_TOKEN_SECRETS.values()))
-    chain_key = next(iter(settings.LEDGER_CHAIN_KEYS.values()))
-    extras = {"hand-written": (database_url, secret, chain_key), "services": (),
+    extras = {"hand-written": (database_url, secret), "services": (),
               "services threads": (), "HTTP API": (port, api_key)}
     cells = {(way, clients): {"commands": 0, "wall": 0.0, "latencies": [], "cpu": 0.0}
              for way in WAYS for clients in CLIENT_COUNTS}
@@ -483,7 +471,7 @@ def bench_cycles(args, database_url, template_id) -> None:
     finally:
         server.terminate()
         server.wait(timeout=30)
-    statements = statements_per_command(template_id, database_url, secret, chain_key, api_key)
+    statements = statements_per_command(template_id, database_url, secret, api_key)
     print_cycles(args, cells, statements)
 
 
@@ -527,7 +515,7 @@ WAY_HEADS = {"hand-written": "hand-written", "services": "services in-process (p
              "services threads": "services in-process (threads)", "HTTP API": "HTTP API"}
 
 
-def statements_per_command(template_id, database_url, secret, chain_key, api_key) -> dict:
+def statements_per_command(template_id, database_url, secret, api_key) -> dict:
     """LOCK's and REDEEM's statements, one cycle each way. HTTP goes through the WSGI handler
     gunicorn calls, in this process, so the server's statements are the ones counted."""
     import psycopg
@@ -553,9 +541,9 @@ def statements_per_command(template_id, database_url, secret, chain_key, api_key
     # count its set-up statements as the command's.
     connection.settings_dict["CONN_MAX_AGE"] = None
     with psycopg.connect(database_url, cursor_factory=Counting) as conn:
-        token = raw_lock(conn, first, secret, chain_key, Jsonb)
+        token = raw_lock(conn, first, secret, Jsonb)
         lock = Counting.executed + 2  # its BEGIN and COMMIT
-        raw_redeem(conn, first, token, chain_key, Jsonb)
+        raw_redeem(conn, first, token, Jsonb)
         counts["hand-written"] = (lock, Counting.executed + 4 - lock)
     post = wsgi_poster(api_key)
 

@@ -13,13 +13,13 @@ throwaway database (`coupon_bench_console` unless --db-name), migrates it and dr
 end. For each --ledger-rows it builds one coupon with that many ledger rows: up to 2,000
 through the services (orders that close, orders paid and refunded, late redeems refused:
 tests/console/history.py), beyond that the first 1,000 so and the rest as lease after lease
-written in bulk, chained and sealed as the services would. It signs in a support user with
+written in bulk, journaled as the services would. It signs in a support user with
 Django's test client (and a service client for the API), and for each page prints the SQL
 queries one request makes, the p50 and p99 wall-clock milliseconds and the median CPU
 milliseconds of --runs requests (the first, warming caches, not counted).
 
 The coupon page and GET /check are measured twice on each coupon: "full" removes the check's
-watermark before every request, so each one re-reads and re-hashes the whole ledger (what every view
+watermark before every request, so each one re-reads and folds the whole ledger (what every view
 did before coupons/evidence/check_watermark.py); "incremental" is the page as it runs, the check
 resuming after the version the previous one verified. The ratio is full / incremental. Targets: <=
 50 ms and <= 12 queries at 1,000 and at 20,000 rows.

@@ -7,9 +7,9 @@ Rerun (PostgreSQL; a couple of minutes for 1,000,000 rows on a 2-core machine):
 
 In a throwaway database (`coupon_bench_ledger_size`, dropped at the end), migrated: --rows
 ledger rows shaped like real ones (five per coupon: ISSUE, LOCK, RELEASE, LOCK, REDEEM; 64-hex
-hashes and request hashes, a UUID Idempotency-Key, order and payment ids, a client actor) are
+request hashes, a UUID Idempotency-Key, order and payment ids, a client actor) are
 bulk-loaded with the triggers off (a superuser's session_replication_role = replica: the
-chain is not what is measured), then VACUUM ANALYZE. Prints bytes per row of the heap, TOAST
+journal is not what is measured), then VACUUM ANALYZE. Prints bytes per row of the heap, TOAST
 and every index the migrations made, and each scaled linearly to --scale-to rows (a B-tree
 grows with its entries; the estimate ignores the shallow extra level a 100x larger tree may
 need).
@@ -47,15 +47,12 @@ def load(rows: int) -> None:
         cursor.execute(
             f"""INSERT INTO coupons_couponoperation (coupon_id, op_type, from_state, to_state,
                     from_version, to_version, actor, order_id, payment_id, refund_id,
-                    idempotency_key, request_hash, reason, created_at, prev_hash,
-                    content_hash, chain_key_id)
+                    idempotency_key, request_hash, reason, created_at)
                 SELECT c.id, s.op, s.before, s.after, s.version - 1, s.version, 'client:12',
                        CASE WHEN s.op = 'ISSUE' THEN '' ELSE 'order-' || c.id END,
                        CASE WHEN s.op = 'REDEEM' THEN 'pay-' || c.id ELSE '' END, '',
                        gen_random_uuid()::text, md5(random()::text) || md5(random()::text),
-                       '', now() - interval '1 day' + s.version * interval '1 minute',
-                       md5(random()::text) || md5(random()::text),
-                       md5(random()::text) || md5(random()::text), 'k1'
+                       '', now() - interval '1 day' + s.version * interval '1 minute'
                 FROM coupons_usercoupon c,
                      (VALUES {steps}) AS s(version, op, before, after)""")  # noqa: S608
         cursor.execute("SET session_replication_role = DEFAULT")

@@ -75,7 +75,6 @@ def main() -> None:
     env = {"PATH": os.environ["PATH"], "PYTHON": sys.executable,
            "DJANGO_SECRET_KEY": "benchmark-only-secret-key-of-32-bytes-or-more",
            "LEASE_TOKEN_SECRET": "benchmark-only-lease-token-secret-of-32-bytes",
-           "LEDGER_CHAIN_KEYS": "b1:benchmark-only-ledger-chain-key-never-use",
            "DJANGO_ALLOWED_HOSTS": "127.0.0.1", "DJANGO_HTTPS": "0",
            "MIGRATION_DATABASE_URL": owner_url, "DATABASE_URL": app_url,
            "COUPON_APP_DB_PASSWORD": APP_PASSWORD, "GUNICORN_BIND": f"127.0.0.1:{args.port}"}

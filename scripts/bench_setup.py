@@ -87,7 +87,6 @@ def setup_django(database_url: str, *, settings_module: str | None = None) -> No
     os.environ.setdefault("DJANGO_SECRET_KEY", "benchmark-only-secret-key-of-32-bytes-or-more")
     if not os.environ.get("LEASE_TOKEN_SECRETS"):
         os.environ.setdefault("LEASE_TOKEN_SECRET", "benchmark-only-lease-token-secret-of-32-bytes")
-    os.environ.setdefault("LEDGER_CHAIN_KEYS", "b1:benchmark-only-ledger-chain-key-never-use")
     sys.path.insert(0, str(ROOT))
     import django
 

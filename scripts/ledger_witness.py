@@ -9,7 +9,7 @@ and accepts the newer ones, in number order, only when each
 
 1. verifies under the key (given the first time with --public-key and then kept in the state:
    a checkpoint under another key is refused, whoever made it);
-2. names the one before it (number, root and size, journal size and root);
+2. names the one before it (number, journal size and root);
 3. carries an RFC 9162 consistency proof (`journal_consistency`, signed with it) from the
    journal head before it to its own that holds against the head this witness kept.
 
@@ -63,8 +63,9 @@ def follows(last: dict, body: dict, name: str) -> None:
                       f"{body.get('previous_number')} as its previous, not checkpoint "
                       f"{last['number']}, the last this witness accepted (give it the files in "
                       f"between)")
-    if (body.get("previous_root"), body.get("previous_size")) != (last["root"],
-                                                                  last["tree_size"]):
+    if "previous_root" in body and (body["previous_root"], body.get("previous_size")) != (
+            last.get("root"), last.get("tree_size")):
+        # A checkpoint of the first format also signed a tree of coupons, named by its root.
         raise Refused(f"{name}: checkpoint {body['number']} names another checkpoint "
                       f"{last['number']} than the one this witness accepted")
     m, n = last.get("journal_size") or 0, body.get("journal_size") or 0

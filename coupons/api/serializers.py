@@ -309,9 +309,8 @@ class CheckOutput(serializers.Serializer):
     replayed_state = ledger_state(allow_null=True)
     replayed_version = serializers.IntegerField()
     invariants = InvariantOutput(many=True)
-    notes = serializers.ListField(
-        child=serializers.CharField(),
-        help_text="What holds but is worth knowing: rows written before the chain was keyed.")
+    notes = serializers.ListField(child=serializers.CharField(),
+                                  help_text="What holds but is worth knowing.")
     diagnosis = DiagnosisOutput()
 
 
@@ -329,20 +328,11 @@ class ProofOperationOutput(serializers.Serializer):
     from_state = ledger_state(allow_blank=True)
     to_state = ledger_state()
     created_at = serializers.DateTimeField()
-    prev_hash = serializers.CharField(allow_blank=True)
-    content_hash = serializers.CharField()
 
 
 class SignedCheckpointOutput(serializers.Serializer):
     signed = serializers.CharField(help_text="The signed text: canonical JSON of the checkpoint.")
     signature = serializers.CharField(help_text="Ed25519 over `signed` (UTF-8), base64.")
-
-
-class ProofLeafOutput(serializers.Serializer):
-    index = serializers.IntegerField()
-    coupon_id = serializers.IntegerField()
-    version = serializers.IntegerField()
-    head_hash = serializers.CharField()
 
 
 class ProofQuery(serializers.Serializer):
@@ -398,10 +388,6 @@ class ProofOutput(serializers.Serializer):
     operations = ProofOperationOutput(many=True)
     checkpoint = SignedCheckpointOutput(allow_null=True, help_text="The latest checkpoint; "
                                         "null before the first.")
-    leaf = ProofLeafOutput(allow_null=True, help_text="The coupon's leaf in it; null when the "
-                           "coupon is newer than the checkpoint.")
-    inclusion_path = serializers.ListField(child=serializers.CharField(),
-                                           help_text="RFC 9162 inclusion path, hex, leaf first.")
     journal_head = ProofJournalHeadOutput(
         allow_null=True, help_text="The journal head the checkpoint signs (repeated from "
                                    "`checkpoint.signed`); null when it signs none.")

@@ -5,12 +5,12 @@ at
 20,000 rows. Once it holds, the check stores a CheckWatermark: the last version it verified,
 that row's hash, the replay's state after it (state, version, current lease, which leases'
 redemptions count, how many LOCK and REDEEM rows) and how far it read the coupon's refusals
-and after-sale rows. The next check resumes there: it chains the newer rows from the stored
-hash and replays them from the stored state.
+and after-sale rows. The next check resumes there: the row at that version must still have
+the stored journal entry hash, and it replays the newer rows from the stored state.
 
 What keeps the shortcut honest when someone writes past the database's triggers:
-- the watermark is sealed with the chain key (LEDGER_CHAIN_KEYS), which the database never
-  holds: a forged or edited one is ignored, and so is one under a key no longer held;
+- the watermark is sealed with an HMAC under the server's SECRET_KEY, which the database never
+  holds: a forged or edited one is ignored;
 - in the query that reads it, the database fingerprints the rows up to the watermark: on
   their count and the sum of their `xmin`, the id of the transaction that wrote
   each row version. Any UPDATE, DELETE or INSERT among them, triggers or not, makes new row
@@ -34,13 +34,12 @@ import json
 import uuid
 from dataclasses import dataclass, field
 
-from django.conf import settings
 from django.db import connection
 from django.db.models.expressions import RawSQL
+from django.utils.crypto import salted_hmac
 
 from coupons import clock
-from coupons.evidence.journal import with_journal
-from coupons.evidence.ledger_chain import current_key_id, mac
+from coupons.evidence.journal import content_hash, with_journal
 from coupons.models import (
     CheckWatermark,
     CouponLock,
@@ -51,6 +50,7 @@ from coupons.models import (
 
 LEDGER = CouponOperation._meta.db_table
 WATERMARK = CheckWatermark._meta.db_table
+SEAL_SALT = "coupons.check-watermark"
 # The fingerprint of the verified rows (see above); what it is made of differs by database,
 # and each database compares it only with one it made itself.
 DIGEST_SQL = f"""
@@ -85,8 +85,6 @@ class Replayed:
     touched: set = field(default_factory=set)
     locks: int = 0  # LOCK rows
     redeems: int = 0  # REDEEM rows
-    # (first, last, through) of rows written before the chain was keyed, for the note.
-    unkeyed: list | None = None
     # The distinct (operation, from state, to state) steps: the coupon's path (state diagram).
     steps: set = field(default_factory=set)
 
@@ -94,7 +92,7 @@ class Replayed:
         return {"state": self.state, "version": self.version,
                 "current_lock": str(self.current_lock) if self.current_lock else None,
                 "counted": sorted(str(lock) for lock in self.counted),
-                "locks": self.locks, "redeems": self.redeems, "unkeyed": self.unkeyed,
+                "locks": self.locks, "redeems": self.redeems,
                 "steps": sorted(self.steps)}
 
     @classmethod
@@ -103,7 +101,7 @@ class Replayed:
         return cls(state=data["state"], version=data["version"],
                    current_lock=uuid.UUID(lock) if lock else None,
                    counted={uuid.UUID(lock) for lock in data["counted"]},
-                   locks=data["locks"], redeems=data["redeems"], unkeyed=data["unkeyed"],
+                   locks=data["locks"], redeems=data["redeems"],
                    steps={tuple(step) for step in data["steps"]})
 
 
@@ -112,7 +110,6 @@ class Resume:
     """A trusted watermark and the ledger rows after it."""
 
     through_version: int
-    head_hash: str
     replayed: Replayed
     marks: dict  # how far the journaled tables were read (coupons.evidence.journal_check)
     active_locks: int  # the coupon's active leases now
@@ -126,15 +123,17 @@ def _sealed_text(coupon_id, through_version, head_hash, prefix_digest, snapshot)
                       sort_keys=True, separators=(",", ":"))
 
 
-def watermark_seal(key_id: str, *args) -> str:
-    return f"{key_id}:" + mac(key_id, "check-watermark", _sealed_text(*args))
+def entry_hash(row) -> str | None:
+    """The hash of the newest journal entry of `row` (read with_journal)."""
+    return content_hash(row.journal[-1]) if row.journal else None
+
+
+def watermark_seal(*args) -> str:
+    return salted_hmac(SEAL_SALT, _sealed_text(*args), algorithm="sha256").hexdigest()
 
 
 def _seal_holds(row) -> bool:
-    key_id, _, _ = row.seal.partition(":")
-    if key_id not in settings.LEDGER_CHAIN_KEYS:
-        return False
-    expected = watermark_seal(key_id, row.coupon_id, row.through_version, row.head_hash,
+    expected = watermark_seal(row.coupon_id, row.through_version, row.head_hash,
                               row.prefix_digest, row.snapshot)
     return hmac.compare_digest(row.seal, expected)
 
@@ -164,19 +163,16 @@ def resume_point(coupon) -> Resume | None:
     operations = list(with_journal(CouponOperation.objects.filter(
         coupon_id=coupon.pk, to_version__gte=row.through_version).order_by("to_version")))
     if not operations or operations[0].to_version != row.through_version \
-            or operations[0].content_hash != row.head_hash:
+            or entry_hash(operations[0]) != row.head_hash:
         return None
     newer = operations[1:]
     replayed = Replayed.from_json(row.snapshot["replayed"])
-    # Rows after the watermark are keyed; an unkeyed one is a downgrade the full check names.
-    if any(not op.chain_key_id for op in newer):
-        return None
     if row.locks_now != replayed.locks + sum(op.op_type == OperationType.LOCK for op in newer):
         return None
     if row.redemptions_now != replayed.redeems + sum(op.op_type == OperationType.REDEEM
                                                      for op in newer):
         return None
-    return Resume(through_version=row.through_version, head_hash=row.head_hash,
+    return Resume(through_version=row.through_version,
                   replayed=replayed, marks=row.snapshot["marks"],
                   active_locks=row.active_locks_now, successful=row.successful_now,
                   operations=newer, originals=_originals(coupon, newer))
@@ -206,11 +202,10 @@ def remember(coupon, *, previous_version: int | None, replayed: Replayed, head_h
         return
     snapshot = {"replayed": replayed.as_json(), "marks": marks}
     digest = prefix_digest(coupon.pk, replayed.version)
-    key_id = current_key_id()
     row = CheckWatermark(
         coupon_id=coupon.pk, through_version=replayed.version, head_hash=head_hash,
         prefix_digest=digest, snapshot=snapshot, verified_at=clock.now(),
-        seal=watermark_seal(key_id, coupon.pk, replayed.version, head_hash, digest, snapshot))
+        seal=watermark_seal(coupon.pk, replayed.version, head_hash, digest, snapshot))
     # Two checks at once both write; either watermark is true, so the last one stays.
     CheckWatermark.objects.bulk_create(
         [row], update_conflicts=True, unique_fields=["coupon"],

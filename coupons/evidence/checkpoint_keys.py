@@ -16,7 +16,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from django.conf import settings
 
-FORMAT = "coupon-ledger-checkpoint/1"
+FORMAT = "coupon-ledger-checkpoint/2"  # /1 also signed a tree of every coupon's chain head
 
 
 class KeyProblem(ValueError):

@@ -1,12 +1,8 @@
-"""Reads of the signed checkpoints: where a coupon sits in one, its inclusion proof, and what
-the coupon page says about it. A proof costs two reads (the checkpoint row, one chunk) and the
-hashes of one chunk and of the chunk roots, whatever the number of coupons; its journal half
-one read of the coupon's entries and two of the stored subtree hashes its RFC 9162 paths are
-made of (O(log n) each), whatever the journal's length."""
+"""Reads of the signed checkpoints: a coupon's proof, and what the coupon page says about it.
+A proof reads the checkpoint row, the coupon's journal entries and the stored subtree hashes
+its RFC 9162 paths are made of (O(log n) each, in one query), whatever the journal's length."""
 
 import json
-from bisect import bisect_right
-from dataclasses import dataclass
 from datetime import datetime
 from functools import reduce
 from operator import or_
@@ -28,45 +24,19 @@ from coupons.models import (
     CouponOperation,
     JournalEntry,
     LedgerCheckpoint,
-    LedgerCheckpointChunk,
     UserCoupon,
 )
 from coupons.write.payloads import iso
 
 
-@dataclass(frozen=True)
-class Leaf:
-    index: int  # position in the whole tree
-    coupon_id: int
-    version: int
-    head_hash: str
-
-
-@dataclass(frozen=True)
-class Placement:
-    leaf: Leaf
-    chunk_number: int
-    position: int  # within the chunk
-    chunk_entries: list
-
-
 def verified(checkpoint: LedgerCheckpoint, key) -> LedgerCheckpoint | None:
-    """The row with its number, size, root and time as signed, or None when its signature does
-    not hold under `key` or its stored chunk roots do not make the signed root."""
+    """The row with its number and time as signed, or None when its signature does not hold
+    under `key`."""
     if not signature_holds(checkpoint.body, checkpoint.signature, key):
         return None
     body = json.loads(checkpoint.body)
-    try:
-        roots = [bytes.fromhex(root) for root in checkpoint.chunk_roots]
-        first_ids = [int(first) for first in checkpoint.chunk_first_ids]
-    except (TypeError, ValueError):
-        return None
-    if merkle.root_of_nodes(roots).hex() != body["root"] or len(first_ids) != len(roots):
-        return None
-    checkpoint.number, checkpoint.tree_size, checkpoint.root = (
-        body["number"], body["tree_size"], body["root"])
+    checkpoint.number = body["number"]
     checkpoint.signed_at = datetime.fromisoformat(body["time"])
-    checkpoint.chunk_first_ids = first_ids
     return checkpoint
 
 
@@ -91,55 +61,22 @@ def unverified_checkpoints(key) -> list[int]:
             if checkpoint.key_id != key_id(key) or verified(checkpoint, key) is None]
 
 
-def coupon_placement(checkpoint: LedgerCheckpoint, coupon_id: int) -> Placement | None:
-    """The coupon's leaf in the checkpoint, or None when the checkpoint predates it."""
-    chunk_number = bisect_right(checkpoint.chunk_first_ids, coupon_id) - 1
-    if chunk_number < 0:
-        return None
-    chunk = LedgerCheckpointChunk.objects.filter(root=checkpoint.chunk_roots[chunk_number]).first()
-    if chunk is None:  # a stored chunk gone: the page says the coupon is not covered
-        return None
-    ids = [entry[0] for entry in chunk.entries]
-    position = bisect_right(ids, coupon_id) - 1
-    if position < 0 or ids[position] != coupon_id:
-        return None
-    _, version, head = chunk.entries[position]
-    return Placement(
-        leaf=Leaf(index=chunk_number * merkle.CHUNK + position, coupon_id=coupon_id,
-                  version=version, head_hash=head),
-        chunk_number=chunk_number, position=position, chunk_entries=chunk.entries,
-    )
-
-
 def coupon_proof(*, coupon: UserCoupon, since: int | None = None) -> dict:
-    """The coupon's ledger with its hashes, its leaf and inclusion path in the latest
-    checkpoint, and that checkpoint as signed; the coupon's journal entries with their RFC 9162
-    inclusion paths against its signed journal head, and with `since` the consistency proof
-    from that older checkpoint's journal head: all scripts/verify_coupon_proof.py needs."""
+    """The coupon's ledger in brief and the latest checkpoint as signed; the coupon's journal
+    entries (its ledger rows' included) with their RFC 9162 inclusion paths against its signed
+    journal head, and with `since` the consistency proof from that older checkpoint's journal
+    head: all scripts/verify_coupon_proof.py needs."""
     operations = [
         {"to_version": op.to_version, "op_type": op.op_type, "from_state": op.from_state,
-         "to_state": op.to_state, "created_at": iso(op.created_at), "prev_hash": op.prev_hash,
-         "content_hash": op.content_hash}
+         "to_state": op.to_state, "created_at": iso(op.created_at)}
         for op in CouponOperation.objects.filter(coupon=coupon).order_by("to_version")
     ]
     checkpoint = latest_checkpoint()
-    placement = checkpoint and coupon_placement(checkpoint, coupon.pk)
-    path = []
-    if placement:
-        leaves = [merkle.leaf_hash(merkle.head_leaf(*entry))
-                  for entry in placement.chunk_entries]
-        roots = [bytes.fromhex(root) for root in checkpoint.chunk_roots]
-        path = [node.hex() for node in merkle.inclusion_path(
-            placement.position, leaves, roots, placement.chunk_number)]
     return {
         "coupon_id": coupon.pk,
         "state_version": coupon.state_version,
         "operations": operations,
         "checkpoint": checkpoint_document(checkpoint) if checkpoint else None,
-        "leaf": placement and {"index": placement.leaf.index, "coupon_id": coupon.pk,
-                               "version": placement.leaf.version,
-                               "head_hash": placement.leaf.head_hash},
-        "inclusion_path": path,
         **journal_proof(coupon, checkpoint, since),
     }
 
@@ -260,13 +197,22 @@ def journal_proof(coupon: UserCoupon, checkpoint: LedgerCheckpoint | None,
 
 
 def checkpoint_coverage(*, coupon: UserCoupon) -> dict:
-    """For the coupon page: the latest checkpoint and the version of this coupon it covers."""
+    """For the coupon page: the latest checkpoint and the newest version of this coupon whose
+    ledger row's journal entry its signed journal head covers (one query)."""
     checkpoint = latest_checkpoint()
     if checkpoint is None:
         return {"checkpoint": None}
-    placement = coupon_placement(checkpoint, coupon.pk)
+    size = json.loads(checkpoint.body).get("journal_size") or 0
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT max(o.to_version) FROM coupons_couponoperation o "
+            "JOIN coupons_journalentry j ON j.subject = %s AND j.subject_id = o.id "
+            "JOIN coupons_journalleaf l ON l.entry_id = j.id "
+            "WHERE o.coupon_id = %s AND l.index < %s",
+            [CouponOperation._meta.label_lower, coupon.pk, size])
+        (version,) = cursor.fetchone()
     return {
         "checkpoint": checkpoint,
-        "version": placement.leaf.version if placement else None,
-        "current": bool(placement) and placement.leaf.version == coupon.state_version,
+        "version": version,
+        "current": version == coupon.state_version,
     }

@@ -1,22 +1,14 @@
 """The Merkle tree of RFC 9162 (Certificate Transparency v2), section 2.1; pure functions.
 
 Leaf hash = SHA-256(0x00 || leaf), node hash = SHA-256(0x01 || left || right); a tree of n > 1
-leaves splits at k, the largest power of two smaller than n. The checkpoint's leaves are the
-coupons' chain heads (`head_leaf`), ordered by coupon id.
+leaves splits at k, the largest power of two smaller than n. The leaves are the journal's
+entries, in log order (operations/checkpoint.py).
 
-The checkpoint stores its leaves in chunks of CHUNK leaves. With the RFC split every subtree of
-a tree larger than CHUNK starts at a multiple of CHUNK, so the tree equals the same tree built
-over the chunks' roots (`root_of_nodes`): a proof reads one chunk and the list of chunk roots,
-never the whole tree (`inclusion_path` joins the two halves).
-
-scripts/verify_coupon_proof.py repeats `leaf_hash`, `head_leaf` and `root_from_path` (it runs
-without this package); tests/coupons/checkpoints/test_merkle.py keeps the two the same.
+scripts/verify_coupon_proof.py repeats `leaf_hash`, `root_from_path` and `consistency_holds`
+(it runs without this package); tests/coupons/checkpoints/test_merkle.py keeps them the same.
 """
 
 import hashlib
-import struct
-
-CHUNK = 1024  # a power of two
 
 
 def leaf_hash(leaf: bytes) -> bytes:
@@ -25,11 +17,6 @@ def leaf_hash(leaf: bytes) -> bytes:
 
 def node_hash(left: bytes, right: bytes) -> bytes:
     return hashlib.sha256(b"\x01" + left + right).digest()
-
-
-def head_leaf(coupon_id: int, version: int, head_hash: str) -> bytes:
-    """Coupon id and version as unsigned 64-bit big-endian, then the head's hash as ASCII."""
-    return struct.pack(">QQ", coupon_id, version) + head_hash.encode("ascii")
 
 
 def split(n: int) -> int:
@@ -80,13 +67,6 @@ def root_from_path(index: int, size: int, leaf: bytes, path: list[bytes]) -> byt
         fn >>= 1
         sn >>= 1
     return node if sn == 0 else None
-
-
-def inclusion_path(index: int, chunk_leaves: list[bytes], chunk_roots: list[bytes],
-                   chunk_number: int) -> list[bytes]:
-    """The whole tree's path for leaf `index` of chunk `chunk_number`: first within its chunk,
-    then the chunk among the chunk roots (the same tree, see the module docstring)."""
-    return [*path_of_nodes(index, chunk_leaves), *path_of_nodes(chunk_number, chunk_roots)]
 
 
 def consistency_proof(m: int, nodes: list[bytes]) -> list[bytes]:

@@ -11,7 +11,6 @@ from coupons.evidence import check_watermark
 from coupons.evidence.check_watermark import Replayed, Resume
 from coupons.evidence.journal import with_journal
 from coupons.evidence.journal_check import coupon_journal_problems, row_problems
-from coupons.evidence.ledger_chain import chain_breaks, unkeyed_note
 from coupons.evidence.pruned import outbox_pruned_before
 from coupons.models import (
     CouponLock,
@@ -20,7 +19,6 @@ from coupons.models import (
     LockStatus,
     OperationType,
     OutboxEvent,
-    UnkeyedLedgerPrefix,
 )
 from coupons.services.reversals import reversal_targets
 from coupons.write.transitions import is_allowed
@@ -53,7 +51,7 @@ class CheckReport:
     replayed_state: str | None = None
     replayed_version: int = 0
     violations: dict[int, list[str]] = field(default_factory=dict)
-    # What holds but a reader should know (rows written before the chain was keyed).
+    # What holds but a reader should know.
     notes: list[str] = field(default_factory=list)
     # The distinct (operation, from state, to state) steps of the ledger, for the console's
     # state diagram: the replay has them, so the page reads the ledger once.
@@ -103,21 +101,14 @@ def coupon_check(coupon, *, full: bool = False) -> CheckReport:
         report.fail(9, problem)
     if report.ok and operations:
         check_watermark.remember(coupon, previous_version=previous, replayed=replayed,
-                                 head_hash=operations[-1].content_hash, marks=marks)
+                                 head_hash=check_watermark.entry_hash(operations[-1]),
+                                 marks=marks)
     return report
 
 
 def _check_all(report: CheckReport, coupon):
     operations = list(with_journal(coupon.operations.order_by("to_version")))
     replayed = _replay(report, operations, Replayed(), {op.pk: op for op in operations})
-    # A row edited behind the database's triggers replays to nothing we can trust.
-    prefix = _unkeyed_prefix(coupon, operations)
-    problems, report.notes = chain_breaks(operations, prefix)
-    if report.notes:
-        unkeyed = [op.to_version for op in operations if not op.chain_key_id]
-        replayed.unkeyed = [unkeyed[0], unkeyed[-1], prefix.through_version]
-    for problem in problems:
-        report.fail(7, problem)
     # With each lock its order binding, whose order _check_inbox reads: no query of its own.
     locks = list(CouponLock.objects.filter(coupon=coupon).select_related("order_coupon"))
     redemptions = list(coupon.redemptions.all())
@@ -131,16 +122,11 @@ def _check_all(report: CheckReport, coupon):
 
 
 def _check_since(report: CheckReport, coupon, resume: Resume):
-    """The rows after the watermark: their chain from its hash, their replay from its state,
-    their evidence; the coupon row, its active lease and its redemptions that count now."""
+    """The rows after the watermark: their replay from its state, their evidence; the coupon
+    row, its active lease and its redemptions that count now."""
     operations = resume.operations
-    if resume.replayed.unkeyed:
-        report.notes = [unkeyed_note(*resume.replayed.unkeyed)]
     by_id = {**resume.originals, **{op.pk: op for op in operations}}
     replayed = _replay(report, operations, resume.replayed, by_id)
-    problems, _notes = chain_breaks(operations, prev_hash=resume.head_hash)
-    for problem in problems:
-        report.fail(7, problem)
     new_locks = [op.lock_id for op in operations if op.op_type == OperationType.LOCK]
     locks = list(CouponLock.objects.filter(coupon=coupon, pk__in=new_locks)
                  .select_related("order_coupon")) if new_locks else []
@@ -158,13 +144,6 @@ def _check_since(report: CheckReport, coupon, resume: Resume):
     _check_inbox(report, operations, locks)
     after_sale.check_returns(report, coupon, [*resume.originals.values(), *operations])
     return replayed, operations, {}
-
-
-def _unkeyed_prefix(coupon, operations):
-    """Read only for a coupon with rows written before the chain was keyed (or forged so)."""
-    if all(op.chain_key_id for op in operations):
-        return None
-    return UnkeyedLedgerPrefix.objects.filter(coupon_id=coupon.pk).first()
 
 
 def _replay(report: CheckReport, operations, replayed: Replayed, by_id: dict) -> Replayed:

@@ -4,11 +4,49 @@ The backfill runs before the triggers exist: they would refuse its UPDATEs. On S
 trigger operations do nothing (pgtrigger supports PostgreSQL only).
 """
 
+import hashlib
+import json
+from datetime import UTC, date, datetime
+from decimal import Decimal
+
 import pgtrigger.compiler
 import pgtrigger.migrations
 from django.db import migrations, models
 
-from coupons.evidence.ledger_chain import GENESIS, unkeyed_seal
+# Frozen copies of what this migration took from coupons/evidence/ledger_chain.py (gone with
+# the chain, migration 0036), so that it still runs on a fresh database; coupons 0015 reads
+# `canonical_json` from here.
+GENESIS = ""
+HASH_FIELDS = {"id", "content_hash", "prev_hash", "chain_key_id"}
+
+
+def _canonical(field, value):
+    if isinstance(value, datetime):
+        return value.astimezone(UTC).isoformat(timespec="microseconds")
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return f"{value:.{field.decimal_places}f}"
+    if isinstance(value, bool | int | float | dict | list):
+        return value
+    return str(value)
+
+
+def canonical_json(row, skip=HASH_FIELDS) -> str:
+    content = {}
+    for field in row._meta.concrete_fields:
+        value = field.value_from_object(row)
+        if field.name in skip or value is None or value == "":
+            continue
+        content[field.attname] = _canonical(field, value)
+    return json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      default=str)
+
+
+def unkeyed_seal(operation, prev_hash: str) -> None:
+    operation.prev_hash = prev_hash
+    operation.content_hash = hashlib.sha256(
+        f"{prev_hash}\n{canonical_json(operation)}".encode()).hexdigest()
 
 
 def backfill_hash_chain(apps, schema_editor):

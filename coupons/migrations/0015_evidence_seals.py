@@ -1,4 +1,4 @@
-"""The keyed chain and the evidence seals (coupons/evidence/ledger_chain.py, coupons/evidence/seals.py).
+"""The keyed chain and the evidence seals (both gone since: migrations 0035 and 0036).
 
 Ledger rows already written keep their unkeyed hashes; each coupon that has some gets one sealed
 UnkeyedLedgerPrefix (how far they go, the last one's hash), so an unkeyed row written later is a
@@ -8,14 +8,35 @@ switched off around the backfill (it runs as the owner), and the inbox's trigger
 after it, so that its seal may move once with the outcome.
 """
 
+import hashlib
+import hmac
+import importlib
 from contextlib import contextmanager
 
 import django.db.models.deletion
 import pgtrigger.compiler
 import pgtrigger.migrations
+from django.conf import settings
 from django.db import migrations, models
 
-from coupons.evidence.ledger_chain import canonical_json, current_key_id, mac, prefix_seal
+canonical_json = importlib.import_module("coupons.migrations.0006_ledger_hash_chain").canonical_json
+
+
+# Frozen copies of what this migration took from coupons/evidence/ledger_chain.py. Every seal
+# and prefix it writes is dropped again (0035, 0036), so the key it once took from the chain's
+# keys, which are gone, no longer matters: the server's SECRET_KEY stands in.
+def current_key_id() -> str:
+    return "m0015"
+
+
+def mac(key_id: str, purpose: str, message: str) -> str:
+    return hmac.new(settings.SECRET_KEY.encode(), f"{purpose}\n{message}".encode(),
+                    hashlib.sha256).hexdigest()
+
+
+def prefix_seal(coupon_id: int, through_version: int, head_hash: str, key_id: str) -> str:
+    return f"{key_id}:" + mac(key_id, "unkeyed-prefix",
+                              f"{coupon_id}\n{through_version}\n{head_hash}")
 
 # Table → the columns its seal leaves out (as the models' SEAL_LEAVES_OUT say).
 SEALED = {"Redemption": ("succeeded",), "OrderCoupon": (), "CommandRejection": (),

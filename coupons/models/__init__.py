@@ -1,5 +1,5 @@
 from coupons.models.cases import CaseStatus, ConflictCase, Recommendation
-from coupons.models.checkpoints import LedgerCheckpoint, LedgerCheckpointChunk
+from coupons.models.checkpoints import LedgerCheckpoint
 from coupons.models.clients import ServiceClient
 from coupons.models.coupons import CouponStatus, UserCoupon
 from coupons.models.findings import (
@@ -13,7 +13,7 @@ from coupons.models.findings import (
 from coupons.models.idempotency import IdempotencyRecord
 from coupons.models.inbox import FactType, InboxMessage, OrderFact
 from coupons.models.journal import Journaled, JournalEntry, JournalLeaf, JournalNode
-from coupons.models.ledger import CouponOperation, OperationType, UnkeyedLedgerPrefix
+from coupons.models.ledger import CouponOperation, OperationType
 from coupons.models.locks import CouponLock, LockStatus, OrderCoupon
 from coupons.models.outbox import OutboxEvent
 from coupons.models.presale import ExpiryWarning, PresaleSettlement, SettlementResult
@@ -45,7 +45,6 @@ __all__ = [
     "JournalLeaf",
     "JournalNode",
     "LedgerCheckpoint",
-    "LedgerCheckpointChunk",
     "OrderFact",
     "PresaleSettlement",
     "Recommendation",
@@ -67,6 +66,5 @@ __all__ = [
     "PruneRun",
     "Redemption",
     "ServiceClient",
-    "UnkeyedLedgerPrefix",
     "UserCoupon",
 ]

@@ -22,9 +22,6 @@ class OperationType(models.TextChoices):
 class CouponOperation(Journaled, AppendOnlyModel):
     """The immutable ledger: one row per successful state change of a coupon."""
 
-    # The chain columns are derived from the rest under a key; the journal holds the row.
-    JOURNAL_LEAVES_OUT = ("prev_hash", "content_hash", "chain_key_id")
-
     # What only holders of VIEW_CASE_DETAILS see (coupons.redaction): the row an approved
     # compensation appended repeats the compensation's reason and amount (its reason's values
     # hold that reason too).
@@ -57,19 +54,11 @@ class CouponOperation(Journaled, AppendOnlyModel):
     reason = models.CharField(max_length=500, blank=True)  # in English, as written (the record)
     # Which sentence the reason is and its values, for readers in other languages
     # (coupons/ledger_reasons.py); empty on rows written before the codes and on typed reasons.
-    # Both empty by default, so the chain's content of every existing row is unchanged.
     reason_code = models.CharField(max_length=32, blank=True, default="", db_default="")
     reason_params = models.JSONField(null=True, blank=True, default=None)
-    # Money owed, on COMPENSATE rows only; NULL elsewhere (and left out of content hashes).
+    # Money owed, on COMPENSATE rows only; NULL elsewhere.
     amount = models.DecimalField(max_digits=12, decimal_places=2, null=True, blank=True)
     created_at = models.DateTimeField()
-    # The coupon's keyed hash chain (coupons/evidence/ledger_chain.py): an edit past the database's
-    # triggers shows in the per-coupon check. A column added later must be nullable or blank by
-    # default, or it changes the canonical content of every existing row.
-    prev_hash = models.CharField(max_length=64, blank=True)
-    content_hash = models.CharField(max_length=64)
-    # The LEDGER_CHAIN_KEYS key id of content_hash; "" on rows written before the chain was keyed.
-    chain_key_id = models.CharField(max_length=32, blank=True)
 
     class Meta:
         constraints = [
@@ -86,22 +75,3 @@ class CouponOperation(Journaled, AppendOnlyModel):
             f"v{self.from_version}→v{self.to_version}"
         )
 
-
-class UnkeyedLedgerPrefix(AppendOnlyModel):
-    """How far a coupon's ledger went before the chain was keyed (migration 0015), sealed.
-
-    Those rows keep their unkeyed SHA-256 hashes; this row pins them (the hash of the last one)
-    and marks any unkeyed row after it, or on a coupon without this row, as forged.
-    """
-
-    coupon = models.OneToOneField("coupons.UserCoupon", on_delete=models.PROTECT,
-                                  primary_key=True, related_name="unkeyed_ledger_prefix")
-    through_version = models.PositiveIntegerField()
-    head_hash = models.CharField(max_length=64)
-    seal = models.CharField(max_length=100)  # "<key id>:<HMAC>" (coupons.evidence.ledger_chain)
-
-    class Meta:
-        triggers = append_only_triggers()
-
-    def __str__(self):
-        return f"coupon {self.coupon_id} unkeyed through v{self.through_version}"

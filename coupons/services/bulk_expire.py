@@ -2,8 +2,8 @@
 scanner's fast path): coupon_expire (coupons/services/expire.py) for many coupons at once.
 
 One compare-and-set UPDATE whose WHERE carries each row's own status and version, the ledger
-rows (each sealed into its coupon's hash chain) and the outbox rows in one INSERT each. The
-caller holds every coupon's row lock, read in the same transaction.
+rows, their journal entries and the outbox rows in one INSERT each. The caller holds every
+coupon's row lock, read in the same transaction.
 """
 
 from django.db.models import F, Q

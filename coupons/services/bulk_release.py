@@ -2,9 +2,9 @@
 
 The same RELEASE as coupon_release (coupons/services/release.py), for many coupons at once:
 one compare-and-set UPDATE whose WHERE still carries each row's own status, version, order and
-token hash, one UPDATE of their locks, the ledger rows (each sealed into its coupon's hash
-chain) and the outbox rows in one INSERT each. The caller holds every coupon's row lock, read
-in the same transaction (the scanner's FOR NO KEY UPDATE SKIP LOCKED).
+token hash, one UPDATE of their locks, the ledger rows, their journal entries and the outbox
+rows in one INSERT each. The caller holds every coupon's row lock, read in the same
+transaction (the scanner's FOR NO KEY UPDATE SKIP LOCKED).
 """
 
 from django.db.models import Case, F, Q, Value, When

@@ -9,7 +9,6 @@ from coupons import after_sale, clock
 from coupons.errors import NotFound
 from coupons.models import (
     CouponLock,
-    CouponOperation,
     CouponTemplateVersion,
     OrderCoupon,
     UserCoupon,
@@ -25,9 +24,6 @@ def lock_coupon_row(coupon_id, *, ctx=None) -> UserCoupon:
     KEY SHARE on it, and we must not block those; we never change the coupon's key. `of=self`
     because the joined lease is nullable (an outer join PostgreSQL cannot lock through).
 
-    The same statement reads the hash of the ledger row at the coupon's current version, which
-    the next ledger row links to (records.append_operation), instead of a read of its own.
-
     It is one statement that also reads the lease and its order link, whether
     refunds wait for the lease's order to redeem (`refunds_awaiting_redemption`) and, when
     run_once deferred the claim of `ctx`'s Idempotency-Key to this command, makes the claim
@@ -37,10 +33,6 @@ def lock_coupon_row(coupon_id, *, ctx=None) -> UserCoupon:
     coupon = _locked_in_one_statement(coupon_id, ctx)
     if coupon is None:
         raise NotFound(_("No such coupon."), coupon_id=coupon_id)
-    if coupon.ledger_head_hash is not None:
-        coupon.ledger_head = (coupon.state_version, coupon.ledger_head_hash)
-    # else: no ledger row at the coupon's version (a gap, which the per-coupon check reports);
-    # records.append_operation then looks for the head itself.
     return coupon
 
 
@@ -72,7 +64,7 @@ def _locked_in_one_statement(coupon_id, ctx):
         if row is not None and not row[-1]:
             # The row lock waited for a command on this coupon that committed after the
             # statement began: PostgreSQL re-checked the coupon row at its new version but kept
-            # the lease, order link, ledger head and refunds flag as the statement's snapshot had
+            # the lease, order link and refunds flag as the statement's snapshot had
             # them (say, no lease while the coupon is now LOCKED). Read them again: with the row
             # lock held, this statement's snapshot has the coupon as it stays.
             cursor.execute(_locked_sql(awaiting), params)
@@ -101,8 +93,6 @@ def _locked_sql(awaiting, *, claimed=False) -> str:
               for i, f in enumerate(model._meta.concrete_fields)]
     return f"""
         SELECT {", ".join(select)},
-               (SELECT h.content_hash FROM {CouponOperation._meta.db_table} h
-                 WHERE h.coupon_id = c.id AND h.to_version = c.state_version LIMIT 1) AS head,
                {awaiting} AS awaiting,
                (SELECT s.xmin FROM {UserCoupon._meta.db_table} s WHERE s.id = c.id) = c.xmin
                  AS as_seen
@@ -128,7 +118,7 @@ def _instances(row) -> UserCoupon:
     cache_related(coupon, "current_lock", lock)
     if lock is not None:
         cache_related(lock, "order_coupon", found["oc"])
-    coupon.ledger_head_hash, coupon.refunds_awaiting_redemption = row[start], row[start + 1]
+    coupon.refunds_awaiting_redemption = row[start]
     return coupon
 
 

@@ -7,7 +7,7 @@ from coupons.models import UserCoupon
 from coupons.refusal_messages import refusal_message
 from coupons.write import one_statement
 from coupons.write.context import answer_record_id
-from coupons.write.records import appended, chained_row, outbox_row
+from coupons.write.records import appended, ledger_row, outbox_row
 
 # op → {from state → allowed to states}.
 TRANSITIONS = {
@@ -84,8 +84,8 @@ def apply_transition(
     record_id = answer_record_id(ctx) if answer is not None else None
     for field, value in values.items():
         setattr(coupon, field, value)
-    operation = chained_row(coupon=coupon, op_type=op_type, from_state=from_state,
-                            from_version=expected_version, ctx=ctx, now=now, **ledger_fields)
+    operation = ledger_row(coupon=coupon, op_type=op_type, from_state=from_state,
+                           from_version=expected_version, ctx=ctx, now=now, **ledger_fields)
     event = outbox_row(operation)
     ids = one_statement.write(
         cas=(where, values), rows=rows, updates=updates, operation=operation, event=event,
@@ -98,7 +98,7 @@ def apply_transition(
     operation.pk, event.pk = ids[:2]
     for row, row_id in zip(rows, ids[2:], strict=True):
         row.pk = row_id
-    appended(coupon, operation)
+    appended(operation)
     if record_id is not None:
         ctx.answered_records.add(record_id)
     return operation

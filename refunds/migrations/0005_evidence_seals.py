@@ -1,5 +1,5 @@
-"""Seals on refund decisions and compensations (coupons/evidence/seals.py); existing rows are sealed
-under the current LEDGER_CHAIN_KEYS key, as coupons 0015 seals the core's evidence rows."""
+"""Seals on refund decisions and compensations (gone since); existing rows are sealed as
+coupons 0015 seals the core's evidence rows."""
 
 import importlib
 

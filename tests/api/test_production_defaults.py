@@ -26,7 +26,6 @@ PRODUCTION_ENV = {
     **SUITE_DATABASE,
     "DJANGO_SECRET_KEY": "Zq3-production-like-secret-key-of-sixty-characters-k7Pw92LmXc4",
     "LEASE_TOKEN_SECRET": "lease-token-secret-of-its-own-R8vTq2Lm9XcP4wZ7",
-    "LEDGER_CHAIN_KEYS": "c1:ledger-chain-key-of-its-own-Vb7Nq2Xw9Lp4Tz6Rk3Hm8Jd5",
     "DJANGO_ALLOWED_HOSTS": "coupons.example.com",
     "DJANGO_CSRF_TRUSTED_ORIGINS": "https://coupons.example.com",
     "DJANGO_BEHIND_TLS_PROXY": "1",
@@ -80,13 +79,7 @@ def test_check_deploy_flags_debug_when_it_is_turned_on():
      "LEASE_TOKEN_SECRET must differ from DJANGO_SECRET_KEY"),
     ({**without("LEASE_TOKEN_SECRET"), "LEASE_TOKEN_SECRETS": "k2"},
      "LEASE_TOKEN_SECRETS must look like k2:<secret>,k1:<secret>"),
-    (without("LEDGER_CHAIN_KEYS"), "LEDGER_CHAIN_KEYS is not set"),
-    ({**PRODUCTION_ENV, "LEDGER_CHAIN_KEYS": "c1:short"},
-     "Every LEDGER_CHAIN_KEYS key must be at least 32 bytes long"),
-    ({**PRODUCTION_ENV, "LEDGER_CHAIN_KEYS": f"c1:{PRODUCTION_ENV['DJANGO_SECRET_KEY']}"},
-     "LEDGER_CHAIN_KEYS must differ from DJANGO_SECRET_KEY"),
-], ids=["no-secret-key", "no-lease-secret", "same-secret", "bad-key-list", "no-chain-key",
-        "short-chain-key", "chain-key-reused"])
+], ids=["no-secret-key", "no-lease-secret", "same-secret", "bad-key-list"])
 def test_the_server_refuses_to_start_without_its_secrets(env, named):
     result = manage("check", env=env)
 

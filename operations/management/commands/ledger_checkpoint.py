@@ -1,3 +1,5 @@
+import json
+
 from django.core.management.base import BaseCommand, CommandError
 
 from coupons.evidence.checkpoint_keys import KeyProblem
@@ -5,7 +7,7 @@ from operations.checkpoint import CheckpointRefused, ledger_checkpoint
 
 
 class Command(BaseCommand):
-    help = ("Sign a Merkle root over every coupon's chain head (LEDGER_SIGNING_KEY) and keep it "
+    help = ("Sign the head of the journal's Merkle log (LEDGER_SIGNING_KEY) and keep it "
             "in the database, on the coupons exchange (outbox) and in LEDGER_CHECKPOINT_DIR. "
             "Cron, every 10 minutes.")
 
@@ -15,9 +17,10 @@ class Command(BaseCommand):
         except (KeyProblem, CheckpointRefused) as refused:
             raise CommandError(str(refused)) from refused
         checkpoint = run.checkpoint
+        body = json.loads(checkpoint.body)
         self.stdout.write(
-            f"checkpoint {checkpoint.number}: {checkpoint.tree_size} coupons, root "
-            f"{checkpoint.root}, {run.chunks_stored} new chunks stored")
+            f"checkpoint {checkpoint.number}: journal of {body['journal_size']} entries, root "
+            f"{body['journal_root']}")
         for path in run.files_written:
             self.stdout.write(f"wrote {path}")
         if run.ignored_rows:

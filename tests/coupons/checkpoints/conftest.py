@@ -5,7 +5,6 @@ from django.core.management import call_command
 
 from coupons.evidence.checkpoint_keys import public_key_text, signing_key
 from coupons.evidence.journal import content_hash, content_text, row_facts
-from coupons.evidence.ledger_chain import GENESIS, seal
 from coupons.models import CouponOperation, JournalEntry
 from coupons.services import coupon_redeem
 from tests.api.roles import machine
@@ -55,22 +54,15 @@ def verify(path, *args) -> tuple[int, str]:
     return 0, out.getvalue()
 
 
-def rewrite_and_rechain(coupon, version: int, **changes) -> None:
-    """What an owner who switched the triggers off does: change one row and its journal entry
-    (whose hash anyone can compute), then re-chain it and every later row with the project's
-    own chain function, so the chain check and the fold pass."""
-    prev_hash = GENESIS
+def rewrite(coupon, version: int, **changes) -> None:
+    """What an owner who switched the triggers off does: change one ledger row and its journal
+    entry (whose hash anyone can compute) to agree, so the row folds from its entry."""
+    op = CouponOperation.objects.get(coupon=coupon, to_version=version)
+    for name, value in changes.items():
+        setattr(op, name, value)
     with past_the_triggers():
-        for op in CouponOperation.objects.filter(coupon=coupon).order_by("to_version"):
-            if op.to_version == version:
-                for name, value in changes.items():
-                    setattr(op, name, value)
-                rewrite_entry(op)
-            seal(op, prev_hash)
-            CouponOperation.objects.filter(pk=op.pk).update(
-                **(changes if op.to_version == version else {}),
-                prev_hash=op.prev_hash, content_hash=op.content_hash)
-            prev_hash = op.content_hash
+        CouponOperation.objects.filter(pk=op.pk).update(**changes)
+        rewrite_entry(op)
 
 
 def rewrite_entry(row) -> None:

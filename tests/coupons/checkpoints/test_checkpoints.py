@@ -7,51 +7,47 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from django.db import connection
 
 from coupons.evidence.checkpoint_keys import public_key_text
 from coupons.evidence.replay import coupon_check
-from coupons.models import LedgerCheckpoint, LedgerCheckpointChunk, OutboxEvent, UserCoupon
+from coupons.models import LedgerCheckpoint, OutboxEvent
 from coupons.services import coupon_void
 from operations.checkpoint import CheckpointRefused, ledger_checkpoint
-from tests.app_role import past_the_triggers
-from tests.coupons.checkpoints.conftest import (
-    checkpoint_file,
-    rewrite_and_rechain,
-    save_json,
-    verify,
-)
+from tests.coupons.checkpoints.conftest import checkpoint_file, rewrite, save_json, verify
+from tests.coupons.checkpoints.test_journal_log import sequence
 
 pytestmark = pytest.mark.django_db
 
 
 def test_a_checkpoint_is_stored_sent_and_filed_and_verifies(redeemed, checkpoint_dir,
                                                             public_key):
+    sequence()
     run = ledger_checkpoint()
 
     checkpoint = LedgerCheckpoint.objects.get()
     body = json.loads(checkpoint.body)
-    assert (checkpoint.number, checkpoint.tree_size) == (1, 1)
-    assert body["previous_root"] is None and body["root"] == checkpoint.root
+    assert (checkpoint.number, body["journal_size"], body["previous_number"]) == (1, 5, None)
     event = OutboxEvent.objects.get(event_type="LedgerCheckpointed")
     assert event.coupon_id is None and event.payload["signed"] == checkpoint.body
     assert run.files_written == [checkpoint_file(checkpoint_dir)]
     assert json.loads(checkpoint_file(checkpoint_dir).read_text()) == {
         "signed": checkpoint.body, "signature": checkpoint.signature}
     assert verify(checkpoint_file(checkpoint_dir), "--public-key", public_key) == (
-        0, "checkpoint 1 holds: 1 coupons, 1 signed checkpoints and 0 journal log positions "
-           "checked\n")
+        0, "checkpoint 1 holds: 1 signed checkpoints and 5 journal log positions checked\n")
 
 
-def test_the_next_checkpoint_names_the_previous_and_shares_its_unchanged_chunks(
+def test_the_next_checkpoint_names_the_previous_and_its_journal_head(
         redeemed, checkpoint_dir, public_key):
+    sequence()
     ledger_checkpoint()
+    sequence()
     second = ledger_checkpoint().checkpoint
 
-    first = LedgerCheckpoint.objects.get(number=1)
+    first = json.loads(LedgerCheckpoint.objects.get(number=1).body)
     body = json.loads(second.body)
-    assert (body["previous_number"], body["previous_root"]) == (1, first.root)
-    assert LedgerCheckpointChunk.objects.count() == 1  # nothing changed: one chunk for both
+    assert (body["previous_number"], body["previous_journal_size"],
+            body["previous_journal_root"]) == (1, 5, first["journal_root"])
+    assert body["journal_size"] == 6  # the first checkpoint's own entry
     assert verify(checkpoint_file(checkpoint_dir, 2), "--public-key", public_key)[0] == 0
 
 
@@ -123,7 +119,8 @@ def test_a_changed_checkpoint_file_fails(redeemed, checkpoint_dir, public_key, t
     ledger_checkpoint()
     document = json.loads(checkpoint_file(checkpoint_dir).read_text())
     body = json.loads(document["signed"])
-    forged = json.dumps({**body, "root": "0" * 64}, sort_keys=True, separators=(",", ":"))
+    forged = json.dumps({**body, "journal_root": "0" * 64}, sort_keys=True,
+                        separators=(",", ":"))
 
     status, out = verify(save_json(tmp_path / "changed.json", {**document, "signed": forged}),
                          "--public-key", public_key)
@@ -140,37 +137,33 @@ def test_another_key_does_not_verify_a_checkpoint(redeemed, checkpoint_dir):
     assert status == 1 and "signature does not verify" in out
 
 
-def test_a_rewrite_after_the_checkpoint_is_named_even_when_it_is_rechained(
-        redeemed, coupon, template, ctx, checkpoint_dir, public_key):
-    """The attacker holds the database and the chain key (here: the chain function itself) and
-    re-chains every row after the edit: the chain check passes, the checkpoint does not."""
-    from coupons.services import coupon_issue
-
-    bystander = coupon_issue(template_id=template.pk, user_id="u2", ctx=ctx).coupon
+def test_a_rewrite_after_the_checkpoint_is_named_though_the_row_folds(
+        redeemed, checkpoint_dir, public_key):
+    """The attacker holds the database and rewrites a ledger row and its journal entry to
+    agree: the coupon's check passes, the signed journal head does not."""
+    sequence()
     ledger_checkpoint()
-    rewrite_and_rechain(redeemed, 2, actor="attacker")
+    rewrite(redeemed, 2, actor="attacker")
 
-    assert coupon_check(redeemed).ok  # the chain alone cannot see it
+    assert coupon_check(redeemed, full=True).ok  # the row is its entry's fold
     status, out = verify(checkpoint_file(checkpoint_dir), "--public-key", public_key)
     assert status == 1
-    assert f"BROKEN coupon {redeemed.pk}: its ledger row v3 is not the one checkpoint 1 signed" \
-        in out
+    assert f"BROKEN coupon {redeemed.pk}: journal log position " in out
     assert out.strip().endswith(f"broken coupons: {redeemed.pk}")
-    assert f"coupon {bystander.pk}" not in out
 
 
 def test_the_signer_refuses_a_rewrite_after_its_checkpoint_even_once_the_coupon_moved_on(
         redeemed, checkpoint_dir, public_key, ctx):
-    """Rewritten and re-chained with the project's own chain function (the owner's login and
-    the chain key), then moved one step: the next checkpoint would sign a head whose history
-    is not the one signed. The signer compares with its own last checkpoint and refuses."""
+    """Rewritten with its entry after the checkpoint, then moved one step: the next checkpoint
+    would sign a log whose signed part is not the one signed. The signer refuses."""
+    sequence()
     ledger_checkpoint()
-    rewrite_and_rechain(redeemed, 3, actor="attacker")
+    rewrite(redeemed, 3, actor="attacker")
     coupon_void(coupon_id=redeemed.pk, expected_version=3, reason="one step on", ctx=ctx)
+    sequence()
 
-    with pytest.raises(CheckpointRefused, match=(
-            rf"not an extension of checkpoint 1.*coupon {redeemed.pk}: v3 is not the row "
-            r"signed \(rewritten, then moved on\)")):
+    with pytest.raises(CheckpointRefused, match=r"journal log position \d is missing or its "
+                                                "entry is not the one sequenced there"):
         ledger_checkpoint()
 
     assert LedgerCheckpoint.objects.count() == 1
@@ -179,72 +172,15 @@ def test_the_signer_refuses_a_rewrite_after_its_checkpoint_even_once_the_coupon_
     assert status == 1 and f"coupon {redeemed.pk}" in out
 
 
-def test_the_signer_refuses_a_rollback_after_its_checkpoint(
-        redeemed, checkpoint_dir, broken_on_purpose):
-    """A redemption rolled back behind the triggers: its ledger rows and their events deleted,
-    the coupon row back to AVAILABLE v1. The next checkpoint is refused: a coupon it signed
-    at v3 is at v1 now."""
-    ledger_checkpoint()
-    with past_the_triggers(), connection.cursor() as cursor:
-        cursor.execute("DELETE FROM coupons_outboxevent WHERE operation_id IN (SELECT id FROM "
-                       "coupons_couponoperation WHERE coupon_id = %s AND to_version > 1)",
-                       [redeemed.pk])
-        cursor.execute("DELETE FROM coupons_couponoperation WHERE coupon_id = %s "
-                       "AND to_version > 1", [redeemed.pk])
-        cursor.execute("UPDATE coupons_usercoupon SET state_version = 1, status = 'AVAILABLE', "
-                       "current_lock_id = NULL, locked_order_id = NULL, "
-                       "lock_token_hash = NULL, lock_expires_at = NULL WHERE id = %s",
-                       [redeemed.pk])
-    broken_on_purpose.add(redeemed.pk)
-
-    with pytest.raises(CheckpointRefused,
-                       match=f"coupon {redeemed.pk} went back from v3 to v1"):
-        ledger_checkpoint()
-
-    assert LedgerCheckpoint.objects.count() == 1
-
-
-def test_a_coupon_put_back_to_an_older_version_after_a_checkpoint_is_named_by_the_next(
-        redeemed, checkpoint_dir, public_key, broken_on_purpose, monkeypatch):
-    """The auditor does not rely on the signer's refusal: a second checkpoint signed over a
-    coupon row moved back to v2 behind the triggers (by a signer that skipped its own check,
-    an older one or one that lost its record) is named by verify_ledger against the first."""
-    ledger_checkpoint()
-    with past_the_triggers():
-        UserCoupon.objects.filter(pk=redeemed.pk).update(state_version=2)
-    broken_on_purpose.add(redeemed.pk)
-    monkeypatch.setattr("operations.checkpoint._Extension.problems", lambda self: [])
-    ledger_checkpoint()
-
-    status, out = verify(checkpoint_file(checkpoint_dir, 2), "--public-key", public_key)
-
-    assert status == 1
-    assert (f"coupon {redeemed.pk}: checkpoint 2 has v2, after v3 in checkpoint 1: its "
-            f"history went back or was rewritten") in out
-
-
 def test_a_rewrite_before_any_checkpoint_is_undetectable(redeemed, checkpoint_dir, public_key):
-    """Documents the limit: a checkpoint signs the heads it finds. Whoever rewrites and
-    re-chains a history before the first checkpoint that covers it (with the chain key, or on
-    the unkeyed chain) leaves a consistent chain whose head the checkpoint then signs: nothing
-    older than the checkpoint exists to compare with. Run checkpoints often (docs/operating.md:
-    every 10 minutes) so that this window stays short, and keep the files and events elsewhere."""
-    rewrite_and_rechain(redeemed, 2, actor="attacker")
+    """Documents the limit: a checkpoint signs the journal it finds. Whoever rewrites a row and
+    its entry to agree before the first checkpoint whose journal head covers the entry leaves
+    a row that folds and an entry the head then signs: nothing older than the checkpoint
+    exists to compare with. Run checkpoints often (docs/operating.md: every 10 minutes) so
+    that this window stays short, and keep the files and events elsewhere."""
+    rewrite(redeemed, 2, actor="attacker")
+    sequence()
     ledger_checkpoint()
 
-    assert coupon_check(redeemed).ok
+    assert coupon_check(redeemed, full=True).ok
     assert verify(checkpoint_file(checkpoint_dir), "--public-key", public_key)[0] == 0
-
-
-def test_stored_leaves_altered_behind_the_triggers_fail_against_the_signed_root(
-        redeemed, checkpoint_dir, public_key):
-    ledger_checkpoint()
-    chunk = LedgerCheckpointChunk.objects.get()
-    with past_the_triggers():
-        LedgerCheckpointChunk.objects.filter(pk=chunk.pk).update(
-            entries=[[redeemed.pk, 3, "f" * 64]])
-
-    status, out = verify(checkpoint_file(checkpoint_dir), "--public-key", public_key)
-
-    assert status == 1 and "stored leaves of chunk 0" in out
-

@@ -70,7 +70,7 @@ def test_a_journal_that_extends_every_signed_head_holds(redeemed, checkpoint_dir
     two_checkpoints(redeemed)
 
     assert verify(checkpoint_file(checkpoint_dir, 2), "--public-key", public_key) == (
-        0, "checkpoint 2 holds: 1 coupons, 2 signed checkpoints and 14 journal log positions "
+        0, "checkpoint 2 holds: 2 signed checkpoints and 14 journal log positions "
            "checked\n")
     # A directory of files: the same chain.
     assert verify(checkpoint_dir, "--public-key", public_key)[0] == 0

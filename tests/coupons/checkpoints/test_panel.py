@@ -12,6 +12,7 @@ from coupons.models import LedgerCheckpoint
 from coupons.services import coupon_issue, coupon_void
 from operations.checkpoint import ledger_checkpoint
 from tests.api.roles import machine, person
+from tests.coupons.checkpoints.test_journal_log import sequence
 
 pytestmark = pytest.mark.django_db
 
@@ -30,6 +31,7 @@ def test_before_any_checkpoint_no_verified_checkpoint_covers_the_coupon(redeemed
 
 def test_a_coupon_issued_after_the_checkpoint_is_newer_than_it(
         redeemed, page, template, ctx, checkpoint_dir):
+    sequence()
     ledger_checkpoint()
     later = coupon_issue(template_id=template.pk, user_id="u2", ctx=ctx).coupon
 
@@ -45,12 +47,10 @@ def forged_rows() -> list[int]:
     forged = []
     for number, when in ((2147483647, "2026-06-01T12:00:00+00:00"),
                          (50, "2030-01-01T00:00:00+00:00")):
-        body = {"number": number, "tree_size": 1, "root": "0" * 64, "time": when}
+        body = {"number": number, "journal_size": 1, "journal_root": "0" * 64, "time": when}
         forged.append(LedgerCheckpoint.objects.create(
-            number=number, tree_size=1, root="0" * 64,
-            signed_at=datetime.fromisoformat(when), key_id=real_key_id,
-            body=json.dumps(body), signature="AAAA", chunk_roots=["0" * 64],
-            chunk_first_ids=[1]).pk)
+            number=number, signed_at=datetime.fromisoformat(when), key_id=real_key_id,
+            body=json.dumps(body), signature="AAAA").pk)
     return sorted(forged)
 
 
@@ -62,6 +62,7 @@ def test_forged_checkpoint_rows_never_reach_the_page_the_proof_or_the_signer(
     assert "No verified checkpoint" in page(redeemed)
     assert reader.get(f"/api/v1/coupons/{redeemed.pk}/proof").json()["checkpoint"] is None
 
+    sequence()
     call_command("ledger_checkpoint")
 
     assert ("ignored 2 stored checkpoint rows this signer did not sign (ids "
@@ -78,6 +79,7 @@ def test_forged_checkpoint_rows_never_reach_the_page_the_proof_or_the_signer(
 
 
 def test_a_checkpointed_coupon_is_covered_by_it(redeemed, page, checkpoint_dir):
+    sequence()
     ledger_checkpoint()
 
     assert "Covered by checkpoint 1 signed at <time datetime=\"2026-06-01T12:00:00+00:00\"" in \
@@ -85,6 +87,7 @@ def test_a_checkpointed_coupon_is_covered_by_it(redeemed, page, checkpoint_dir):
 
 
 def test_a_change_after_the_checkpoint_is_newer_than_it(redeemed, page, ctx, checkpoint_dir):
+    sequence()
     ledger_checkpoint()
     coupon_void(coupon_id=redeemed.pk, expected_version=3, reason="fraud", ctx=ctx)
 

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from coupons.evidence import merkle
 from coupons.evidence.checkpoint_keys import public_key_text
 from coupons.services import coupon_issue
 from operations.checkpoint import ledger_checkpoint
 from tests.api.roles import machine
-from tests.coupons.checkpoints.conftest import rewrite_and_rechain, save_json
+from tests.coupons.checkpoints.conftest import rewrite, save_json
+from tests.coupons.checkpoints.test_journal_log import sequence
 
 SCRIPT = Path(__file__).resolve().parents[3] / "scripts" / "verify_coupon_proof.py"
 # Runs the script as an auditor would, with Django unimportable: it must not need it.
@@ -38,48 +38,33 @@ def offline(proof: dict, public_key: str, tmp_path) -> tuple[int, str]:
     return done.returncode, done.stdout + done.stderr
 
 
-def test_a_checkpointed_coupon_s_proof_verifies_offline(redeemed, template, ctx, reader,
-                                                        checkpoint_dir, public_key, tmp_path):
-    for n in range(4):  # more leaves than one, so the path is not empty
-        coupon_issue(template_id=template.pk, user_id=f"other-{n}", ctx=ctx)
+def signed(*, sequenced=True):
+    """The journal sequenced (as its cron does before every checkpoint), then signed."""
+    if sequenced:
+        sequence()
     ledger_checkpoint()
+
+
+def test_a_checkpointed_coupon_s_proof_verifies_offline(redeemed, reader, checkpoint_dir,
+                                                        public_key, tmp_path):
+    signed()
 
     proof = proof_of(reader, redeemed.pk)
 
     assert [row["to_version"] for row in proof["operations"]] == [1, 2, 3]
-    assert proof["leaf"] == {"index": 0, "coupon_id": redeemed.pk, "version": 3,
-                             "head_hash": proof["operations"][-1]["content_hash"]}
-    assert len(proof["inclusion_path"]) == 3  # five leaves
+    assert "leaf" not in proof and "content_hash" not in proof["operations"][0]
     status, out = offline(proof, public_key, tmp_path)
     assert (status, out.splitlines()[0]) == (
-        0, f"OK: coupon {redeemed.pk}: rows v1..v3 are the ones signed in checkpoint 1 at "
-           f"2026-06-01T12:00:00Z; 0 of 5 journal entries are in the journal log signed there")
-
-
-def test_a_proof_past_the_first_chunk_names_its_place_in_the_whole_tree(
-        redeemed, template, ctx, reader, checkpoint_dir, public_key, tmp_path, monkeypatch):
-    """Chunks of two leaves, five coupons: the last one is leaf 4, the first of chunk 2. Its
-    index counts the chunks before it, or the auditor's check lands on another leaf."""
-    monkeypatch.setattr(merkle, "CHUNK", 2)
-    for n in range(4):
-        last = coupon_issue(template_id=template.pk, user_id=f"other-{n}", ctx=ctx).coupon
-    ledger_checkpoint()
-
-    proof = proof_of(reader, last.pk)
-
-    assert (proof["leaf"]["index"], proof["checkpoint"]["signed"].count('"tree_size":5')) == (
-        4, 1)
-    status, out = offline(proof, public_key, tmp_path)
-    assert (status, out.splitlines()[0]) == (
-        0, f"OK: coupon {last.pk}: rows v1..v1 are the ones signed in checkpoint 1 at "
-           f"2026-06-01T12:00:00Z; 0 of 1 journal entries are in the journal log signed there")
+        0, f"OK: coupon {redeemed.pk}: rows v1..v3 are in the journal log signed as checkpoint "
+           f"1 at 2026-06-01T12:00:00Z; 5 of 5 journal entries are in the journal log signed "
+           f"there")
 
 
 def test_rows_newer_than_the_checkpoint_are_shown_as_not_covered(
         redeemed, coupon, ctx, reader, checkpoint_dir, public_key, tmp_path):
     from coupons.services import coupon_void
 
-    ledger_checkpoint()
+    signed()
     coupon_void(coupon_id=redeemed.pk, expected_version=3, reason="fraud", ctx=ctx)
 
     status, out = offline(proof_of(reader, redeemed.pk), public_key, tmp_path)
@@ -89,28 +74,27 @@ def test_rows_newer_than_the_checkpoint_are_shown_as_not_covered(
 
 def test_the_offline_check_rejects_a_history_rewritten_after_the_checkpoint(
         redeemed, reader, checkpoint_dir, public_key, tmp_path):
-    ledger_checkpoint()
-    rewrite_and_rechain(redeemed, 2, actor="attacker")
+    """The row and its entry rewritten to agree: the entry no longer leads to the signed root,
+    so the server serves no path for it and the script fails the proof, quoting why."""
+    signed()
+    rewrite(redeemed, 2, actor="attacker")
 
     status, out = offline(proof_of(reader, redeemed.pk), public_key, tmp_path)
 
     assert status == 1
-    assert "FAILED: row v3 is not the one checkpoint 1 signed" in out
+    assert "the server served no inclusion path: The stored journal log does not lead" in out
 
 
-def test_the_offline_check_rejects_a_forged_leaf_a_broken_link_and_another_key(
+def test_the_offline_check_rejects_an_edited_row_and_another_key(
         redeemed, reader, checkpoint_dir, public_key, tmp_path):
-    ledger_checkpoint()
+    signed()
     proof = proof_of(reader, redeemed.pk)
-    head = proof["operations"][1]["content_hash"]
-    forged_leaf = {**proof, "leaf": {**proof["leaf"], "version": 2, "head_hash": head}}
-    unlinked = json.loads(json.dumps(proof))
-    unlinked["operations"][2]["prev_hash"] = "0" * 64
+    edited = json.loads(json.dumps(proof))
+    edited["operations"][2]["op_type"] = "RELEASE"
     other_key = public_key_text(Ed25519PrivateKey.from_private_bytes(b"\x02" * 32).public_key())
 
-    assert "is not in the tree signed" in offline(forged_leaf, public_key, tmp_path)[1]
-    assert "row v3 does not follow the row before it" in offline(unlinked, public_key,
-                                                                 tmp_path)[1]
+    assert ("FAILED: ledger row v3: op_type differ from its journal entry"
+            in offline(edited, public_key, tmp_path)[1])
     status, out = offline(proof, other_key, tmp_path)
     assert status == 1 and "signature does not verify" in out
 
@@ -118,19 +102,22 @@ def test_the_offline_check_rejects_a_forged_leaf_a_broken_link_and_another_key(
 def test_before_any_checkpoint_the_proof_says_so(redeemed, reader, public_key, tmp_path):
     proof = proof_of(reader, redeemed.pk)
 
-    assert (proof["checkpoint"], proof["leaf"], proof["inclusion_path"]) == (None, None, [])
+    assert (proof["checkpoint"], proof["journal_head"]) == (None, None)
     assert offline(proof, public_key, tmp_path) == (
         1, "FAILED: no checkpoint covers this coupon yet (the proof names none)\n")
 
 
-def test_a_coupon_issued_after_the_checkpoint_has_no_leaf(
-        redeemed, template, ctx, reader, checkpoint_dir):
-    ledger_checkpoint()
+def test_a_coupon_issued_after_the_checkpoint_is_not_covered_yet(
+        redeemed, template, ctx, reader, checkpoint_dir, public_key, tmp_path):
+    signed()
     later = coupon_issue(template_id=template.pk, user_id="late", ctx=ctx).coupon
 
     proof = proof_of(reader, later.pk)
 
-    assert proof["checkpoint"] is not None and proof["leaf"] is None
+    assert proof["checkpoint"] is not None
+    assert [entry["log_index"] for entry in proof["journal_entries"]] == [None]
+    status, out = offline(proof, public_key, tmp_path)
+    assert status == 1 and "newer than checkpoint 1: not covered yet" in out
 
 
 def test_an_unknown_coupon_is_a_404_and_the_proof_needs_read_coupons(redeemed):

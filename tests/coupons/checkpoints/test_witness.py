@@ -87,8 +87,7 @@ def test_a_log_rewritten_below_the_witnessed_size_and_signed_again_is_refused(
     nodes = [merkle.leaf_hash(content.encode()) for content in
              JournalLeaf.objects.order_by("index").values_list("entry__content", flat=True)]
     first = signed_at(checkpoint_dir, 1)
-    body = {**first, "number": 2, "previous_number": 1, "previous_root": first["root"],
-            "previous_size": first["tree_size"], "journal_size": BEFORE + 5,
+    body = {**first, "number": 2, "previous_number": 1, "journal_size": BEFORE + 5,
             "journal_root": merkle.root_of_nodes(nodes).hex(), "previous_journal_size": BEFORE + 3,
             "previous_journal_root": first["journal_root"],
             "journal_consistency": [n.hex() for n in merkle.consistency_proof(BEFORE + 3, nodes)]}

@@ -1,7 +1,6 @@
-"""The attacks the ledger's keyed chain and the checkpoint's per-coupon heads caught, caught by
-the journal and its signed heads alone: the heads comparison is switched off in the signer
-(`_Extension.problems`), and only the journal's findings are asserted. These are what hold
-once the chain and the heads tree are gone (docs/evidence.md)."""
+"""A ledger row rewritten or deleted after a signed journal head, however the attacker makes it
+agree with its entry and leaf: the signer refuses, or verify_ledger and the coupon's check
+name the entry and the coupon (docs/evidence.md)."""
 
 import hashlib
 import re
@@ -12,19 +11,17 @@ from django.db import connection
 from coupons.models import CouponOperation, JournalEntry, JournalLeaf
 from operations.checkpoint import CheckpointRefused, ledger_checkpoint
 from tests.app_role import past_the_triggers
-from tests.coupons.checkpoints.conftest import checkpoint_file, rewrite_and_rechain, verify
+from tests.coupons.checkpoints.conftest import checkpoint_file, rewrite, verify
 from tests.coupons.checkpoints.test_journal_log import sequence
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def signed(redeemed, checkpoint_dir, monkeypatch):
-    """The redeemed coupon's five entries sequenced and signed; the signer's comparison of
-    per-coupon heads off, so that whatever refuses is the journal."""
+def signed(redeemed, checkpoint_dir):
+    """The redeemed coupon's five entries sequenced and signed."""
     sequence()
     ledger_checkpoint()
-    monkeypatch.setattr("operations.checkpoint._Extension.problems", lambda self: [])
     return redeemed
 
 
@@ -42,11 +39,10 @@ def releaf(row) -> None:
 
 def test_a_ledger_row_rewritten_with_its_entry_and_leaf_after_a_signed_head_is_named(
         signed, checkpoint_dir, public_key):
-    """Was: the chain under a stolen key passes, the checkpoint's head of the coupon does
-    not. Now: the row, its entry (whose hash anyone computes) and its leaf agree, so the
-    per-coupon check passes, but the log no longer makes the root signed: the signer refuses,
+    """The row, its entry (whose hash anyone computes) and its leaf agree, so the per-coupon
+    check passes, but the log no longer makes the root signed: the signer refuses,
     verify_ledger names the entry and the coupon among the first checkpoint's positions."""
-    rewrite_and_rechain(signed, 2, actor="attacker")
+    rewrite(signed, 2, actor="attacker")
     row = lock_row(signed)
     releaf(row)
 
@@ -63,7 +59,7 @@ def test_a_ledger_row_rewritten_with_its_entry_and_leaf_after_a_signed_head_is_n
 def test_a_ledger_row_rewritten_with_its_entry_under_its_position_makes_the_signer_refuse(
         signed):
     """The leaf left as sequenced: the signer recomputes it from the entry and refuses."""
-    rewrite_and_rechain(signed, 3, actor="attacker")
+    rewrite(signed, 3, actor="attacker")
 
     with pytest.raises(CheckpointRefused, match=r"journal log position \d is missing or its "
                                                 "entry is not the one sequenced there"):
@@ -72,8 +68,8 @@ def test_a_ledger_row_rewritten_with_its_entry_under_its_position_makes_the_sign
 
 def test_a_ledger_row_rewritten_alone_is_named_by_its_journal(
         signed, checkpoint_dir, public_key, broken_on_purpose):
-    """Was: the chain breaks at the row (invariant 7). Now: the row is not its entry's fold,
-    whatever hashes it carries: the full check (invariant 9) and verify_ledger name it."""
+    """The row is not its entry's fold: the full check (invariant 9) and verify_ledger name
+    it."""
     from coupons.evidence.replay import coupon_check
 
     row = lock_row(signed)
@@ -90,9 +86,9 @@ def test_a_ledger_row_rewritten_alone_is_named_by_its_journal(
 
 def test_a_rollback_after_a_signed_head_is_named_by_the_journal(
         signed, checkpoint_dir, public_key, broken_on_purpose):
-    """Was: the next checkpoint's leaf went back from v3 to v1. Now: the rows deleted leave
-    their entries behind (named by verify_ledger); deleting the entries too cuts the signed
-    log (the signer refuses)."""
+    """The rows deleted leave their entries behind (named by verify_ledger; the signer, which
+    folds only the rows of entries it has not signed yet, does not see them); deleting the
+    entries too cuts the signed log (the signer refuses)."""
     rows = list(CouponOperation.objects.filter(coupon=signed, to_version__gt=1)
                 .values_list("pk", flat=True))
     with past_the_triggers(), connection.cursor() as cursor:
