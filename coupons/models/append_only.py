@@ -24,7 +24,8 @@ How to protect a new table (say, published return-policy versions):
 
 The one deleter past `delete_refused(pruned=True)` is `PRUNER_ROLE`, the NOLOGIN owner of the
 prune functions (operations/db_roles.py). The table owner and a superuser can still switch
-triggers off; the ledger's hash chain is what catches what such an edit leaves behind.
+triggers off; the journal and its signed heads are what catch what such an edit leaves
+behind (docs/evidence.md).
 """
 
 import pgtrigger

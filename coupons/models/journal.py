@@ -24,7 +24,7 @@ class Journaled(models.Model):
     JOURNAL_MOVES: tuple[str, ...] = ()
     # The column that says which coupon the row is about (the per-coupon check and proof).
     JOURNAL_COUPON = "coupon_id"
-    # Columns that are not evidence: derived from the others (the ledger's keyed chain).
+    # Columns that are not evidence (a finding's `last_seen_at`, which every run moves).
     JOURNAL_LEAVES_OUT: tuple[str, ...] = ()
 
     class Meta:
