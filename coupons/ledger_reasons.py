@@ -1,7 +1,7 @@
 """Why a ledger row or a compensation was written, as the services say it: message codes with
 values.
 
-The row's `reason` keeps the English text (the record; the ledger's is hash-chained);
+The row's `reason` keeps the English text (the record; the ledger's is journaled);
 `reason_code` and `reason_params` say which sentence it is (coupons/sentences.py), so the
 ledger, the timeline and the queues read it in the reader's language. A reason a person typed
 (a void's, a proposed compensation's) has no code and reads as typed.

@@ -3,7 +3,7 @@
 Ledger rows already written keep their unkeyed hashes; each coupon that has some gets one sealed
 UnkeyedLedgerPrefix (how far they go, the last one's hash), so an unkeyed row written later is a
 forgery the check names. Existing redemptions, order bindings, refusals and inbox messages are
-sealed under the current LEDGER_CHAIN_KEYS key. On PostgreSQL their tables' user triggers are
+sealed under the chain key then current. On PostgreSQL their tables' user triggers are
 switched off around the backfill (it runs as the owner), and the inbox's triggers are replaced
 after it, so that its seal may move once with the outcome.
 """

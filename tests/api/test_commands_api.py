@@ -431,7 +431,7 @@ def test_check_endpoint_reports_every_invariant_holding(api, coupon):
     assert (body["ok"], body["replayed_state"], body["replayed_version"]) == (True, "USED", 3)
     assert [i["number"] for i in body["invariants"]] == [1, 2, 3, 4, 5, 6, 7, 8, 9]
     assert all(i["ok"] for i in body["invariants"])
-    assert body["notes"] == []  # every row keyed: nothing written before the chain was keyed
+    assert body["notes"] == []
 
 
 # --- secrets never leak -------------------------------------------------------------------
