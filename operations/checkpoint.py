@@ -78,7 +78,8 @@ def ledger_checkpoint() -> CheckpointRun:
 def _checkpoint_in_snapshot(key, directory: Path, *, snapshot: bool) -> CheckpointRun:
     if snapshot:
         with connection.cursor() as cursor:
-            # Every head from one moment, while commands go on; must be the first statement.
+            # The log and the rows from one moment, while commands go on; must be the first
+            # statement.
             cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
     now = clock.now()
     public = key.public_key()
