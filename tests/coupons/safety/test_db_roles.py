@@ -211,8 +211,7 @@ def test_truncate_of_a_history_table_is_refused_to_the_app_and_the_owner(history
 INSERT_ONLY = [
     "coupons_couponoperation", "coupons_commandrejection", "coupons_ordercoupon",
     "coupons_expirywarning", "coupons_orderfact", "coupons_presalesettlement",
-    "coupons_coupontemplateversion", "coupons_ledgercheckpoint",
-    "coupons_ledgercheckpointchunk", "coupons_unkeyedledgerprefix", "timeline_staffnote",
+    "coupons_coupontemplateversion", "coupons_ledgercheckpoint", "timeline_staffnote",
     "timeline_viewrecord",
 ]
 
