@@ -13,7 +13,7 @@ tests/coupons/write/test_statements.py holds each shape to the SQL the ORM would
 from dataclasses import dataclass
 from functools import cache
 
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections
 
 
 @dataclass(frozen=True)
@@ -25,8 +25,8 @@ class Statement:
     fields: tuple
 
     def bind(self, row) -> list:
-        return [field.get_db_prep_save(field.pre_save(row, True), connection)
-                for field in self.fields]
+        db = the_connection()
+        return [field.get_db_prep_save(field.pre_save(row, True), db) for field in self.fields]
 
 
 @cache
@@ -70,16 +70,21 @@ class Update:
     def bind(self, changes: dict, where: dict) -> list:
         """`changes` and `where` in the order the statement was built with (values of a
         foreign key may be the related instance, as the ORM takes them)."""
-        params = []
+        params, db = [], the_connection()
         for field, value in zip(self.set_fields, changes.values(), strict=True):
             if value is not None and field.remote_field is not None and hasattr(value, "_meta"):
                 value = value.prepare_database_save(field)
-            params.append(field.get_db_prep_save(value, connection))
+            params.append(field.get_db_prep_save(value, db))
         compared = [value for value in where.values() if value is not None]  # None: IS NULL
         for field, value in zip(self.where_fields, compared, strict=True):
-            params.append(field.get_db_prep_value(field.get_prep_value(value), connection,
-                                                  prepared=True))
+            params.append(field.get_db_prep_value(field.get_prep_value(value), db, prepared=True))
         return params
+
+
+def the_connection():
+    """The default connection itself: `connection` is a proxy that looks it up again (a
+    context-local read) at each of the dozens of attribute reads a bind makes."""
+    return connections[DEFAULT_DB_ALIAS]
 
 
 def update_of(model, changes: dict, where: dict, *, extra_where: str = "") -> tuple[str, list]:
