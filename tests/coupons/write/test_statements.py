@@ -152,6 +152,7 @@ def test_a_command_s_rows_bind_as_the_orm_binds_them():
         assert comparable(statement.bind(row)) == comparable(orm_bind(statement, row))
 
 
+@pytest.mark.filterwarnings("ignore:DateTimeField .* received a naive datetime")
 def test_an_update_binds_as_the_orm_does_whatever_the_values():
     lease = CouponLock(pk="7b5a0c9e-0000-4000-8000-000000000000")
     # Given in the order the ORM writes them (by name), the parameters line up; no None set
