@@ -27,6 +27,7 @@ import json
 import uuid
 from datetime import UTC, date, datetime
 from decimal import Decimal
+from functools import cache
 
 from django.apps import apps
 from django.db import connection
@@ -81,10 +82,26 @@ def _columns(model, leaves_out=None) -> list:
 
 def row_facts(row, names=None) -> dict:
     """The row's journaled columns by attribute name, as JSON values (all, or `names`)."""
-    fields = _columns(type(row))
-    if names is not None:
-        fields = [field for field in fields if field.attname in names]
-    return {field.attname: _value(field, getattr(row, field.attname)) for field in fields}
+    facts = {}
+    for attname, field, as_is in _journaled_columns(type(row)):
+        if names is None or attname in names:
+            value = getattr(row, attname)
+            facts[attname] = value if type(value) in as_is else _value(field, value)
+    return facts
+
+
+# What _value gives back unchanged, in any column but a decimal one (which writes an integer
+# with its decimal places).
+AS_IS = frozenset({str, int, bool, type(None)})
+
+
+@cache
+def _journaled_columns(model) -> tuple:
+    """(attname, field, the value types _value leaves as they are) of the journaled columns;
+    the same for every row of `model`, so read once per process."""
+    return tuple((field.attname, field,
+                  frozenset() if field.get_internal_type() == "DecimalField" else AS_IS)
+                 for field in _columns(model))
 
 
 def _body(row, *, kind, actor, at, parent, names=None) -> dict:

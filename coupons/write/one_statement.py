@@ -13,7 +13,8 @@ inserts' RETURNING, and the statement returns them for the caller's objects.
 
 The text is the same for every command of one shape (which rows, which columns, which
 answer): it is joined once per process and shape (`_text`) from coupons.write.statements,
-and a command only binds its values.
+and a command only binds its values. It runs on the backend's numbered_cursor, which numbers
+its placeholders once rather than at each execute (psycopg does that only for short texts).
 """
 
 from functools import cache
@@ -49,6 +50,7 @@ def write(*, cas, rows, updates, operation, event, answer) -> list | None:
         type(operation), answer is not None, answer_rows,
     )
     sql, cas_statement = _text(shape)
+    db = statements.the_connection()
     params = cas_statement.bind(changes, where)
     for row in rows:
         params += _bound_insert(row, "cas", operation)
@@ -61,9 +63,9 @@ def write(*, cas, rows, updates, operation, event, answer) -> list | None:
         record_id, status, body, _ = answer
         Status = IdempotencyRecord.Status
         body_field = IdempotencyRecord._meta.get_field("response_body")
-        params += [Status.COMPLETED, status, body_field.get_db_prep_save(body, connection),
+        params += [Status.COMPLETED, status, body_field.get_db_prep_save(body, db),
                    clock.now(), record_id, Status.IN_PROGRESS]
-    with connection.cursor() as cursor:
+    with db.numbered_cursor() as cursor:
         cursor.execute(sql, params)
         ids = list(cursor.fetchone())
     return None if ids[0] is None else ids

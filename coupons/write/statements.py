@@ -11,9 +11,49 @@ tests/coupons/write/test_statements.py holds each shape to the SQL the ORM would
 """
 
 from dataclasses import dataclass
-from functools import cache
+from datetime import datetime
+from functools import cache, cached_property
+from uuid import UUID
 
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections, models
+
+# Field classes (exactly these, not subclasses) whose get_db_prep_save leaves a value of these
+# types as it is (None included), or only wraps an integer in the psycopg type of its column:
+# a bind does that itself and skips the ORM's calls. Any other value or field, a JSON or
+# decimal one say, is prepared by the ORM; tests/coupons/write/test_statements.py holds every
+# command row's bind to the ORM's.
+AS_IS = {
+    **dict.fromkeys((models.CharField, models.TextField), (str, type(None))),
+    **dict.fromkeys((models.AutoField, models.BigAutoField, models.IntegerField,
+                     models.BigIntegerField, models.SmallIntegerField,
+                     models.PositiveIntegerField, models.PositiveSmallIntegerField),
+                    (int, type(None))),
+    models.BooleanField: (bool, type(None)),
+    models.UUIDField: (UUID, type(None)),
+    models.DateTimeField: (datetime, type(None)),  # aware only: a naive one is made aware
+}
+
+
+def plan(field, db) -> tuple:
+    """(field, the value types it binds as they are, the wrapper of an integer or None).
+
+    No types when its pre_save is more than a read (a DateTimeField's auto_now) or it is not
+    one of AS_IS; a foreign key's are its target's. An auto field's integer is not wrapped.
+    """
+    if getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False):
+        return field, (), None
+    target = field.target_field if type(field) in (models.ForeignKey,
+                                                   models.OneToOneField) else field
+    integers = getattr(db.ops, "integerfield_type_map", {})
+    return field, AS_IS.get(type(target), ()), integers.get(target.get_internal_type())
+
+
+def prepared(planned, value, db):
+    """`field.get_db_prep_save(value)` for `planned` (field, types, wrapper) from plan()."""
+    field, plain, wrap = planned
+    if type(value) not in plain or (type(value) is datetime and value.tzinfo is None):
+        return field.get_db_prep_save(value, db)
+    return value if wrap is None or value is None else wrap(value)
 
 
 @dataclass(frozen=True)
@@ -25,8 +65,14 @@ class Statement:
     fields: tuple
 
     def bind(self, row) -> list:
-        return [field.get_db_prep_save(field.pre_save(row, True), connection)
-                for field in self.fields]
+        db = the_connection()
+        return [prepared(planned, getattr(row, planned[0].attname), db) if planned[1]
+                else planned[0].get_db_prep_save(planned[0].pre_save(row, True), db)
+                for planned in self.plan]
+
+    @cached_property
+    def plan(self) -> tuple:
+        return tuple(plan(field, the_connection()) for field in self.fields)
 
 
 @cache
@@ -70,16 +116,34 @@ class Update:
     def bind(self, changes: dict, where: dict) -> list:
         """`changes` and `where` in the order the statement was built with (values of a
         foreign key may be the related instance, as the ORM takes them)."""
-        params = []
-        for field, value in zip(self.set_fields, changes.values(), strict=True):
+        params, db = [], the_connection()
+        for planned, value in zip(self.set_plan, changes.values(), strict=True):
+            field = planned[0]
             if value is not None and field.remote_field is not None and hasattr(value, "_meta"):
                 value = value.prepare_database_save(field)
-            params.append(field.get_db_prep_save(value, connection))
+            params.append(prepared(planned, value, db))
         compared = [value for value in where.values() if value is not None]  # None: IS NULL
-        for field, value in zip(self.where_fields, compared, strict=True):
-            params.append(field.get_db_prep_value(field.get_prep_value(value), connection,
-                                                  prepared=True))
+        for (field, plain, wrap), value in zip(self.where_plan, compared, strict=True):
+            if type(value) in plain and type(value) is not datetime:
+                params.append(value if wrap is None else wrap(value))
+            else:
+                params.append(field.get_db_prep_value(field.get_prep_value(value), db,
+                                                      prepared=True))
         return params
+
+    @cached_property
+    def set_plan(self) -> tuple:
+        return tuple(plan(field, the_connection()) for field in self.set_fields)
+
+    @cached_property
+    def where_plan(self) -> tuple:
+        return tuple(plan(field, the_connection()) for field in self.where_fields)
+
+
+def the_connection():
+    """The default connection itself: `connection` is a proxy that looks it up again (a
+    context-local read) at each of the dozens of attribute reads a bind makes."""
+    return connections[DEFAULT_DB_ALIAS]
 
 
 def update_of(model, changes: dict, where: dict, *, extra_where: str = "") -> tuple[str, list]:

@@ -6,7 +6,9 @@ from decimal import Decimal
 
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
+from common.postgresql.base import numbered
 from coupons.services import CommandContext, coupon_lock, coupon_release
 from coupons.write.context import LeaseProof
 from tests.api.test_production_defaults import PRODUCTION_ENV, manage
@@ -47,3 +49,24 @@ def test_a_connection_prepares_the_commands_statements(coupon, clock):
 
     assert connection.connection.prepare_threshold is not None
     assert prepared() > before
+    # The one write of each command too, LOCK's with more than 50 parameters, which psycopg
+    # would number again at each execute (common.postgresql's numbered_cursor numbers it once).
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements "
+                       "WHERE statement LIKE 'WITH cas AS (UPDATE%%'")
+        written = [statement for (statement,) in cursor.fetchall()]
+    assert len(written) == 2  # LOCK's and RELEASE's
+    assert any("$51" in statement for statement in written)
+
+
+@pytest.mark.django_db
+def test_the_numbered_cursor_runs_a_percent_s_statement_and_logs_it_as_given():
+    sql = "SELECT %s::int + %s::int, '100%%', %s::text"
+
+    with CaptureQueriesContext(connection) as ran, connection.numbered_cursor() as cursor:
+        cursor.execute(sql, [1, 2, "x"])
+        row = cursor.fetchone()
+
+    assert row == (3, "100%", "x")
+    assert numbered(sql) == "SELECT $1::int + $2::int, '100%', $3::text"
+    assert [query["sql"] for query in ran] == ["SELECT 1::int + 2::int, '100%', 'x'::text"]

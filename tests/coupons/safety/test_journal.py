@@ -10,6 +10,9 @@ UPDATE refused at its resolution.
 import hashlib
 import io
 import json
+import uuid
+from datetime import UTC, datetime
+from decimal import Decimal
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -17,8 +20,8 @@ from django.db import DatabaseError, IntegrityError, connection, transaction
 
 from coupons import clock
 from coupons.errors import EvidenceMismatch
-from coupons.evidence.journal import content_text, fold_problem, with_journal
-from coupons.models import ConflictCase, JournalEntry
+from coupons.evidence.journal import content_text, fold_problem, row_facts, with_journal
+from coupons.models import ConflictCase, JournalEntry, OrderCoupon
 from coupons.services.cases import case_open, case_resolve
 from refunds.models import Compensation
 from refunds.services.compensation_record import compensation_record
@@ -228,3 +231,21 @@ def test_a_column_added_later_that_holds_more_than_its_default_is_named(
     row = with_journal(ConflictCase.objects.filter(pk=case.pk)).get()
 
     assert fold_problem(row) == 'summary_code is "free_again", its journal says ""'
+
+
+@pytest.mark.parametrize("amount", [Decimal("30"), 30, "30.5", None], ids=repr)
+def test_an_entry_writes_each_column_as_its_json_value_whatever_the_python_type(amount):
+    """A decimal column writes its places whether the row holds a Decimal, an int or a str;
+    the other columns their JSON value, read from the row as it is."""
+    at = datetime(2030, 1, 2, 3, 4, 5, tzinfo=UTC)
+    row = OrderCoupon(lock_id=uuid.UUID(int=7), coupon_id=1, order_id="o-1", quote_id="",
+                      order_amount=amount, discount_amount=Decimal("3.1"),
+                      template_version_id=2, created_at=at)
+
+    facts = row_facts(row)
+
+    assert facts["order_amount"] == (None if amount is None else f"{Decimal(str(amount)):.2f}")
+    assert facts["discount_amount"] == "3.10"
+    assert facts["lock_id"] == str(uuid.UUID(int=7))
+    assert facts["created_at"] == "2030-01-02T03:04:05.000000+00:00"
+    assert (facts["coupon_id"], facts["order_id"], facts["quote_id"]) == (1, "o-1", "")
