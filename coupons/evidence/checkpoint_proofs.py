@@ -259,9 +259,9 @@ def journal_proof(coupon: UserCoupon, checkpoint: LedgerCheckpoint | None,
     }
 
 
-def checkpoint_coverage(*, coupon: UserCoupon) -> dict:
-    """For the coupon page: the latest checkpoint and the version of this coupon it covers."""
-    checkpoint = latest_checkpoint()
+def checkpoint_coverage(*, coupon: UserCoupon, checkpoint: LedgerCheckpoint | None) -> dict:
+    """For the coupon page: the latest checkpoint (`latest_checkpoint()`, which the page's check
+    has read already) and the version of this coupon it covers."""
     if checkpoint is None:
         return {"checkpoint": None}
     placement = coupon_placement(checkpoint, coupon.pk)
