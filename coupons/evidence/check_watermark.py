@@ -43,18 +43,29 @@ from django.db.models.expressions import RawSQL
 from django.utils.crypto import salted_hmac
 
 from coupons import clock
+from coupons.evidence.checkpoint_keys import key_id
+from coupons.evidence.checkpoint_proofs import latest_checkpoint, verified
 from coupons.evidence.journal import content_hash, with_journal
 from coupons.evidence.signed_coverage import with_log_position
 from coupons.models import (
     CheckWatermark,
     CouponLock,
     CouponOperation,
+    LedgerCheckpoint,
     OperationType,
     Redemption,
 )
 
 WATERMARK = CheckWatermark._meta.db_table
 SEAL_SALT = "coupons.check-watermark"
+# The newest checkpoint under the verifying key's id, read with the watermark: verified in
+# Python (signature, chunk roots) before anything rests on it.
+CHECKPOINT = LedgerCheckpoint._meta.db_table
+NEWEST_CHECKPOINT_SQL = (
+    "(SELECT json_build_object('id', c.id, 'key_id', c.key_id, 'body', c.body, "  # noqa: S608
+    "'signature', c.signature, 'chunk_roots', c.chunk_roots, "
+    f"'chunk_first_ids', c.chunk_first_ids)::text FROM {CHECKPOINT} c WHERE c.key_id = %s "
+    "ORDER BY c.number DESC LIMIT 1)")
 COUNTS_SQL = {
     "locks_now": f"SELECT count(*) FROM {CouponLock._meta.db_table} l "
                  f"WHERE l.coupon_id = {WATERMARK}.coupon_id",
@@ -147,18 +158,38 @@ def _seal_holds(row) -> bool:
     return hmac.compare_digest(row.seal, expected)
 
 
-def resume_point(coupon, signed: int) -> Resume | None:
-    """Where the check can resume for `coupon`, or None: verify the whole ledger. `signed` is
-    the journal size the newest verified checkpoint signed (coupons.evidence.signed_coverage):
-    a watermark that rests on more than that is not trusted.
-
-    Two queries: the watermark with what the database counts now, then the ledger rows from
-    the watermark on; a third only when new rows name earlier ones.
-    """
-    if not signed:
-        return None
+def stored(coupon, key) -> CheckWatermark | None:
+    """The coupon's watermark, with what the database counts now and the newest checkpoint
+    under the verifying key's id (`newest_checkpoint`, JSON text), in one query."""
     extra = {name: RawSQL(f"({sql})", ()) for name, sql in COUNTS_SQL.items()}
-    row = CheckWatermark.objects.filter(coupon_id=coupon.pk).annotate(**extra).first()
+    if key is not None:
+        extra["newest_checkpoint"] = RawSQL(NEWEST_CHECKPOINT_SQL, [key_id(key)])
+    return CheckWatermark.objects.filter(coupon_id=coupon.pk).annotate(**extra).first()
+
+
+def newest_verified(row, key) -> LedgerCheckpoint | None:
+    """The newest checkpoint that verifies under `key`: the one the watermark's query read,
+    when it does; else latest_checkpoint() (a query more: the first check, or a row someone
+    INSERTed on top of the signed ones)."""
+    if row is None:
+        return latest_checkpoint()
+    if key is None or row.newest_checkpoint is None:
+        return None
+    data = json.loads(row.newest_checkpoint)
+    candidate = LedgerCheckpoint(pk=data["id"], key_id=data["key_id"], body=data["body"],
+                                 signature=data["signature"], chunk_roots=data["chunk_roots"],
+                                 chunk_first_ids=data["chunk_first_ids"])
+    return verified(candidate, key) or latest_checkpoint()
+
+
+def resume_point(coupon, row, signed: int) -> Resume | None:
+    """Where the check can resume for `coupon` from its watermark `row` (read by `stored`), or
+    None: verify the whole ledger. `signed` is the journal size the newest verified checkpoint
+    signed (coupons.evidence.signed_coverage): a watermark that rests on more is not trusted.
+
+    One query: the ledger rows from the watermark on; a second only when new rows name
+    earlier ones.
+    """
     if row is None or not 0 < row.signed_size <= signed or not _seal_holds(row):
         return None
     operations = list(with_log_position(with_journal(CouponOperation.objects.filter(

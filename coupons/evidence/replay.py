@@ -9,7 +9,7 @@ from django.utils.translation import gettext_lazy, ngettext
 from coupons import after_sale
 from coupons.evidence import check_watermark
 from coupons.evidence.check_watermark import Mark, Replayed, Resume, entry_hash
-from coupons.evidence.checkpoint_proofs import latest_checkpoint
+from coupons.evidence.checkpoint_keys import verifying_key
 from coupons.evidence.journal import with_journal
 from coupons.evidence.journal_check import coupon_journal_problems, row_problems
 from coupons.evidence.ledger_chain import chain_breaks, unkeyed_note
@@ -91,9 +91,11 @@ def coupon_check(coupon, *, full: bool = False) -> CheckReport:
     version a check verified and the newest verified signed head covers (coupons/evidence/
     check_watermark.py) and reads every row after it; a watermark it cannot trust makes it
     verify everything, as `full` does."""
-    checkpoint = latest_checkpoint()
+    key = verifying_key()
+    row = None if full else check_watermark.stored(coupon, key)
+    checkpoint = check_watermark.newest_verified(row, key)
     signed = signed_size(checkpoint)
-    resume = None if full else check_watermark.resume_point(coupon, signed)
+    resume = check_watermark.resume_point(coupon, row, signed)
     report = CheckReport(coupon_id=coupon.pk, checkpoint=checkpoint)
     if resume is None:
         replayed, operations, mark = _check_all(report, coupon, signed)

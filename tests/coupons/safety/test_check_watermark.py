@@ -21,7 +21,7 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 
 from coupons import clock as coupons_clock
-from coupons.evidence.check_watermark import resume_point, watermark_seal
+from coupons.evidence.check_watermark import resume_point, stored, watermark_seal
 from coupons.evidence.checkpoint_keys import key_id, public_key_text, signing_key
 from coupons.evidence.replay import coupon_check
 from coupons.models import (
@@ -64,6 +64,12 @@ def check(api, coupon) -> dict:
     return api.get(f"/api/v1/coupons/{coupon.pk}/check").json()
 
 
+def resume_at(coupon):
+    """Where the next check resumes, resting on the head the watermark rests on."""
+    row = stored(coupon, signing_key().public_key())
+    return resume_point(coupon, row, row.signed_size)
+
+
 def journal_problems(api, coupon) -> list[str]:
     body = check(api, coupon)
     assert body["ok"] is False
@@ -98,7 +104,7 @@ def test_the_check_resumes_after_the_watermark_and_answers_as_the_full_check(
     """Rows after the head are read, and read again on the next check, until a head covers
     them: only then does the watermark move over them."""
     later_rows(verified, clock, 3)  # v42–v46
-    resume = resume_point(verified, CheckWatermark.objects.get(coupon=verified).signed_size)
+    resume = resume_at(verified)
     assert (resume.through_version, [op.to_version for op in resume.operations]) == (
         41, [42, 43, 44, 45, 46])
 
@@ -238,12 +244,12 @@ def test_a_watermark_edited_without_the_key_is_ignored_and_rewritten(verified, a
     snapshot = copy.deepcopy(row.snapshot)
     snapshot["replayed"]["state"] = "VOIDED"
     CheckWatermark.objects.filter(coupon=verified).update(snapshot=snapshot)
-    assert resume_point(verified, row.signed_size) is None
+    assert resume_at(verified) is None
 
     answer = check(api, verified)
 
     assert (answer["ok"], answer["replayed_state"]) == (True, "AVAILABLE")
-    assert resume_point(verified, row.signed_size) is not None
+    assert resume_at(verified) is not None
     assert CheckWatermark.objects.get(coupon=verified).snapshot == row.snapshot
 
 
@@ -259,8 +265,7 @@ def test_a_lease_inserted_before_the_watermark_sends_the_check_back_to_the_whole
         forged.save(force_insert=True)
     broken_on_purpose.add(verified.pk)
 
-    assert resume_point(verified, CheckWatermark.objects.get(coupon=verified).signed_size) \
-        is None
+    assert resume_at(verified) is None
     problems = next(item for item in check(api, verified)["invariants"]
                     if item["number"] == 5)["problems"]
     assert problems == [f"lock {forged.id} has no LOCK ledger row"]
