@@ -113,6 +113,7 @@ def sign_head() -> None:
 
     from django.core.management import call_command
 
+    call_command("setup_db_roles", stdout=StringIO())  # the sequencer function
     call_command("sequence_journal", stdout=StringIO())
     call_command("ledger_checkpoint", stdout=StringIO())
 

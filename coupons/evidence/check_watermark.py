@@ -129,6 +129,7 @@ class Resume:
     """A trusted watermark and the ledger rows after it."""
 
     through_version: int
+    mark: Mark  # the watermark as stored
     chain_hash: str  # the content_hash of the row at the watermark, as read now
     replayed: Replayed
     marks: dict  # how far the journaled tables were read (coupons.evidence.journal_check)
@@ -207,7 +208,10 @@ def resume_point(coupon, row, signed: int) -> Resume | None:
     if row.redemptions_now != replayed.redeems + sum(op.op_type == OperationType.REDEEM
                                                      for op in newer):
         return None
-    return Resume(through_version=row.through_version, chain_hash=operations[0].content_hash,
+    return Resume(through_version=row.through_version,
+                  mark=Mark(version=row.through_version, head_hash=row.head_hash,
+                            replayed=row.snapshot["replayed"]),
+                  chain_hash=operations[0].content_hash,
                   replayed=replayed, marks=row.snapshot["marks"],
                   active_locks=row.active_locks_now, successful=row.successful_now,
                   operations=newer, originals=_originals(coupon, newer))
@@ -229,11 +233,16 @@ def _originals(coupon, operations) -> dict:
     return found
 
 
-def remember(coupon, *, previous_version: int | None, mark: Mark, marks: dict,
+def remember(coupon, *, previous: Resume | None, mark: Mark | None, marks: dict,
              signed: int) -> None:
-    """Store (or move forward) the watermark at `mark` after a check that held, resting on
-    the signed journal size `signed`. Nothing is written when the mark did not move."""
-    if mark.version == previous_version:
+    """Store (or move forward) the watermark at `mark` (None: where `previous` was) after a
+    check that held, resting on the signed journal size `signed`. Nothing is written when
+    neither it nor the journal's marks moved (the check read nothing newly signed)."""
+    if previous is not None:
+        if mark is None and marks == previous.marks:
+            return
+        mark = mark or previous.mark
+    if mark is None:
         return
     snapshot = {"replayed": mark.replayed, "marks": marks}
     row = CheckWatermark(

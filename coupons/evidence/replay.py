@@ -99,10 +99,8 @@ def coupon_check(coupon, *, full: bool = False) -> CheckReport:
     report = CheckReport(coupon_id=coupon.pk, checkpoint=checkpoint)
     if resume is None:
         replayed, operations, mark = _check_all(report, coupon, signed)
-        previous = None
     else:
         replayed, operations, mark = _check_since(report, coupon, resume, signed)
-        previous = resume.through_version
     report.steps_taken = replayed.steps
     # The ledger rows the replay read (all of them, or those after the watermark).
     for problem in row_problems(operations):
@@ -111,9 +109,9 @@ def coupon_check(coupon, *, full: bool = False) -> CheckReport:
         coupon.pk, None if resume is None else resume.marks.get("journal"), signed)
     for problem in problems:
         report.fail(9, problem)
-    if report.ok and mark is not None:
-        check_watermark.remember(coupon, previous_version=previous, mark=mark,
-                                 marks={"journal": marks}, signed=signed)
+    if report.ok:
+        check_watermark.remember(coupon, previous=resume, mark=mark, marks={"journal": marks},
+                                 signed=signed)
     return report
 
 
