@@ -6,6 +6,7 @@ import io
 import json
 
 from django.core.management import call_command
+from django.test import override_settings
 
 from operations.checkpoint import ledger_checkpoint
 
@@ -15,10 +16,10 @@ def sequence() -> None:
     call_command("sequence_journal", stdout=io.StringIO())
 
 
-def sign_head(settings, directory) -> int:
+def sign_head(directory) -> int:
     """Sequences every entry and signs a checkpoint, its files in `directory` (a test's own, so
     no other test's files become this signer's chain); the journal size it signed."""
-    settings.LEDGER_CHECKPOINT_DIR = str(directory)
     sequence()
-    run = ledger_checkpoint()
+    with override_settings(LEDGER_CHECKPOINT_DIR=str(directory)):
+        run = ledger_checkpoint()
     return json.loads(run.checkpoint.body)["journal_size"]

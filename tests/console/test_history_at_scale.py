@@ -41,9 +41,9 @@ def second_view_queries(client, path: str) -> tuple[int, str]:
 
 @pytest.mark.parametrize("ledger_rows", [21, 20001])
 def test_the_page_and_the_check_cost_the_same_at_20_and_20000_rows(
-        coupon, clock, signed_in, api, settings, tmp_path, ledger_rows):
+        coupon, clock, signed_in, api, tmp_path, ledger_rows):
     coupon = bulk_history(coupon, clock, ledger_rows=ledger_rows)
-    sign_head(settings, tmp_path)
+    sign_head(tmp_path)
 
     page_queries, page = second_view_queries(signed_in("support"), f"/coupons/{coupon.pk}/")
     check_queries, body = second_view_queries(api, f"/api/v1/coupons/{coupon.pk}/check")

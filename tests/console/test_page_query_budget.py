@@ -42,7 +42,7 @@ def demo(settings, tmp_path):
     note = note_add(coupon_id=incident.pk, author="support-demo", text="Customer called",
                     form_key="budget-note")
     version = ReturnPolicyVersion.objects.order_by("id").first()
-    sign_head(settings, tmp_path)  # cron's head over all of it: the check rests on it
+    sign_head(tmp_path)  # cron's head over all of it: the check rests on it
     return {"incident": incident, "note": note, "version": version}
 
 

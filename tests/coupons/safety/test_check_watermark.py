@@ -42,9 +42,9 @@ CTX = CommandContext(actor="client:order-service")
 
 
 @pytest.fixture
-def heads(settings, tmp_path):
+def heads(tmp_path):
     """Signs a head over everything written so far; the journal size it signed."""
-    return lambda: sign_head(settings, tmp_path / "checkpoints")
+    return lambda: sign_head(tmp_path / "checkpoints")
 
 
 @pytest.fixture
