@@ -166,7 +166,7 @@ class CouponPage(ConsolePage):
             "diagnosis": coupon_diagnosis(coupon, now, ConsoleWords(),
                                           waiting=after_sale.waiting),
             "customer_replies": customer_replies(coupon, now, after_sale),
-            "coverage": checkpoint_coverage(coupon=coupon),
+            "coverage": checkpoint_coverage(coupon=coupon, checkpoint=check.checkpoint),
             "diagram": state_diagram(current=coupon.status,
                                      taken=check.steps_taken),
             "note_form": NoteForm() if request.user.has_perm(

@@ -1,32 +1,37 @@
 """What the per-coupon check already verified, so a view re-reads only the rows after it.
 
-The full check (coupons/evidence/replay.py) re-reads and re-hashes a coupon's whole ledger: seconds
-at
-20,000 rows. Once it holds, the check stores a CheckWatermark: the last version it verified,
-that row's hash, the replay's state after it (state, version, current lease, which leases'
-redemptions count, how many LOCK and REDEEM rows) and how far it read the coupon's refusals
-and after-sale rows. The next check resumes there: the row at that version must still have
-the stored journal entry hash, and it replays the newer rows from the stored state.
+The full check (coupons/evidence/replay.py) re-reads and folds a coupon's whole ledger: seconds
+at 20,000 rows. Once it holds, the check stores a CheckWatermark: the last version whose row,
+and every row before it, the newest verified signed head covers (coupons/evidence/
+signed_coverage.py: their journal entries sit below the journal size it signed), the hash of
+that row's journal entry, the replay's state after it (state, version, current lease, which
+leases' redemptions count, how many LOCK and REDEEM rows), the signed size it rests on, and how
+far it read the coupon's refusals and after-sale rows. The next check resumes there: it replays
+the newer rows from the stored state and folds each against its journal entry.
 
-What keeps the shortcut honest when someone writes past the database's triggers:
+What the check trusts, and why:
+- below the watermark, the signed head: a row there was folded by a check before the head
+  covered it, and the signer folds the rows of the entries it signs; a row rewritten after
+  that, with or without its entry, is named by the signer (its log is no extension of the one
+  it signed) or by `verify_ledger` (which folds every row), not by this check;
+- the watermark only while the newest checkpoint that verifies (signature under the verifying
+  key, stored chunk roots) signs at least the size the watermark rests on: no verified head, a
+  forged checkpoint row, or a key that no longer verifies the head, and the check reads every
+  row;
+- above the newest signed head, nothing: every row not covered yet is read and folded on every
+  check, however often a check held;
 - the watermark is sealed with an HMAC under the server's SECRET_KEY, which the database never
-  holds: a forged or edited one is ignored;
-- in the query that reads it, the database fingerprints the rows up to the watermark: on
-  their count and the sum of their `xmin`, the id of the transaction that wrote
-  each row version. Any UPDATE, DELETE or INSERT among them, triggers or not, makes new row
-  versions with a newer transaction id, which SQL cannot choose; reading tuple headers costs
-  a fraction of re-hashing the rows. (A restore or a table rewrite that gives rows new
-  versions only sends the check back to the whole ledger once.)
-- the coupon's leases and redemptions are counted against the LOCK and REDEEM rows the
-  ledger holds, so an inserted or deleted one shows.
-On any mismatch the check re-verifies the whole ledger, and reports what it finds. The
-watermark never turns a failing check into a passing one: it is written only by a check that
-held, and a full check (`manage.py coupon_check --full`) never reads it. Reconciliation
-(operations/reconcile) runs its own checks and never reads it either.
+  holds: a forged or edited one (a snapshot that claims another state) is ignored;
+- the coupon's leases and redemptions are counted against the LOCK and REDEEM rows the ledger
+  holds, so an inserted or deleted one shows.
+On any mismatch the check reads the whole ledger, and reports what it finds. The watermark
+never turns a failing check into a passing one: it is written only by a check that held, and a
+full check (`manage.py coupon_check --full`) never reads it. Reconciliation (operations/
+reconcile) runs its own checks and never reads it either.
 
 The coupon's other evidence rows (bindings, refusals, notes, after-sale's rows) are folded
 against their journal entries by coupons.evidence.journal_check, whose marks the watermark
-keeps; the full check folds all of them.
+keeps under the same rule; the full check folds all of them.
 """
 
 import hmac
@@ -34,30 +39,33 @@ import json
 import uuid
 from dataclasses import dataclass, field
 
-from django.db import connection
 from django.db.models.expressions import RawSQL
 from django.utils.crypto import salted_hmac
 
 from coupons import clock
+from coupons.evidence.checkpoint_keys import key_id
+from coupons.evidence.checkpoint_proofs import latest_checkpoint, verified
 from coupons.evidence.journal import content_hash, with_journal
+from coupons.evidence.signed_coverage import with_log_position
 from coupons.models import (
     CheckWatermark,
     CouponLock,
     CouponOperation,
+    LedgerCheckpoint,
     OperationType,
     Redemption,
 )
 
-LEDGER = CouponOperation._meta.db_table
 WATERMARK = CheckWatermark._meta.db_table
 SEAL_SALT = "coupons.check-watermark"
-# The fingerprint of the verified rows (see above); what it is made of differs by database,
-# and each database compares it only with one it made itself.
-DIGEST_SQL = f"""
-    SELECT count(*) || ':' || coalesce(sum(o.xmin::text::bigint), 0)
-    FROM {LEDGER} o
-    WHERE o.coupon_id = {WATERMARK}.coupon_id AND o.to_version <= {WATERMARK}.through_version
-"""
+# The newest checkpoint under the verifying key's id, read with the watermark: verified in
+# Python (signature, chunk roots) before anything rests on it.
+CHECKPOINT = LedgerCheckpoint._meta.db_table
+NEWEST_CHECKPOINT_SQL = (
+    "(SELECT json_build_object('id', c.id, 'key_id', c.key_id, 'body', c.body, "  # noqa: S608
+    "'signature', c.signature, 'chunk_roots', c.chunk_roots, "
+    f"'chunk_first_ids', c.chunk_first_ids)::text FROM {CHECKPOINT} c WHERE c.key_id = %s "
+    "ORDER BY c.number DESC LIMIT 1)")
 COUNTS_SQL = {
     "locks_now": f"SELECT count(*) FROM {CouponLock._meta.db_table} l "
                  f"WHERE l.coupon_id = {WATERMARK}.coupon_id",
@@ -106,10 +114,20 @@ class Replayed:
 
 
 @dataclass
+class Mark:
+    """Where the next check may resume: the replay after the last row the signed head covers."""
+
+    version: int
+    head_hash: str  # the hash of that row's journal entry
+    replayed: dict  # Replayed.as_json() after it
+
+
+@dataclass
 class Resume:
     """A trusted watermark and the ledger rows after it."""
 
     through_version: int
+    mark: Mark  # the watermark as stored
     replayed: Replayed
     marks: dict  # how far the journaled tables were read (coupons.evidence.journal_check)
     active_locks: int  # the coupon's active leases now
@@ -118,14 +136,14 @@ class Resume:
     originals: dict  # {id: row} of earlier rows those rows name (RETURN, REVERSE)
 
 
-def _sealed_text(coupon_id, through_version, head_hash, prefix_digest, snapshot) -> str:
-    return json.dumps([coupon_id, through_version, head_hash, prefix_digest, snapshot],
-                      sort_keys=True, separators=(",", ":"))
-
-
 def entry_hash(row) -> str | None:
     """The hash of the newest journal entry of `row` (read with_journal)."""
     return content_hash(row.journal[-1]) if row.journal else None
+
+
+def _sealed_text(coupon_id, through_version, head_hash, signed_size, snapshot) -> str:
+    return json.dumps([coupon_id, through_version, head_hash, signed_size, snapshot],
+                      sort_keys=True, separators=(",", ":"))
 
 
 def watermark_seal(*args) -> str:
@@ -134,34 +152,46 @@ def watermark_seal(*args) -> str:
 
 def _seal_holds(row) -> bool:
     expected = watermark_seal(row.coupon_id, row.through_version, row.head_hash,
-                              row.prefix_digest, row.snapshot)
+                              row.signed_size, row.snapshot)
     return hmac.compare_digest(row.seal, expected)
 
 
-def prefix_digest(coupon_id: int, through_version: int) -> str:
-    """The fingerprint DIGEST_SQL computes, for the watermark about to be written."""
-    with connection.cursor() as cursor:
-        cursor.execute(DIGEST_SQL.replace(f"{WATERMARK}.coupon_id", "%s")
-                       .replace(f"{WATERMARK}.through_version", "%s"),
-                       [coupon_id, through_version])
-        return cursor.fetchone()[0]
-
-
-def resume_point(coupon) -> Resume | None:
-    """Where the check can resume for `coupon`, or None: verify the whole ledger.
-
-    Two queries: the watermark with what the database says now (fingerprint, counts), then
-    the ledger rows from the watermark on; a third only when new rows name earlier ones.
-    """
+def stored(coupon, key) -> CheckWatermark | None:
+    """The coupon's watermark, with what the database counts now and the newest checkpoint
+    under the verifying key's id (`newest_checkpoint`, JSON text), in one query."""
     extra = {name: RawSQL(f"({sql})", ()) for name, sql in COUNTS_SQL.items()}
-    extra["digest_now"] = RawSQL(f"({DIGEST_SQL})", ())
-    row = CheckWatermark.objects.filter(coupon_id=coupon.pk).annotate(**extra).first()
-    if row is None or not _seal_holds(row):
+    if key is not None:
+        extra["newest_checkpoint"] = RawSQL(NEWEST_CHECKPOINT_SQL, [key_id(key)])
+    return CheckWatermark.objects.filter(coupon_id=coupon.pk).annotate(**extra).first()
+
+
+def newest_verified(row, key) -> LedgerCheckpoint | None:
+    """The newest checkpoint that verifies under `key`: the one the watermark's query read,
+    when it does; else latest_checkpoint() (a query more: the first check, or a row someone
+    INSERTed on top of the signed ones)."""
+    if row is None:
+        return latest_checkpoint()
+    if key is None or row.newest_checkpoint is None:
         return None
-    if not hmac.compare_digest(row.digest_now, row.prefix_digest):
+    data = json.loads(row.newest_checkpoint)
+    candidate = LedgerCheckpoint(pk=data["id"], key_id=data["key_id"], body=data["body"],
+                                 signature=data["signature"], chunk_roots=data["chunk_roots"],
+                                 chunk_first_ids=data["chunk_first_ids"])
+    return verified(candidate, key) or latest_checkpoint()
+
+
+def resume_point(coupon, row, signed: int) -> Resume | None:
+    """Where the check can resume for `coupon` from its watermark `row` (read by `stored`), or
+    None: verify the whole ledger. `signed` is the journal size the newest verified checkpoint
+    signed (coupons.evidence.signed_coverage): a watermark that rests on more is not trusted.
+
+    One query: the ledger rows from the watermark on; a second only when new rows name
+    earlier ones.
+    """
+    if row is None or not 0 < row.signed_size <= signed or not _seal_holds(row):
         return None
-    operations = list(with_journal(CouponOperation.objects.filter(
-        coupon_id=coupon.pk, to_version__gte=row.through_version).order_by("to_version")))
+    operations = list(with_log_position(with_journal(CouponOperation.objects.filter(
+        coupon_id=coupon.pk, to_version__gte=row.through_version).order_by("to_version"))))
     if not operations or operations[0].to_version != row.through_version \
             or entry_hash(operations[0]) != row.head_hash:
         return None
@@ -173,6 +203,8 @@ def resume_point(coupon) -> Resume | None:
                                                      for op in newer):
         return None
     return Resume(through_version=row.through_version,
+                  mark=Mark(version=row.through_version, head_hash=row.head_hash,
+                            replayed=row.snapshot["replayed"]),
                   replayed=replayed, marks=row.snapshot["marks"],
                   active_locks=row.active_locks_now, successful=row.successful_now,
                   operations=newer, originals=_originals(coupon, newer))
@@ -194,20 +226,24 @@ def _originals(coupon, operations) -> dict:
     return found
 
 
-def remember(coupon, *, previous_version: int | None, replayed: Replayed, head_hash: str,
-             marks: dict) -> None:
-    """Store (or move forward) the watermark after a check that held. Nothing is written when
-    the check verified no new row."""
-    if replayed.version == 0 or replayed.version == previous_version:
+def remember(coupon, *, previous: Resume | None, mark: Mark | None, marks: dict,
+             signed: int) -> None:
+    """Store (or move forward) the watermark at `mark` (None: where `previous` was) after a
+    check that held, resting on the signed journal size `signed`. Nothing is written when
+    neither it nor the journal's marks moved (the check read nothing newly signed)."""
+    if previous is not None:
+        if mark is None and marks == previous.marks:
+            return
+        mark = mark or previous.mark
+    if mark is None:
         return
-    snapshot = {"replayed": replayed.as_json(), "marks": marks}
-    digest = prefix_digest(coupon.pk, replayed.version)
+    snapshot = {"replayed": mark.replayed, "marks": marks}
     row = CheckWatermark(
-        coupon_id=coupon.pk, through_version=replayed.version, head_hash=head_hash,
-        prefix_digest=digest, snapshot=snapshot, verified_at=clock.now(),
-        seal=watermark_seal(coupon.pk, replayed.version, head_hash, digest, snapshot))
+        coupon_id=coupon.pk, through_version=mark.version, head_hash=mark.head_hash,
+        signed_size=signed, snapshot=snapshot, verified_at=clock.now(),
+        seal=watermark_seal(coupon.pk, mark.version, mark.head_hash, signed, snapshot))
     # Two checks at once both write; either watermark is true, so the last one stays.
     CheckWatermark.objects.bulk_create(
         [row], update_conflicts=True, unique_fields=["coupon"],
-        update_fields=["through_version", "head_hash", "prefix_digest", "snapshot",
+        update_fields=["through_version", "head_hash", "signed_size", "snapshot",
                        "verified_at", "seal"])

@@ -196,10 +196,9 @@ def journal_proof(coupon: UserCoupon, checkpoint: LedgerCheckpoint | None,
     }
 
 
-def checkpoint_coverage(*, coupon: UserCoupon) -> dict:
-    """For the coupon page: the latest checkpoint and the newest version of this coupon whose
-    ledger row's journal entry its signed journal head covers (one query)."""
-    checkpoint = latest_checkpoint()
+def checkpoint_coverage(*, coupon: UserCoupon, checkpoint: LedgerCheckpoint | None) -> dict:
+    """For the coupon page: the latest checkpoint (`latest_checkpoint()`, which the page's check
+    has read already) and the version of this coupon it covers."""
     if checkpoint is None:
         return {"checkpoint": None}
     size = json.loads(checkpoint.body).get("journal_size") or 0

@@ -8,16 +8,20 @@ coupon column is read here:
   the coupon, on every check; an UPDATE past the services shows as soon as it is made, and a
   coupon has few such rows;
 - a table written once per row (order bindings, refusals, notes, view records): the rows after
-  the last check's mark, and the number of rows up to it, counted again on every check. A row
+  the last check's mark, and the number of rows up to it, counted again on every check. The
+  mark moves only over rows whose entries the newest verified signed head covers
+  (coupons/evidence/signed_coverage.py): a row not covered yet is folded on every check. A row
   inserted below the mark, whatever its id (-1 included), or one deleted there, changes that
-  count, and the whole table is folded again for the coupon. An edit of an old row that gets
-  past the triggers (the owner's) is the full check's and `verify_journal`'s to name.
+  count, and the whole table is folded again for the coupon. An edit of a covered row that
+  gets past the triggers (the owner's) is the full check's, the signer's and
+  `verify_ledger`'s to name.
 """
 
 from django.db import connection
 from django.utils.translation import gettext
 
 from coupons.evidence.journal import fold_problem, journaled_models, with_journal
+from coupons.evidence.signed_coverage import covered_prefix, with_log_position
 from coupons.models import CouponOperation
 
 
@@ -54,10 +58,11 @@ def _counts(coupon_id: int, marks: dict) -> dict:
     return {label: (values[2 * i], values[2 * i + 1]) for i, label in enumerate(labels)}
 
 
-def coupon_journal_problems(coupon_id: int, marks: dict | None) -> tuple[list[str], dict]:
+def coupon_journal_problems(coupon_id: int, marks: dict | None,
+                            signed: int) -> tuple[list[str], dict]:
     """(one sentence per row of the coupon that is not the fold of its entries, the marks the
-    next check resumes from). `marks` is what the last check that held returned; None: fold
-    every row."""
+    next check resumes from: past the rows the signed journal size `signed` covers). `marks`
+    is what the last check that held returned; None: fold every row."""
     marks = marks or {}
     counts = _counts(coupon_id, marks)
     problems, new_marks = [], {}
@@ -71,10 +76,12 @@ def coupon_journal_problems(coupon_id: int, marks: dict | None) -> tuple[list[st
             mark, counted, after = 0, 0, after + up_to
         elif not _moves(model):
             rows = rows.filter(pk__gt=mark)
-        found = list(with_journal(rows).order_by("pk")) if after else []
+        found = list(with_log_position(with_journal(rows)).order_by("pk")) if after else []
         problems += row_problems(found)
         if not _moves(model):
-            new_marks[label] = [max([mark, *(row.pk for row in found)]), counted + len(found)]
+            covered = found[:covered_prefix(found, signed)]
+            new_marks[label] = [max([mark, *(row.pk for row in covered)]),
+                                counted + len(covered)]
     return problems, new_marks
 
 

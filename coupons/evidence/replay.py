@@ -8,10 +8,12 @@ from django.utils.translation import gettext_lazy, ngettext
 
 from coupons import after_sale
 from coupons.evidence import check_watermark
-from coupons.evidence.check_watermark import Replayed, Resume
+from coupons.evidence.check_watermark import Mark, Replayed, Resume, entry_hash
+from coupons.evidence.checkpoint_keys import verifying_key
 from coupons.evidence.journal import with_journal
 from coupons.evidence.journal_check import coupon_journal_problems, row_problems
 from coupons.evidence.pruned import outbox_pruned_before
+from coupons.evidence.signed_coverage import covered_prefix, signed_size, with_log_position
 from coupons.models import (
     CouponLock,
     CouponStatus,
@@ -56,6 +58,9 @@ class CheckReport:
     # The distinct (operation, from state, to state) steps of the ledger, for the console's
     # state diagram: the replay has them, so the page reads the ledger once.
     steps_taken: set[tuple[str, str, str]] = field(default_factory=set)
+    # The newest verified checkpoint, which the check rests on: the page shows its coverage
+    # without reading it again.
+    checkpoint: object = None
 
     def fail(self, invariant: int, message: str) -> None:
         self.violations.setdefault(invariant, []).append(message)
@@ -81,34 +86,48 @@ class CheckReport:
 
 def coupon_check(coupon, *, full: bool = False) -> CheckReport:
     """The invariants over the coupon's whole history. Unless `full`, it resumes after the last
-    version a check verified (coupons/evidence/check_watermark.py) and reads only what is newer; a
-    watermark it cannot trust makes it verify everything, as `full` does."""
-    resume = None if full else check_watermark.resume_point(coupon)
-    report = CheckReport(coupon_id=coupon.pk)
+    version a check verified and the newest verified signed head covers (coupons/evidence/
+    check_watermark.py) and reads every row after it; a watermark it cannot trust makes it
+    verify everything, as `full` does."""
+    key = verifying_key()
+    row = None if full else check_watermark.stored(coupon, key)
+    checkpoint = check_watermark.newest_verified(row, key)
+    signed = signed_size(checkpoint)
+    resume = check_watermark.resume_point(coupon, row, signed)
+    report = CheckReport(coupon_id=coupon.pk, checkpoint=checkpoint)
     if resume is None:
-        replayed, operations, marks = _check_all(report, coupon)
-        previous = None
+        replayed, operations, mark = _check_all(report, coupon, signed)
     else:
-        replayed, operations, marks = _check_since(report, coupon, resume)
-        previous = resume.through_version
+        replayed, operations, mark = _check_since(report, coupon, resume, signed)
     report.steps_taken = replayed.steps
     # The ledger rows the replay read (all of them, or those after the watermark).
     for problem in row_problems(operations):
         report.fail(9, problem)
-    problems, marks["journal"] = coupon_journal_problems(
-        coupon.pk, None if resume is None else resume.marks.get("journal"))
+    problems, marks = coupon_journal_problems(
+        coupon.pk, None if resume is None else resume.marks.get("journal"), signed)
     for problem in problems:
         report.fail(9, problem)
-    if report.ok and operations:
-        check_watermark.remember(coupon, previous_version=previous, replayed=replayed,
-                                 head_hash=check_watermark.entry_hash(operations[-1]),
-                                 marks=marks)
+    if report.ok:
+        check_watermark.remember(coupon, previous=resume, mark=mark, marks={"journal": marks},
+                                 signed=signed)
     return report
 
 
-def _check_all(report: CheckReport, coupon):
-    operations = list(with_journal(coupon.operations.order_by("to_version")))
-    replayed = _replay(report, operations, Replayed(), {op.pk: op for op in operations})
+def _replay_marking(report: CheckReport, operations, replayed: Replayed, by_id: dict,
+                    signed: int):
+    """_replay, and the Mark after the last of `operations` the signed head covers (with all
+    before it): where the next check may resume. None when it covers none of them."""
+    covered = covered_prefix(operations, signed)
+    replayed = _replay(report, operations[:covered], replayed, by_id)
+    mark = Mark(version=replayed.version, head_hash=entry_hash(operations[covered - 1]),
+                replayed=replayed.as_json()) if covered else None
+    return _replay(report, operations[covered:], replayed, by_id), mark
+
+
+def _check_all(report: CheckReport, coupon, signed: int):
+    operations = list(with_log_position(with_journal(coupon.operations.order_by("to_version"))))
+    replayed, mark = _replay_marking(report, operations, Replayed(),
+                                     {op.pk: op for op in operations}, signed)
     # With each lock its order binding, whose order _check_inbox reads: no query of its own.
     locks = list(CouponLock.objects.filter(coupon=coupon).select_related("order_coupon"))
     redemptions = list(coupon.redemptions.all())
@@ -118,15 +137,15 @@ def _check_all(report: CheckReport, coupon):
     _check_evidence(report, operations, replayed, locks, redemptions, redeemed)
     _check_inbox(report, operations, locks)
     after_sale.check_returns(report, coupon, operations)
-    return replayed, operations, {}
+    return replayed, operations, mark
 
 
-def _check_since(report: CheckReport, coupon, resume: Resume):
+def _check_since(report: CheckReport, coupon, resume: Resume, signed: int):
     """The rows after the watermark: their replay from its state, their evidence; the coupon
     row, its active lease and its redemptions that count now."""
     operations = resume.operations
     by_id = {**resume.originals, **{op.pk: op for op in operations}}
-    replayed = _replay(report, operations, resume.replayed, by_id)
+    replayed, mark = _replay_marking(report, operations, resume.replayed, by_id, signed)
     new_locks = [op.lock_id for op in operations if op.op_type == OperationType.LOCK]
     locks = list(CouponLock.objects.filter(coupon=coupon, pk__in=new_locks)
                  .select_related("order_coupon")) if new_locks else []
@@ -143,7 +162,7 @@ def _check_since(report: CheckReport, coupon, resume: Resume):
     _check_evidence(report, operations, replayed, locks, redemptions, redeemed)
     _check_inbox(report, operations, locks)
     after_sale.check_returns(report, coupon, [*resume.originals.values(), *operations])
-    return replayed, operations, {}
+    return replayed, operations, mark
 
 
 def _replay(report: CheckReport, operations, replayed: Replayed, by_id: dict) -> Replayed:

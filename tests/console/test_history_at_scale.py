@@ -1,8 +1,9 @@
 """The coupon page and GET /check cost the same at 20 ledger rows as at 20,000.
 
-The first view of a coupon verifies its whole ledger and leaves a watermark; every later view
-resumes there (coupons/evidence/check_watermark.py), pages the ledger by version and draws the state
-path from the check's replay. So the second view's queries are the same set whatever the
+Once a signed head covers the history, the first view of a coupon verifies its whole ledger and
+leaves a watermark resting on that head; every later view resumes there
+(coupons/evidence/check_watermark.py), pages the ledger by version and draws the state path from
+the check's replay. So the second view's queries are the same set whatever the
 history's length: the counts below are equal, not merely bounded.
 """
 
@@ -12,19 +13,21 @@ from django.test.utils import CaptureQueriesContext
 
 from coupons.models import CheckWatermark
 from tests.console.history import bulk_history
+from tests.signed_head import sign_head
 
 pytestmark = pytest.mark.django_db
 # Session, user, permissions with the header's groups (one query), the coupon with its
-# template, the check's watermark and the rows after it, the timeline's keys (one UNION ALL
-# of every source's) and its page's rows (here all ledger rows: one read), one ledger page,
-# after-sale's decisions and compensations (what waits for a person, the replies' latest
-# decision: 2), the open conflict cases (the diagnosis), the latest checkpoint, the view
-# log's INSERT, the journal's counts of the coupon's evidence rows and the new view record's
-# fold, and the customer replies' cases.
+# template, the check's watermark with the newest checkpoint (the check rests on it, the page
+# shows its coverage) and the rows after it, the timeline's keys (one UNION ALL of every
+# source's) and its page's rows (here all ledger rows: one read), one ledger page, after-sale's
+# decisions and compensations (what waits for a person, the replies' latest decision: 2), the
+# open conflict cases (the diagnosis), the checkpoint's chunk that holds the coupon (its
+# coverage), the view log's INSERT, the journal's counts of the coupon's evidence rows and the
+# new view record's fold, and the customer replies' cases.
 PAGE_QUERIES = 17
-# The coupon, the check's watermark and the rows after it, the open conflict cases and what
-# waits for a person (2), the journal's counts and the one new view record's fold (2) (the
-# service client comes from its cache).
+# The coupon, the check's watermark with the newest checkpoint and the rows after it, the open
+# conflict cases and what waits for a person (2), the journal's counts and the one new view
+# record's fold (2) (the service client comes from its cache).
 CHECK_QUERIES = 8
 
 
@@ -38,8 +41,9 @@ def second_view_queries(client, path: str) -> tuple[int, str]:
 
 @pytest.mark.parametrize("ledger_rows", [21, 20001])
 def test_the_page_and_the_check_cost_the_same_at_20_and_20000_rows(
-        coupon, clock, signed_in, api, ledger_rows):
+        coupon, clock, signed_in, api, tmp_path, ledger_rows):
     coupon = bulk_history(coupon, clock, ledger_rows=ledger_rows)
+    sign_head(tmp_path)
 
     page_queries, page = second_view_queries(signed_in("support"), f"/coupons/{coupon.pk}/")
     check_queries, body = second_view_queries(api, f"/api/v1/coupons/{coupon.pk}/check")

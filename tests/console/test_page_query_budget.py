@@ -16,24 +16,25 @@ from django.test.utils import CaptureQueriesContext
 from console.notes import note_add
 from coupons.models import CouponOperation, UserCoupon
 from refunds.models import ReturnPolicyVersion
+from tests.signed_head import sign_head
 
 pytestmark = pytest.mark.django_db
 
 PAGE_BUDGET = 15
 ANSWERED = (200, 302)  # a search with one match opens its coupon
 # The incident coupon's page is over the budget, and held where it is: session, user,
-# permissions with the groups (3), the coupon, the check (7: its watermark, the rows after it,
-# the redemption it counts, the journal's counts, the cases and redemptions folded, the view
-# records' fold), the timeline's keys and one read per source on its page (notes, ledger,
-# facts, cases, refusals: 6), the ledger page, after-sale's decisions and compensations (2),
-# the diagnosis's open cases and redemption (2), the replies' cases and redemption (2), the
-# latest checkpoint and the view log's INSERT.
+# permissions with the groups (3), the coupon, the check (7: its watermark with the newest
+# checkpoint, the rows after it, the redemption it counts, the journal's counts, the cases and
+# redemptions folded, the view records' fold), the timeline's keys and one read per source on
+# its page (notes, ledger, facts, cases, refusals: 6), the ledger page, after-sale's decisions
+# and compensations (2), the diagnosis's open cases and redemption (2), the replies' cases and
+# redemption (2), the checkpoint's chunk that holds the coupon and the view log's INSERT.
 COUPON_PAGE_QUERIES = 26
 ANSWERED = (200, 302)  # a search with one match opens its coupon
 
 
 @pytest.fixture
-def demo(settings):
+def demo(settings, tmp_path):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.COUPONS_DEMO = True
     call_command("seed_demo", stdout=StringIO())
@@ -41,6 +42,7 @@ def demo(settings):
     note = note_add(coupon_id=incident.pk, author="support-demo", text="Customer called",
                     form_key="budget-note")
     version = ReturnPolicyVersion.objects.order_by("id").first()
+    sign_head(tmp_path)  # cron's head over all of it: the check rests on it
     return {"incident": incident, "note": note, "version": version}
 
 

@@ -1,8 +1,9 @@
 """The per-coupon check (docs/design.md) from the command line, for support and for scripts.
 
-Without --full it resumes after the last version a check verified, as the console and the API
-do (coupons/evidence/check_watermark.py); --full re-reads and re-hashes the whole ledger and every
-evidence row of the coupon, and moves the watermark to what it verified. Exit status 1 when an
+Without --full it resumes after the last version a check verified and the newest verified signed
+head covers, as the console and the API do (coupons/evidence/check_watermark.py); --full re-reads
+and re-hashes the whole ledger and every evidence row of the coupon, the rows that head covers
+included, and moves the watermark to what it verified and the head covers. Exit status 1 when an
 invariant fails, naming each problem.
 """
 

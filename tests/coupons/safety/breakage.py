@@ -11,6 +11,7 @@ invariant the same breakage also breaks.
 
 from dataclasses import replace
 from decimal import Decimal
+from tempfile import TemporaryDirectory
 
 from django.db import connection
 from django.db.models import F
@@ -19,6 +20,7 @@ from coupons import clock
 from coupons.evidence.journal import journaled_insert, journaled_moves
 from coupons.evidence.replay import coupon_check
 from coupons.models import (
+    CheckWatermark,
     CommandRejection,
     ConflictCase,
     CouponLock,
@@ -43,6 +45,7 @@ from coupons.write.records import append_operation, append_outbox
 from refunds.services.refund_receive import refund_receive
 from tests.app_role import as_owner, past_the_triggers
 from tests.conftest import lock
+from tests.signed_head import sign_head
 
 ROGUE = CommandContext(actor="test:rogue-writer")
 
@@ -300,10 +303,14 @@ def refusal_written_past_the_journal(template, ctx):
 
 
 def refusal_inserted_below_the_checks_mark(template, ctx):
-    """After a check held (and kept its marks), the owner inserts a refusal with id -1, below
-    every id a check has read, past the journal: the count up to the mark shows it."""
+    """After cron signed a head and a check held on it (and kept its marks), the owner inserts
+    a refusal with id -1, below every id a check has read, past the journal: the count up to
+    the mark shows it."""
     coupon = issued(template, ctx)
+    with TemporaryDirectory() as directory:
+        sign_head(directory)
     assert coupon_check(fresh(coupon)).ok
+    assert CheckWatermark.objects.filter(coupon=coupon).exists()
     with as_owner():
         CommandRejection.objects.bulk_create([CommandRejection(
             id=-1, op_type="LOCK", coupon_id_ref=coupon.pk, actor=ROGUE.actor,
