@@ -64,7 +64,8 @@ from bench_setup import ROOT, load_average, throwaway_database
 CLIENT_COUNTS = (1, 16)
 PARTS = ("scanner", "cycles", "history", "lookups")
 SMOKE = {"seconds": 0.5, "rounds": 1, "pool": 30, "leases": 20, "coupons": 2000, "lookups": 5,
-         "ledger_rows": 20, "workers": 1, "threads": 2, "pgbench_scale": 1}
+         "ledger_rows": 20, "workers": 1, "threads": 2, "pgbench_scale": 1,
+         "servers": ["bin/serve", "gunicorn:1x2"]}
 
 
 def parse_args():

@@ -10,6 +10,7 @@ A spec names one (`--servers`, comma-separated):
                           each answer), its threaded worker (gthread) otherwise; keep-alive 75 s
                 gthread   gunicorn's threaded worker even with one thread (keeps connections)
                 granian   Granian's WSGI interface, T blocking threads per worker process
+                          (not a dependency of the project: `pip install granian` first)
 """
 
 import http.client
