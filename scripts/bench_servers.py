@@ -38,7 +38,7 @@ def parse(spec: str) -> tuple[str, int, int]:
     return name, int(workers), int(threads)
 
 
-def command(name: str, port: int, workers: int, threads: int) -> list[str]:
+def command(name: str, port: int, workers: int, threads: int, run_dir: str) -> list[str]:
     py = sys.executable
     if name == "granian":
         return [py, "-m", "granian", "--interface", "wsgi", "--http", "1", "--no-ws",
@@ -48,7 +48,9 @@ def command(name: str, port: int, workers: int, threads: int) -> list[str]:
     worker_class = ["--worker-class", "gthread"] if name == "gthread" else []
     return [py, "-m", "gunicorn", "config.wsgi:application", "--bind", f"127.0.0.1:{port}",
             "--workers", str(workers), "--threads", str(threads), *worker_class,
-            "--keep-alive", "75", "--timeout", "30", "--error-logfile", "-"]
+            "--keep-alive", "75", "--timeout", "30", "--error-logfile", "-",
+            # Not gunicorn's default, which every instance of this user would share.
+            "--control-socket", f"{run_dir}/gunicorn.ctl"]
 
 
 @contextmanager
@@ -63,7 +65,7 @@ def serving(spec: str, env: dict, port: int, workers: int, threads: int):
         env.update(GUNICORN_BIND=f"127.0.0.1:{port}", GUNICORN_WORKERS=str(workers),
                    GUNICORN_THREADS=str(threads), DB_POOL_MAX_SIZE=str(threads))
     else:
-        args = command(name, port, spec_workers, spec_threads)
+        args = command(name, port, spec_workers, spec_threads, run_dir)
         os.makedirs(f"{run_dir}/metrics")
         env.update(DJANGO_SETTINGS_MODULE="config.settings", DJANGO_DEBUG="0",
                    DB_POOL_MAX_SIZE=str(spec_threads),
