@@ -8,22 +8,33 @@ Rerun (PostgreSQL; a few minutes at the default sizes on a 2-core machine):
 `--smoke` runs every part with tiny sizes in well under a minute (the test suite does, to show
 the script works; its figures mean nothing). The script never touches the database
 DATABASE_URL names: it creates a throwaway one (`coupon_bench_commands` unless --db-name),
-migrates it and drops it at the end. One run measures:
+migrates it and drops it at the end, and one for pgbench (`<db-name>_pgbench`). One run
+measures:
 
-  1. the LOCK + REDEEM cycle, a fresh coupon and a fresh Idempotency-Key per command, at 1, 4
-     and 16 clients (forked processes), each way for --seconds:
-       hand-written  psycopg, one transaction per command: claim the key, lock the row (which
-                     reads the coupon), the command's writes, compare-and-set, ledger row,
-                     outbox row, stored answer (no journal entries);
-       services      the same through coupons.services in-process, as api.commands
-                     runs it (claim, command, answer in one transaction) minus the HTTP layer;
-       HTTP API      POST /lock then /redeem through bin/serve (gunicorn, --workers x
-                     --threads, WhiteNoise, pooled connections), one keep-alive connection
-                     per client;
+  1. the LOCK + REDEEM cycle, a fresh coupon and a fresh Idempotency-Key per command, at 1
+     and 16 clients, each way for --seconds:
+       pgbench       `pgbench -b simple-update` on its own database (scripts/bench_pgbench.py):
+                     the database's floor for a small write transaction, in tps;
+       hand-written  psycopg, no Django (scripts/bench_hand_written.py), one process per
+                     client: what the application's command sends (coupons.write), the same
+                     rows in the same two statements per transaction: the claim of the key with
+                     the row lock, then the compare-and-set, the command's rows, the ledger row,
+                     the journal entries of the evidence rows, the outbox row and the stored
+                     answer in one data-modifying WITH; no keyed chain (no HMAC);
+       services      the same through coupons.services in-process, as api.commands runs it
+                     (claim, command, answer in one transaction) minus the HTTP layer: forked
+                     processes, one per client, and (services threads) threads of one process,
+                     one per client, sharing its interpreter as a server process does;
+       HTTP          POST /lock then /redeem, clients as processes, one keep-alive connection
+                     each, through each server of --servers (scripts/bench_servers.py; the
+                     default is bin/serve as deployed, --workers x --threads), each started
+                     for its own turn and warmed first;
      in --rounds alternating rounds (the order of the ways rotates each round, so the machine's
-     other load falls on all three alike), printing commands/s, the ratio to the hand-written
-     cycle, p50 / p99 per command, statements per command (BEGIN and COMMIT included) and CPU
-     ms per command of the processes that run each way's code (for HTTP: gunicorn's workers);
+     other load falls on all of them alike), printing one table: commands/s with the ratio to
+     the hand-written cycle of the same run, p50 / p99 per command, CPU ms per command of the
+     processes that run each way's code (for HTTP: the server's workers, not the load
+     generator) at each client count, statements per command (BEGIN and COMMIT included), and
+     the load average at the start and the end;
   2. the lease scanner against the one-by-one loop (scripts/bench_scan_leases.py's runs);
   3. `GET /coupons?user_id=` and `?order_id=` (an order that no longer holds its coupon) with
      --coupons coupons bulk-loaded by generate_series, p50 / p95 over --lookups requests;
@@ -31,8 +42,6 @@ migrates it and drops it at the end. One run measures:
 """
 
 import argparse
-import hashlib
-import hmac
 import http.client
 import json
 import multiprocessing
@@ -46,14 +55,17 @@ import uuid
 from datetime import timedelta
 from decimal import Decimal
 
+import bench_pgbench as pgbench
 import bench_scan_leases as scan_bench  # its scanner runs
+import bench_servers
+from bench_hand_written import ORDER_AMOUNT, hand_written_client, raw_lock, raw_redeem
 from bench_setup import ROOT, load_average, throwaway_database
 
-CLIENT_COUNTS = (1, 4, 16)
+CLIENT_COUNTS = (1, 16)
 PARTS = ("scanner", "cycles", "history", "lookups")
-ORDER_AMOUNT = Decimal("300.00")
 SMOKE = {"seconds": 0.5, "rounds": 1, "pool": 30, "leases": 20, "coupons": 2000, "lookups": 5,
-         "ledger_rows": 20, "workers": 1, "threads": 2}
+         "ledger_rows": 20, "workers": 1, "threads": 2, "pgbench_scale": 1,
+         "servers": ["bin/serve", "gunicorn:1x2"]}
 
 
 def parse_args():
@@ -67,8 +79,14 @@ def parse_args():
     parser.add_argument("--coupons", type=int, default=1_000_000, help="coupons for lookups")
     parser.add_argument("--lookups", type=int, default=200, help="requests per lookup kind")
     parser.add_argument("--ledger-rows", type=int, default=1000)
-    parser.add_argument("--workers", type=int, default=4, help="gunicorn workers")
-    parser.add_argument("--threads", type=int, default=4, help="gunicorn threads per worker")
+    parser.add_argument("--workers", type=int, default=4, help="bin/serve's worker processes")
+    parser.add_argument("--threads", type=int, default=4, help="bin/serve's threads per worker")
+    parser.add_argument("--servers", type=lambda given: given.split(","), default=["bin/serve"],
+                        help="the HTTP ways, comma-separated: bin/serve or NAME:WxT "
+                             "(scripts/bench_servers.py)")
+    parser.add_argument("--port", type=int, default=0,
+                        help="the first server's port, the next one's +1 (0: any free port)")
+    parser.add_argument("--pgbench-scale", type=int, default=4, help="pgbench -i -s")
     parser.add_argument("--db-name", default="coupon_bench_commands",
                         help="throwaway PostgreSQL database, created and dropped by this script")
     parser.add_argument("--parts", type=lambda given: set(given.split(",")), default=PARTS,
@@ -78,6 +96,8 @@ def parse_args():
     if args.smoke:
         for name, value in SMOKE.items():
             setattr(args, name, value)
+    for spec in args.servers:
+        bench_servers.parse(spec)  # a wrong spec stops the run before anything is set up
     return args
 
 
@@ -105,125 +125,6 @@ def bulk_coupons(template_id: int, n: int, user_of: str) -> tuple[int, int]:
 
 
 # --- one client's loop, in its own process --------------------------------------------------
-
-
-def hand_written_client(coupon_ids, deadline, database_url, secret):
-    import psycopg
-    from psycopg.types.json import Jsonb
-
-    latencies = []
-    with psycopg.connect(database_url) as conn:
-        for coupon_id in coupon_ids:
-            if time.monotonic() >= deadline:
-                break
-            started = time.monotonic()
-            token = raw_lock(conn, coupon_id, secret, Jsonb)
-            locked = time.monotonic()
-            raw_redeem(conn, coupon_id, token, Jsonb)
-            latencies += [locked - started, time.monotonic() - locked]
-    return latencies
-
-
-CLAIM = """INSERT INTO coupons_idempotencyrecord (scope, "key", request_hash, status, claimed_at)
-           VALUES ('bench', %s, %s, 'IN_PROGRESS', now()) RETURNING id"""
-ANSWER = """UPDATE coupons_idempotencyrecord SET status = 'COMPLETED', response_status = 200,
-            response_body = %s, completed_at = now() WHERE id = %s"""
-LEDGER = """INSERT INTO coupons_couponoperation (op_type, from_state, to_state, from_version,
-            to_version, actor, order_id, payment_id, refund_id, idempotency_key, request_hash,
-            reason, created_at, lock_id, coupon_id)
-            VALUES (%s, %s, %s, %s, %s, 'bench', %s, %s, '', %s, %s, '', now(), %s, %s)
-            RETURNING id"""
-OUTBOX = """INSERT INTO coupons_outboxevent (event_type, payload, created_at, operation_id,
-            coupon_id) VALUES (%s, %s, now(), %s, %s)"""
-
-
-def _ledger_and_outbox(cur, Jsonb, *, op, states, version, order_id, payment_id, key, lock_id,
-                       coupon_id):
-    cur.execute(LEDGER, [op, states[0], states[1], version, version + 1, order_id, payment_id,
-                         key, key, lock_id, coupon_id])
-    operation_id = cur.fetchone()[0]
-    cur.execute(OUTBOX, [f"Coupon{op.title()}", Jsonb({
-        "coupon_id": coupon_id, "operation_id": operation_id, "state_version": version + 1,
-        "order_id": order_id, "payment_id": payment_id, "lock_id": str(lock_id)}),
-        operation_id, coupon_id])
-
-
-def raw_lock(conn, coupon_id, secret, Jsonb) -> str:
-    key, order_id = uuid.uuid4().hex, f"raw-{coupon_id}"
-    with conn.transaction(), conn.cursor() as cur:
-        cur.execute(CLAIM, [key, key])
-        claim_id = cur.fetchone()[0]
-        cur.execute("""SELECT c.status, c.state_version, c.user_id, c.template_version_id,
-                               v.face_value, v.min_order_amount
-                        FROM coupons_usercoupon c
-                        JOIN coupons_coupontemplateversion v ON v.id = c.template_version_id
-                        WHERE c.id = %s FOR NO KEY UPDATE OF c""", [coupon_id])
-        status, version, _user, terms_id, face, minimum = cur.fetchone()
-        assert status == "AVAILABLE" and minimum <= ORDER_AMOUNT
-        lock_id = uuid.uuid4()
-        token = hmac.new(secret.encode(), str(lock_id).encode(), hashlib.sha256).hexdigest()
-        token_hash = hashlib.sha256(token.encode()).hexdigest()
-        cur.execute("""INSERT INTO coupons_couponlock (id, coupon_id, order_id, token_hash,
-                       token_key_id, status, locked_at, expires_at, acquired_version)
-                       VALUES (%s, %s, %s, %s, 'k1', 'ACTIVE', now(),
-                               now() + interval '15 minutes', %s)""",
-                    [lock_id, coupon_id, order_id, token_hash, version + 1])
-        discount = min(face, ORDER_AMOUNT)
-        cur.execute("""INSERT INTO coupons_ordercoupon (lock_id, coupon_id, order_id, quote_id,
-                       order_amount, discount_amount, template_version_id, created_at)
-                       VALUES (%s, %s, %s, '', %s, %s, %s, now())""",
-                    [lock_id, coupon_id, order_id, ORDER_AMOUNT, discount, terms_id])
-        cur.execute("""UPDATE coupons_usercoupon SET status = 'LOCKED', state_version = %s,
-                       updated_at = now(), current_lock_id = %s, locked_order_id = %s,
-                       lock_token_hash = %s, lock_expires_at = now() + interval '15 minutes'
-                       WHERE id = %s AND status = 'AVAILABLE' AND state_version = %s""",
-                    [version + 1, lock_id, order_id, token_hash, coupon_id, version])
-        assert cur.rowcount == 1
-        _ledger_and_outbox(cur, Jsonb, op="LOCK", states=("AVAILABLE", "LOCKED"),
-                           version=version, order_id=order_id, payment_id="", key=key,
-                           lock_id=lock_id, coupon_id=coupon_id)
-        cur.execute(ANSWER, [Jsonb({"coupon_id": coupon_id, "lock_id": str(lock_id),
-                                    "state_version": version + 1}), claim_id])
-    return token
-
-
-def raw_redeem(conn, coupon_id, token, Jsonb) -> None:
-    key, token_hash = uuid.uuid4().hex, hashlib.sha256(token.encode()).hexdigest()
-    with conn.transaction(), conn.cursor() as cur:
-        cur.execute(CLAIM, [key, key])
-        claim_id = cur.fetchone()[0]
-        cur.execute("""SELECT c.status, c.state_version, c.locked_order_id, c.lock_token_hash,
-                               l.id, oc.discount_amount
-                        FROM coupons_usercoupon c
-                        JOIN coupons_couponlock l ON l.id = c.current_lock_id
-                        JOIN coupons_ordercoupon oc ON oc.lock_id = l.id
-                        WHERE c.id = %s FOR NO KEY UPDATE OF c""", [coupon_id])
-        status, version, order_id, stored_hash, lock_id, discount = cur.fetchone()
-        assert status == "LOCKED" and hmac.compare_digest(stored_hash, token_hash)
-        payment_id = f"pay-{coupon_id}"
-        cur.execute("""INSERT INTO coupons_redemption (coupon_id, lock_id, order_id, payment_id,
-                       discount_amount, succeeded, created_at)
-                       VALUES (%s, %s, %s, %s, %s, true, now()) RETURNING id""",
-                    [coupon_id, lock_id, order_id, payment_id, discount])
-        redemption_id = cur.fetchone()[0]
-        cur.execute("""UPDATE coupons_couponlock SET status = 'CONSUMED', ended_at = now()
-                       WHERE id = %s""", [lock_id])
-        cur.execute("""UPDATE coupons_usercoupon SET status = 'USED', state_version = %s,
-                       updated_at = now(), current_lock_id = NULL, locked_order_id = NULL,
-                       lock_token_hash = NULL, lock_expires_at = NULL
-                       WHERE id = %s AND status = 'LOCKED' AND state_version = %s
-                         AND locked_order_id = %s AND lock_token_hash = %s""",
-                    [version + 1, coupon_id, version, order_id, token_hash])
-        assert cur.rowcount == 1
-        _ledger_and_outbox(cur, Jsonb, op="REDEEM", states=("LOCKED", "USED"), version=version,
-                           order_id=order_id, payment_id=payment_id, key=key, lock_id=lock_id,
-                           coupon_id=coupon_id)
-        cur.execute("""SELECT id FROM refunds_refundcoupon WHERE coupon_id = %s
-                       AND order_id = %s AND status = 'AWAITING_REDEMPTION' ORDER BY id""",
-                    [coupon_id, order_id])
-        cur.fetchall()
-        cur.execute(ANSWER, [Jsonb({"coupon_id": coupon_id, "redemption_id": redemption_id,
-                                    "state_version": version + 2}), claim_id])
 
 
 def services_lock(coupon_id: int, order_id: str):
@@ -323,8 +224,8 @@ def services_threads_client(coupon_ids, deadline, clients):
     return latencies
 
 
-WAYS = {"hand-written": hand_written_client, "services": services_client,
-        "services threads": services_threads_client, "HTTP API": http_client}
+CLIENTS = {"hand-written": hand_written_client, "services": services_client,
+           "services threads": services_threads_client, "HTTP": http_client}
 
 
 def _client_process(way, coupon_ids, seconds, extra, start_line, results):
@@ -333,7 +234,7 @@ def _client_process(way, coupon_ids, seconds, extra, start_line, results):
     try:
         start_line.wait()
         started, cpu = time.monotonic(), time.process_time()
-        latencies = WAYS[way](coupon_ids, started + seconds, *extra)
+        latencies = CLIENTS[way](coupon_ids, started + seconds, *extra)
         results.put((latencies, started, time.monotonic(), time.process_time() - cpu, None))
     except Exception as error:  # noqa: BLE001 - reported by the parent, which stops the run
         results.put(([], 0.0, 0.0, 0.0, repr(error)))
@@ -342,8 +243,9 @@ def _client_process(way, coupon_ids, seconds, extra, start_line, results):
 
 
 def run_clients(way, clients, coupon_range, seconds, extra) -> dict:
-    """One cell of one round: `clients` processes for `seconds`; answers the commands, the
-    wall time, every latency and the client processes' CPU seconds."""
+    """One cell of one round: `clients` processes for `seconds` (for "services threads" one
+    process of `clients` threads); answers the commands, the wall time, every latency and the
+    client processes' CPU seconds."""
     from django.db import connections
 
     ids = range(coupon_range[0], coupon_range[1] + 1)
@@ -370,67 +272,28 @@ def run_clients(way, clients, coupon_range, seconds, extra) -> dict:
             "cpu": sum(cpu for *_, cpu, _ in finished)}
 
 
-def server_cpu_seconds(server_pid: int) -> float:
-    """CPU seconds the server's worker processes have used (Linux /proc): what the project's
-    code costs over HTTP, without the load generator's own HTTP work."""
-    tick, total = os.sysconf("SC_CLK_TCK"), 0.0
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue  # a process that just ended
-        if int(fields[1]) == server_pid:  # its parent is the gunicorn master: a worker
-            total += (int(fields[11]) + int(fields[12])) / tick  # utime + stime
-    return total
-
-
 def percentile(sorted_values, p) -> float:
     if not sorted_values:
         return float("nan")
     return sorted_values[min(len(sorted_values) - 1, int(len(sorted_values) * p / 100))] * 1000
 
 
-# --- the HTTP server ---------------------------------------------------------------------
+# --- the cycles: every way, in alternating rounds -----------------------------------------
 
 
-def start_server(database_url, args):
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    env = {**os.environ, "DATABASE_URL": database_url, "PYTHON": sys.executable,
-           "GUNICORN_BIND": f"127.0.0.1:{port}", "GUNICORN_WORKERS": str(args.workers),
-           "GUNICORN_THREADS": str(args.threads), "SERVE_MIGRATE": "0",
-           "DJANGO_ALLOWED_HOSTS": "127.0.0.1", "DJANGO_BEHIND_TLS_PROXY": "1",
-           "TRUSTED_PROXY_ADDRESSES": "127.0.0.1",
-           "API_THROTTLE_SERVICE_CLIENT": "1000000/min", "DB_POOL_MAX_SIZE": str(args.threads),
-           # A throwaway database this script created and owns: no app role to serve as.
-           "ALLOW_DB_OWNER_LOGIN": "1"}
-    log = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the server
-    # Migrated already; bin/serve starts only with the release's static files and catalogue.
-    subprocess.run([str(ROOT / "bin" / "release"), "--assets-only"], cwd=ROOT, env=env,
-                   check=True)
-    server = subprocess.Popen([str(ROOT / "bin" / "serve")], cwd=ROOT, env=env, stdout=log,
-                              stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            probe = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            probe.request("GET", "/readyz", headers={"X-Forwarded-Proto": "https"})
-            if probe.getresponse().status == 200:
-                return server, port
-        except OSError:
-            pass
-        if server.poll() is not None:
-            sys.exit(f"bin/serve exited with {server.returncode}")
-        time.sleep(0.5)
-    server.terminate()
-    sys.exit("bin/serve did not become ready in 120 s")
+def way_names(args) -> list[str]:
+    return ["pgbench", "hand-written", "services", "services threads",
+            *(f"HTTP {spec}" for spec in args.servers)]
 
 
-# --- the parts of one run ----------------------------------------------------------------
+def server_env(database_url) -> dict:
+    """What every server is started with (bin/serve adds its own, bench_servers the same)."""
+    return {**os.environ, "DATABASE_URL": database_url, "PYTHON": sys.executable,
+            "SERVE_MIGRATE": "0", "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
+            "DJANGO_BEHIND_TLS_PROXY": "1", "TRUSTED_PROXY_ADDRESSES": "127.0.0.1",
+            "API_THROTTLE_SERVICE_CLIENT": "1000000/min",
+            # A throwaway database this script created and owns: no app role to serve as.
+            "ALLOW_DB_OWNER_LOGIN": "1"}
 
 
 def bench_cycles(args, database_url, template_id) -> None:
@@ -439,89 +302,117 @@ def bench_cycles(args, database_url, template_id) -> None:
     from coupons.services import service_client_create
 
     _, api_key = service_client_create(name="bench", capabilities=["lock_coupon", "redeem_coupon"])
-    server, port = start_server(database_url, args)
     secret = next(iter(settings.LEASE_TOKEN_SECRETS.values()))
-    extras = {"hand-written": (database_url, secret), "services": (),
-              "services threads": (), "HTTP API": (port, api_key)}
+    env = server_env(database_url)
+    # Migrated already; bin/serve starts only with the release's static files and catalogue.
+    subprocess.run([str(ROOT / "bin" / "release"), "--assets-only"], cwd=ROOT, env=env,
+                   check=True)
+    ways = way_names(args)
     cells = {(way, clients): {"commands": 0, "wall": 0.0, "latencies": [], "cpu": 0.0}
-             for way in WAYS for clients in CLIENT_COUNTS}
-    try:
-        # Not measured: every worker thread's first requests (imports, URL patterns, a pooled
-        # connection, the cached client) would count as the first cell's CPU.
-        warm = args.workers * args.threads
-        run_clients("HTTP API", warm, bulk_coupons(template_id, warm * args.pool, "'bench'"),
-                    min(args.seconds, 2.0), extras["HTTP API"])
-        # Alternating rounds: each round runs every way once per client count, in a rotated
-        # order, so a change in the machine's other load falls on every way alike.
+             for way in ways for clients in CLIENT_COUNTS}
+    loads = [load_average()]
+
+    def measure(way, clients, run):
+        cell = cells[(way, clients)]
+        for name in ("commands", "wall", "cpu"):
+            cell[name] += run[name]
+        cell["latencies"] += run["latencies"]
+
+    def pool(clients):
+        return bulk_coupons(template_id, clients * args.pool, "'bench'")
+
+    seconds = args.seconds / args.rounds
+    with pgbench.pgbench_database(database_url, f"{args.db_name}_pgbench",
+                                  args.pgbench_scale) as pgbench_url:
+        # Alternating rounds: each round runs every way at every client count, the ways in a
+        # rotated order, so a change in the machine's other load falls on every way alike.
+        # A server runs only for its own way's turn, started and warmed before it.
         for round_number in range(args.rounds):
-            shift = round_number % len(WAYS)
-            order = [*list(WAYS)[shift:], *list(WAYS)[:shift]]
-            for clients in CLIENT_COUNTS:
-                for way in order:
-                    coupons = bulk_coupons(template_id, clients * args.pool, "'bench'")
-                    server_cpu = server_cpu_seconds(server.pid)
-                    run = run_clients(way, clients, coupons, args.seconds / args.rounds,
-                                      extras[way])
-                    if way == "HTTP API":
-                        run["cpu"] = server_cpu_seconds(server.pid) - server_cpu
-                    cell = cells[(way, clients)]
-                    for name in ("commands", "wall", "cpu"):
-                        cell[name] += run[name]
-                    cell["latencies"] += run["latencies"]
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+            shift = round_number % len(ways)
+            for way in ways[shift:] + ways[:shift]:
+                if way == "pgbench":
+                    for clients in CLIENT_COUNTS:
+                        measure(way, clients, pgbench.run(pgbench_url, clients, seconds))
+                elif way.startswith("HTTP "):
+                    http_cells(args, way, env, api_key, pool, measure, seconds)
+                else:
+                    extra = (database_url, secret) if way == "hand-written" else ()
+                    for clients in CLIENT_COUNTS:
+                        measure(way, clients, run_clients(way, clients, pool(clients), seconds,
+                                                          extra))
+    loads.append(load_average())
     statements = statements_per_command(template_id, database_url, secret, api_key)
-    print_cycles(args, cells, statements)
+    print_cycles(args, ways, cells, statements, loads)
 
 
-def print_cycles(args, cells, statements) -> None:
+def http_cells(args, way, env, api_key, pool, measure, seconds) -> None:
+    """One round of one server: started, warmed (not measured: every worker thread's first
+    requests, its imports, pooled connections and cached client, would count as the first
+    cell's CPU), then every client count."""
+    spec = way.removeprefix("HTTP ")
+    port = args.port + args.servers.index(spec) if args.port else free_port()
+    with bench_servers.serving(spec, env, port, args.workers, args.threads) as server:
+        warm = args.workers * args.threads
+        run_clients("HTTP", warm, pool(warm), min(seconds, 2.0), (port, api_key))
+        for clients in CLIENT_COUNTS:
+            ids = pool(clients)
+            cpu = bench_servers.worker_cpu_seconds(server.pid)
+            run = run_clients("HTTP", clients, ids, seconds, (port, api_key))
+            run["cpu"] = bench_servers.worker_cpu_seconds(server.pid) - cpu
+            measure(way, clients, run)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def print_cycles(args, ways, cells, statements, loads) -> None:
     for cell in cells.values():
         cell["rate"] = cell["commands"] / cell["wall"] if cell["wall"] else 0.0
         cell["latencies"].sort()
-    print(f"\nLOCK + REDEEM, one command = one transaction with its Idempotency-Key; "
-          f"{args.seconds:g} s per cell in {args.rounds} alternating rounds; HTTP: bin/serve "
-          f"{args.workers} workers x {args.threads} threads")
-    print(f"load average at the end: {load_average()}")
-    heads = " | ".join(WAY_HEADS[way] for way in WAYS)
-    print(f"| clients | {heads} |")
-    print("|---|---|---|---|---|")
+    print(f"\nLOCK + REDEEM, one command = one transaction with its Idempotency-Key "
+          f"(pgbench: one simple-update transaction); {args.seconds:g} s per cell in "
+          f"{args.rounds} alternating rounds; bin/serve {args.workers} workers x "
+          f"{args.threads} threads")
+    print(f"load average {loads[0]} at the start, {loads[1]} at the end, on "
+          f"{os.cpu_count()} CPUs (other work on the machine moves the rates and latencies; "
+          f"compare within this table)")
+    heads = [WAY_HEADS.get(way, way) for way in ways]
+    print(f"\n| | {' | '.join(heads)} |")
+    print("|---" * (len(ways) + 1) + "|")
     for clients in CLIENT_COUNTS:
         raw = cells[("hand-written", clients)]["rate"] or float("nan")
-        row = [f"{raw:,.0f} commands/s"] + [
+        label = f"{clients} client{'s' if clients > 1 else ''}"
+        print(f"| commands/s (x hand-written), {label} | " + " | ".join(
             f"{cells[(way, clients)]['rate']:,.0f} ({cells[(way, clients)]['rate'] / raw:.2f}x)"
-            for way in list(WAYS)[1:]]
-        print(f"| {clients} | " + " | ".join(row) + " |")
-    print(f"\n| p50 / p99 ms per command | {heads} |")
-    print("|---|---|---|---|---|")
-    for clients in CLIENT_COUNTS:
-        print(f"| {clients} clients | " + " | ".join(
+            for way in ways) + " |")
+        print(f"| p50 / p99 ms per command, {label} | " + " | ".join(
             f"{percentile(cells[(way, clients)]['latencies'], 50):.1f} / "
-            f"{percentile(cells[(way, clients)]['latencies'], 99):.1f}" for way in WAYS) + " |")
-    print(f"\n| per command | {heads} |")
-    print("|---|---|---|---|---|")
-    print("| statements, LOCK / REDEEM | " + " | ".join(
-        f"{statements[way][0]} / {statements[way][1]}" for way in WAYS) + " |")
-    for clients in CLIENT_COUNTS:
-        print(f"| CPU ms, {clients} clients | " + " | ".join(
+            f"{percentile(cells[(way, clients)]['latencies'], 99):.1f}" for way in ways) + " |")
+        print(f"| CPU ms per command, {label} | " + " | ".join(
             f"{cells[(way, clients)]['cpu'] * 1000 / max(cells[(way, clients)]['commands'], 1):.2f}"
-            for way in WAYS) + " |")
+            for way in ways) + " |")
+    print("| statements per command, LOCK / REDEEM | " + " | ".join(
+        statements["HTTP" if way.startswith("HTTP ") else way] for way in ways) + " |")
     print("(statements: BEGIN and COMMIT included, as tests/api/test_statement_counts.py counts "
-          "them; CPU: the processes that run each way's code, the hand-written and services "
-          "clients, for HTTP the server's workers without the load generator)")
+          "them; CPU: the processes that run each way's code: pgbench, the hand-written and "
+          "services clients, for HTTP the server's workers without the load generator)")
 
 
-WAY_HEADS = {"hand-written": "hand-written", "services": "services in-process (processes)",
-             "services threads": "services in-process (threads)", "HTTP API": "HTTP API"}
+WAY_HEADS = {"pgbench": "pgbench simple-update (tps)", "hand-written": "hand-written",
+             "services": "services in-process (processes)",
+             "services threads": "services in-process (threads)"}
 
 
 def statements_per_command(template_id, database_url, secret, api_key) -> dict:
     """LOCK's and REDEEM's statements, one cycle each way. HTTP goes through the WSGI handler
-    gunicorn calls, in this process, so the server's statements are the ones counted."""
+    the servers call, in this process, so the server's statements are the ones counted (the
+    same for every server)."""
     import psycopg
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
-    from psycopg.types.json import Jsonb
 
     class Counting(psycopg.Cursor):
         executed = 0
@@ -536,15 +427,15 @@ def statements_per_command(template_id, database_url, secret, api_key) -> dict:
     # Issued, not bulk-loaded: with an ISSUE row the ledger head comes with the row lock.
     issued = [coupon_issue(template_id=template_id, user_id="bench",
                            ctx=CommandContext(actor="bench")).coupon.pk for _ in range(4)]
-    counts = {}
+    counts = {"pgbench": f"{pgbench.statements()} (one transaction)"}
     # One connection throughout, as a pooled server keeps it: a new one per request would
     # count its set-up statements as the command's.
     connection.settings_dict["CONN_MAX_AGE"] = None
     with psycopg.connect(database_url, cursor_factory=Counting) as conn:
-        token = raw_lock(conn, first, secret, Jsonb)
+        token = raw_lock(conn, first, secret)
         lock = Counting.executed + 2  # its BEGIN and COMMIT
-        raw_redeem(conn, first, token, Jsonb)
-        counts["hand-written"] = (lock, Counting.executed + 4 - lock)
+        raw_redeem(conn, first, token)
+        counts["hand-written"] = f"{lock} / {Counting.executed + 4 - lock}"
     post = wsgi_poster(api_key)
 
     def http_lock(coupon_id, order_id):
@@ -558,7 +449,7 @@ def statements_per_command(template_id, database_url, secret, api_key) -> dict:
 
     for way, coupon_ids, (lock_of, redeem_of) in (
             ("services", issued[:2], (services_lock, services_redeem)),
-            ("HTTP API", issued[2:], (http_lock, http_redeem))):
+            ("HTTP", issued[2:], (http_lock, http_redeem))):
         # The second cycle is counted: the first one's process-wide warm-up (the service
         # client read before it is cached, say) is not what each command costs.
         for coupon_id in coupon_ids:
@@ -567,13 +458,13 @@ def statements_per_command(template_id, database_url, secret, api_key) -> dict:
                 locked = lock_of(coupon_id, order_id)
             with CaptureQueriesContext(connection) as redeem:
                 redeem_of(coupon_id, order_id, locked)
-        counts[way] = (len(lock), len(redeem))
+        counts[way] = f"{len(lock)} / {len(redeem)}"
     counts["services threads"] = counts["services"]  # the same code, in threads
     return counts
 
 
 def wsgi_poster(api_key):
-    """POSTs through Django's WSGI handler in this process, as gunicorn calls it."""
+    """POSTs through Django's WSGI handler in this process, as the servers call it."""
     import io
 
     from django.core.handlers.wsgi import WSGIHandler

@@ -7,9 +7,9 @@ compare-and-set, the command's rows, the ledger and outbox rows and the stored a
 (coupons.write.one_statement), then COMMIT. A row lock that had to wait for a concurrent
 command on the coupon adds one statement between (a) and (b), which reads the lease, order
 link, ledger head and refunds flag again (tests/coupons/concurrency/test_stale_lease_races.py).
-The hand-written cycle of scripts/bench_commands.py ("raw") sends one statement per row
-instead. The service client is
-cached (api.authentication), so it costs nothing after the first request.
+The comments' "raw" counts are one statement per row, what the commands sent before the
+data-modifying WITH; scripts/bench_commands.py's hand-written cycle sends the same two as here.
+The service client is cached (api.authentication), so it costs nothing after the first request.
 """
 
 import pytest

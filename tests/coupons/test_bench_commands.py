@@ -21,9 +21,11 @@ def test_the_benchmark_smoke_run_measures_every_part():
     )
 
     assert result.returncode == 0, result.stdout + result.stderr
-    for part in ("| clients | hand-written | services in-process (processes) | "
-                 "services in-process (threads) | HTTP API |", "| p50 / p99 ms per command |",
-                 "| statements, LOCK / REDEEM |",
-                 "| CPU ms, 16 clients |", "alternating rounds",
+    for part in ("| | pgbench simple-update (tps) | hand-written | services in-process (processes) "
+                 "| services in-process (threads) | HTTP bin/serve | HTTP gunicorn:1x2 |",
+                 "| commands/s (x hand-written), 16 clients |",
+                 "| p50 / p99 ms per command, 1 client |", "| CPU ms per command, 16 clients |",
+                 "| statements per command, LOCK / REDEEM | 5 (one transaction) | 4 / 4 |",
+                 "alternating rounds", "load average",
                  "lease scanner", "coupons?user_id=", "coupons?order_id=", "timeline", "check"):
         assert part in result.stdout, result.stdout
