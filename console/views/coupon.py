@@ -26,7 +26,7 @@ from console.views.access import ConsolePage
 from coupons import clock
 from coupons.diagnosis import coupon_diagnosis, coupon_facts_read
 from coupons.errors import NotFound
-from coupons.evidence.checkpoint_proofs import checkpoint_coverage
+from coupons.evidence.checkpoint_proofs import checkpoint_coverage_read
 from coupons.evidence.replay import coupon_check
 from coupons.history import TimelineKey, ledger_page_read, timeline_page_read
 from coupons.identity import can_see_details
@@ -162,12 +162,13 @@ class CouponPage(ConsolePage):
         # The check resumes after what an earlier check verified
         # (coupons/evidence/check_watermark.py).
         check = coupon_check(coupon)
-        # Every row the page shows besides the check's and the checkpoint's, in one statement
-        # whatever the history's length (common/reads_together.py).
+        # Every row the page shows besides the check's, in one statement whatever the
+        # history's length (common/reads_together.py).
         read = read_at_once(timeline=timeline_read(request, coupon),
                             ledger=ledger_read(request, coupon),
                             after_sale=coupon_after_sale_read(coupon),
-                            facts=coupon_facts_read(coupon))
+                            facts=coupon_facts_read(coupon),
+                            coverage=checkpoint_coverage_read(coupon=coupon))
         after_sale, facts = read["after_sale"], read["facts"]
         return render(request, "console/coupon.html", {
             "coupon": coupon,
@@ -179,7 +180,7 @@ class CouponPage(ConsolePage):
             "diagnosis": coupon_diagnosis(coupon, now, ConsoleWords(),
                                           waiting=after_sale.waiting, facts=facts),
             "customer_replies": customer_replies(coupon, now, after_sale, facts),
-            "coverage": checkpoint_coverage(coupon=coupon),
+            "coverage": read["coverage"],
             "diagram": state_diagram(current=coupon.status,
                                      taken=check.steps_taken),
             "note_form": NoteForm() if request.user.has_perm(

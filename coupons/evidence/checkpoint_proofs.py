@@ -15,6 +15,7 @@ from django.db import connection
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
+from common.reads_together import Read
 from coupons.errors import NotFound
 from coupons.evidence import merkle
 from coupons.evidence.checkpoint_keys import (
@@ -259,14 +260,26 @@ def journal_proof(coupon: UserCoupon, checkpoint: LedgerCheckpoint | None,
     }
 
 
-def checkpoint_coverage(*, coupon: UserCoupon) -> dict:
-    """For the coupon page: the latest checkpoint and the version of this coupon it covers."""
-    checkpoint = latest_checkpoint()
-    if checkpoint is None:
-        return {"checkpoint": None}
-    placement = coupon_placement(checkpoint, coupon.pk)
-    return {
-        "checkpoint": checkpoint,
-        "version": placement.leaf.version if placement else None,
-        "current": bool(placement) and placement.leaf.version == coupon.state_version,
-    }
+def checkpoint_coverage_read(*, coupon: UserCoupon) -> Read:
+    """For the coupon page, read with its other rows (common/reads_together.py): the latest
+    checkpoint and the version of this coupon it covers. The newest candidate comes with the
+    page's rows; only when it does not verify are the older ones read, as latest_checkpoint
+    reads them."""
+    key = verifying_key()
+    if key is None:
+        return Read([], lambda found: {"checkpoint": None})
+    newest = LedgerCheckpoint.objects.filter(key_id=key_id(key)).order_by("-number")[:1]
+
+    def finish(found: list[list]) -> dict:
+        newest = found[0][0] if found[0] else None
+        checkpoint = newest and (verified(newest, key) or latest_checkpoint())
+        if checkpoint is None:
+            return {"checkpoint": None}
+        placement = coupon_placement(checkpoint, coupon.pk)
+        return {
+            "checkpoint": checkpoint,
+            "version": placement.leaf.version if placement else None,
+            "current": bool(placement) and placement.leaf.version == coupon.state_version,
+        }
+
+    return Read([newest], finish)
