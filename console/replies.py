@@ -12,6 +12,7 @@ from django.utils.translation import gettext as _
 
 from console.templatetags.console import money
 from console.time_zones import moment_text
+from coupons.diagnosis import CouponFacts
 from coupons.models import CaseStatus, CouponStatus, Recommendation
 from coupons.write.transitions import is_past_validity
 from refunds.models import Compensation, RefundCoupon, ReturnPolicy
@@ -21,18 +22,17 @@ from refunds.selectors import CouponAfterSale
 LANGUAGES = (("zh-hans", "简体中文"), ("en", "English"))
 
 
-def customer_replies(coupon, now, after_sale: CouponAfterSale) -> dict:
-    """{"state": [(language, name, text)], "refund": [...] or []} for the coupon page;
-    `after_sale`: the page's read of the latest refund decision and the compensations
-    (refunds.selectors.coupon_after_sale)."""
+def customer_replies(coupon, now, after_sale: CouponAfterSale, facts: CouponFacts) -> dict:
+    """{"state": [(language, name, text)], "refund": [...] or []} for the coupon page, from
+    the page's reads: `after_sale`, the latest refund decision and the compensations
+    (refunds.selectors.coupon_after_sale_read); `facts`, the coupon's cases and redemption
+    (coupons.diagnosis.coupon_facts_read), each read once for both languages."""
     decision = after_sale.latest_decision
-    cases = list(coupon.conflict_cases.filter(
-        status__in=(CaseStatus.OPEN, CaseStatus.RESOLVED),
-        recommendation=Recommendation.ORDER_DISCOUNT_REFUND))
+    cases = [case for case in facts.cases
+             if case.status in (CaseStatus.OPEN, CaseStatus.RESOLVED)
+             and case.recommendation == Recommendation.ORDER_DISCOUNT_REFUND]
     owed = {c.order_id: c for c in after_sale.discount_compensations}
-    # Read once for both languages.
-    redemption = coupon.redemptions.filter(succeeded=True).first() \
-        if coupon.status == CouponStatus.USED else None
+    redemption = facts.redemption
     replies = {"state": [], "refund": []}
     for language, name in LANGUAGES:
         with translation.override(language):

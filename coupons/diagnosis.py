@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from django.utils.translation import gettext as _
 
+from common.reads_together import Read, read_once
 from coupons.ledger_reasons import reason_words
 from coupons.models import CaseStatus, CouponOperation, CouponStatus, OperationType
 from coupons.write.payloads import iso
@@ -26,6 +27,41 @@ class Waiting:
 
     decisions: Sequence
     compensations: Sequence
+
+
+@dataclass(frozen=True)
+class CouponFacts:
+    """The coupon's rows its answer is made of: every conflict case (newest first, as the
+    model orders them), the successful redemption of a USED coupon, and the latest RELEASE of
+    an EXPIRED one or the VOID of a voided one."""
+
+    cases: Sequence
+    redemption: object | None
+    last_operation: CouponOperation | None
+
+
+LAST_OPERATION = {CouponStatus.EXPIRED: OperationType.RELEASE,
+                  CouponStatus.VOID: OperationType.VOID}
+
+
+def coupon_facts_read(coupon) -> Read:
+    """The facts as one read, with the rest of a page's (common/reads_together.py): the cases,
+    and the redemption or the last operation only when the coupon's state names one."""
+    parts = [coupon.conflict_cases.all()]
+    if coupon.status == CouponStatus.USED:
+        parts.append(coupon.redemptions.filter(succeeded=True).order_by("pk")[:1])
+    elif coupon.status in LAST_OPERATION:
+        parts.append(coupon.operations.filter(op_type=LAST_OPERATION[coupon.status])
+                     .order_by("-to_version")[:1])
+
+    def finish(found: list[list]) -> CouponFacts:
+        cases, *rest = found
+        first = rest[0][0] if rest and rest[0] else None
+        used = coupon.status == CouponStatus.USED
+        return CouponFacts(cases=cases, redemption=first if used else None,
+                           last_operation=None if used else first)
+
+    return Read(parts, finish)
 
 
 class Words:
@@ -62,10 +98,14 @@ class Words:
         return f"#{compensation.pk}"
 
 
-def coupon_diagnosis(coupon, now, words: Words | None = None, *, waiting: Waiting) -> dict:
+def coupon_diagnosis(coupon, now, words: Words | None = None, *, waiting: Waiting,
+                     facts: CouponFacts | None = None) -> dict:
+    """`facts`: the coupon's rows when the caller read them with its own (the console's
+    page); read here otherwise."""
     words = words or Words()
-    verdict, action = _verdict(coupon, now, words)
-    cases = list(coupon.conflict_cases.filter(status=CaseStatus.OPEN).order_by("opened_at"))
+    facts = facts or read_once(coupon_facts_read(coupon))
+    verdict, action = _verdict(coupon, now, words, facts)
+    cases = [case for case in reversed(facts.cases) if case.status == CaseStatus.OPEN]
     if cases:
         # Whole sentences joined by a space: each one is translated with its own placeholders.
         verdict = words.join([verdict, *(
@@ -107,11 +147,7 @@ def _in_window(coupon, now) -> bool:
     return started and not is_past_validity(coupon, now)
 
 
-def _last(coupon, op_type) -> CouponOperation | None:
-    return coupon.operations.filter(op_type=op_type).order_by("-to_version").first()
-
-
-def _verdict(coupon, now, words: Words) -> tuple[str, str]:
+def _verdict(coupon, now, words: Words, facts: CouponFacts) -> tuple[str, str]:
     status = coupon.status
     say, moment, order = words.say, words.moment, words.order
     if status == CouponStatus.AVAILABLE:
@@ -143,7 +179,7 @@ def _verdict(coupon, now, words: Words) -> tuple[str, str]:
                 say(_("It frees itself if order %(order)s is closed or its payment fails; "
                       "otherwise it is used when that order is paid."), order=held_by))
     if status == CouponStatus.USED:
-        redemption = coupon.redemptions.filter(succeeded=True).first()
+        redemption = facts.redemption
         if redemption is None:
             return (say(_("Marked %(state)s without a redemption record."),
                         state=words.state(CouponStatus.USED)),
@@ -153,7 +189,7 @@ def _verdict(coupon, now, words: Words) -> tuple[str, str]:
                     at=moment(redemption.created_at)),
                 _("If that order was refunded, the refund decision says whether it comes back."))
     if status == CouponStatus.EXPIRED:
-        how = _last(coupon, OperationType.RELEASE)
+        how = facts.last_operation
         end = moment(coupon.valid_until)
         if how and how.to_state == CouponStatus.EXPIRED:
             verdict = say(_("Expired at %(end)s. It was released from order %(order)s after "
@@ -162,7 +198,7 @@ def _verdict(coupon, now, words: Words) -> tuple[str, str]:
             verdict = say(_("Expired at %(end)s."), end=end)
         return (verdict,
                 _("It cannot be used again; a goodwill coupon is an operator's decision."))
-    voided = _last(coupon, OperationType.VOID)
+    voided = facts.last_operation
     reason = reason_words(voided) if voided else ""
     when = moment(voided.created_at) if voided else ""
     if when and reason:

@@ -8,11 +8,12 @@ refunds/history.py), the console's staff notes. Ties at one instant keep a
 fixed order (a fact before the commands it caused, a command before what it led to), then the
 row id, then the row's step (a case is opened before it is resolved).
 
-Both readers, `coupon_timeline` (the API's pages) and `coupon_timeline_page` (the console's),
-take the same path: one UNION ALL of every source's keys (time, kind, id, step), ordered and cut
-to the page in SQL, then the rows of that page by id, one query per source the page has. A
-coupon with thousands of ledger rows renders as fast as a new one, and a source added costs a
-query only on the pages where it has entries.
+A page of it (`coupon_timeline_page`, the console's and the API's cursor pages) is one statement:
+each source's rows past the cursor, cut to the page on its index, read together
+(common/reads_together.py) and merged here by key (time, kind, id, step). The console reads it in
+the same statement as the rest of the coupon page. A coupon with thousands of ledger rows renders
+as fast as a new one, and a source added costs no query. The whole history by offset
+(`merged_timeline`, the API's full list) is one query of keys and one of their rows.
 """
 
 from collections.abc import Callable, Sequence
@@ -24,6 +25,7 @@ from django.db import connections
 from django.db.models import Q, QuerySet
 from django.utils.translation import gettext as _
 
+from common.reads_together import Read, read_once
 from coupons.ledger_reasons import reason_words
 from coupons.models import (
     CaseStatus,
@@ -152,10 +154,10 @@ CORE_SOURCES = [
 def merged_timeline(*, coupon, can_see_details: bool,
                     extra_sources: Sequence[Source] = ()) -> "MergedTimeline":
     """The whole history, oldest first, as a sequence read a slice at a time (the API pages
-    it): its length is one count and each slice one query of keys plus one read per source
-    on it. `can_see_details`: whether the reader may see case notes and compensation
-    amounts; `extra_sources`: the caller's sources beyond the core's (after-sale's,
-    refunds/history.py)."""
+    it): its length is one count and each slice one query of keys plus one read of their
+    rows, every source's in the same statement. `can_see_details`: whether the reader may see
+    case notes and compensation amounts; `extra_sources`: the caller's sources beyond the
+    core's (after-sale's, refunds/history.py)."""
     return MergedTimeline(coupon, [*CORE_SOURCES, *extra_sources], can_see_details)
 
 
@@ -166,20 +168,11 @@ def coupon_timeline(*, coupon, can_see_details: bool,
                                 extra_sources=extra_sources))
 
 
-def _keys_sql(coupon, sources, cursor=None, forward=True, inclusive=False, each=None):
-    """One UNION ALL of every source's (source, time, rank, id, step) keys past `cursor`, each
-    part ordered and cut to `each` rows when given, so the index bounds every part."""
+def _keys_sql(coupon, sources):
+    """One UNION ALL of every source's (source, time, rank, id, step) keys."""
     parts, params, db = [], [], None
     for n, source in enumerate(sources):
-        rows = source.rows(coupon)
-        if cursor is not None:
-            rows = rows.filter(_beyond(source, cursor, forward, inclusive))
-        if each is not None:
-            order = [source.time_field, "pk"] if forward else [f"-{source.time_field}", "-pk"]
-            rows = rows.order_by(*order)[:each]
-        else:
-            rows = rows.order_by()
-        rows = rows.values_list(source.time_field, "pk")
+        rows = source.rows(coupon).order_by().values_list(source.time_field, "pk")
         db = db or rows.db
         sql, part_params = rows.query.get_compiler(using=rows.db).as_sql()
         parts.append(f"SELECT {n} AS source, t.at, {source.rank} AS rank, t.id, "
@@ -189,11 +182,14 @@ def _keys_sql(coupon, sources, cursor=None, forward=True, inclusive=False, each=
 
 
 def _read(coupon, sources, keys) -> list[tuple["TimelineKey", Source, object]]:
-    """The rows the keys name, one query per source that has some, in the keys' order."""
+    """The rows the keys name, all sources' in one statement, in the keys' order."""
     wanted: dict[int, list[int]] = {}
     for n, _at, _rank, pk, _step in keys:
         wanted.setdefault(n, []).append(pk)
-    rows = {n: sources[n].rows(coupon).in_bulk(ids) for n, ids in wanted.items()}
+    numbers = list(wanted)
+    rows = read_once(Read([sources[n].rows(coupon).filter(pk__in=wanted[n]) for n in numbers],
+                          lambda found: {n: {row.pk: row for row in part}
+                                         for n, part in zip(numbers, found, strict=True)}))
     return [(TimelineKey(at, rank, pk, step), sources[n], rows[n][pk])
             for n, at, rank, pk, step in keys]
 
@@ -281,42 +277,55 @@ def _beyond(source: Source, cursor: TimelineKey, forward: bool, inclusive: bool)
                                                           f"pk__{id_lookup}": cursor.id})
 
 
-def coupon_timeline_page(*, coupon, can_see_details: bool, size: int = 50,
-                         after: TimelineKey | None = None,
-                         before: TimelineKey | None = None,
-                         start: TimelineKey | None = None,
-                         extra_sources: Sequence[Source] = ()) -> TimelinePage:
+def timeline_page_read(*, coupon, can_see_details: bool, size: int = 50,
+                       after: TimelineKey | None = None,
+                       before: TimelineKey | None = None,
+                       start: TimelineKey | None = None,
+                       extra_sources: Sequence[Source] = ()) -> Read:
     """One page of the timeline, oldest entry first: the `size` entries just `after` a cursor,
     just `before` one, from `start` on (a deep link), or else the latest ones.
 
-    Each source's part of the keys' query answers at most size + 1 rows past the cursor, so a
-    page costs one query of keys and one read per source on it, whatever the history's
-    length. `extra_sources` are the caller's, beyond the core's (the console adds after-sale's
-    and its staff notes; the core imports neither). Entries carry `at` as a datetime, their
-    `key` (anchor and cursor) and `version_step` ("v7 → v8").
+    Each source gives at most size + 1 of its rows past the cursor, cut on its index, and the
+    page is the first size + 1 of them in the merged order: one statement of rows (with the
+    caller's other reads, common/reads_together.py) whatever the history's length or the
+    kinds on the page. `extra_sources` are the caller's, beyond the core's (the console adds
+    after-sale's and its staff notes; the core imports neither). Entries carry `at` as a
+    datetime, their `key` (anchor and cursor) and `version_step` ("v7 → v8").
     """
     cursor = after or start or before
     forward = before is None and (after is not None or start is not None)
     sources = [*CORE_SOURCES, *extra_sources]
-    union, params, db = _keys_sql(coupon, sources, cursor, forward,
-                                  inclusive=start is not None, each=size + 1)
-    direction = "" if forward else " DESC"
-    with connections[db].cursor() as sql:
-        sql.execute(f"SELECT * FROM ({union}) AS keys ORDER BY at{direction}, rank{direction}, "
-                    f"id{direction}, step{direction} LIMIT %s", [*params, size + 1])
-        keys = sql.fetchall()
-    more = len(keys) > size
-    read = _read(coupon, sources, keys[:size])
-    if not forward:
-        read.reverse()
-    entries = [{**source.build(row, can_see_details), "key": key,
-                "version_step": source.version_step(row)} for key, source, row in read]
-    page = TimelinePage(entries=entries)
-    if entries:
-        first, last = entries[0]["key"], entries[-1]["key"]
-        page.earlier = first if (more if not forward else cursor is not None) else None
-        page.later = last if (more if forward else cursor is not None) else None
-    return page
+    parts = []
+    for source in sources:
+        rows = source.rows(coupon)
+        if cursor is not None:
+            rows = rows.filter(_beyond(source, cursor, forward, start is not None))
+        order = [source.time_field, "pk"] if forward else [f"-{source.time_field}", "-pk"]
+        parts.append(rows.order_by(*order)[:size + 1])
+
+    def finish(found: list[list]) -> TimelinePage:
+        keyed = sorted(((source.key(row), source, row)
+                        for source, rows in zip(sources, found, strict=True) for row in rows),
+                       key=lambda read: read[0], reverse=not forward)
+        more = len(keyed) > size
+        read = keyed[:size]
+        if not forward:
+            read.reverse()
+        entries = [{**source.build(row, can_see_details), "key": key,
+                    "version_step": source.version_step(row)} for key, source, row in read]
+        page = TimelinePage(entries=entries)
+        if entries:
+            first, last = entries[0]["key"], entries[-1]["key"]
+            page.earlier = first if (more if not forward else cursor is not None) else None
+            page.later = last if (more if forward else cursor is not None) else None
+        return page
+
+    return Read(parts, finish)
+
+
+def coupon_timeline_page(**page) -> TimelinePage:
+    """`timeline_page_read`'s page, read on its own (the API's cursor pages)."""
+    return read_once(timeline_page_read(**page))
 
 
 def timeline_after(*, coupon, can_see_details: bool, after: str | None, size: int,
@@ -366,10 +375,13 @@ class LedgerPaginator(Paginator):
         return self._get_page(rows, number, self)
 
 
-def coupon_ledger_page(*, coupon, number: str | int | None, size: int = LEDGER_PAGE_SIZE):
+def ledger_page_read(*, coupon, number: str | int | None,
+                     size: int = LEDGER_PAGE_SIZE) -> Read:
     """A page of ledger rows by version; the last (newest) page unless a number is asked.
 
-    One query whatever the ledger's length.
+    One range read whatever the ledger's length (the page's number and count need none).
     """
     paginator = LedgerPaginator(coupon, size)
-    return paginator.get_page(number or paginator.num_pages)
+    shown = paginator.get_page(number or paginator.num_pages)  # its rows not read yet
+    return Read([shown.object_list],
+                lambda found: paginator._get_page(found[0], shown.number, paginator))

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from django.db.models import Q, QuerySet
 from django.utils.translation import gettext_lazy as _
 
+from common.reads_together import Read
 from coupons.diagnosis import Waiting
 from coupons.errors import NotFound
 from coupons.models import OrderCoupon
@@ -102,16 +103,21 @@ class CouponAfterSale:
     discount_compensations: list
 
 
-def coupon_after_sale(coupon) -> CouponAfterSale:
-    """Two queries: the decisions that wait with the latest one, and the compensations that
-    wait with those paying back an order's discount (few per coupon: one per conflict case)."""
+def coupon_after_sale_read(coupon) -> Read:
+    """Two sets of rows, read with the rest of the coupon page: the decisions that wait with
+    the latest one, and the compensations that wait with those paying back an order's
+    discount (few per coupon: one per conflict case)."""
     latest = RefundCoupon.objects.filter(coupon=coupon).order_by("-received_at", "-id")
-    decisions = list(RefundCoupon.objects.filter(coupon=coupon).filter(
-        Q(status=RefundCoupon.Status.PENDING_APPROVAL) | Q(pk__in=latest.values("pk")[:1]))
-        .select_related("policy_version__policy").order_by("id"))
-    compensations = list(Compensation.objects.filter(coupon=coupon).filter(
+    decisions = RefundCoupon.objects.filter(coupon=coupon).filter(
+        Q(status=RefundCoupon.Status.PENDING_APPROVAL) | Q(pk__in=latest.values("pk")[:1])) \
+        .select_related("policy_version__policy").order_by("id")
+    compensations = Compensation.objects.filter(coupon=coupon).filter(
         Q(status=Compensation.Status.PROPOSED)
-        | Q(kind=Compensation.Kind.ORDER_DISCOUNT_REFUND)).order_by("id"))
+        | Q(kind=Compensation.Kind.ORDER_DISCOUNT_REFUND)).order_by("id")
+    return Read([decisions, compensations], lambda found: _after_sale(*found))
+
+
+def _after_sale(decisions: list, compensations: list) -> CouponAfterSale:
     return CouponAfterSale(
         waiting=Waiting(
             decisions=[d for d in decisions if d.status == RefundCoupon.Status.PENDING_APPROVAL],

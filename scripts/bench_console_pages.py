@@ -16,7 +16,9 @@ tests/console/history.py), beyond that the first 1,000 so and the rest as lease 
 written in bulk, journaled as the services would. It signs in a support user with
 Django's test client (and a service client for the API), and for each page prints the SQL
 queries one request makes, the p50 and p99 wall-clock milliseconds and the median CPU
-milliseconds of --runs requests (the first, warming caches, not counted).
+milliseconds of --runs requests (the first, warming caches, not counted). At the end, one
+table of every page at every history length (page, ledger rows, queries, p50, p99) with the
+load average beside it.
 
 The coupon page and GET /check are measured twice on each coupon, once a signed head covers its
 history (`sequence_journal` and `ledger_checkpoint`, as cron runs them): "full" removes the
@@ -217,7 +219,7 @@ def unmeasured_console_urls(measured: list[str]) -> list[str]:
 ANSWERS = (200, 302, 404)  # 302: a search with one match goes straight to its coupon
 
 
-def history_figures(coupon, client, api, runs: int, full_runs: int) -> bool:
+def history_figures(coupon, client, api, runs: int, full_runs: int, table: list) -> bool:
     """The coupon page and /check, full and incremental, with the ratio."""
     from coupons.models import CheckWatermark
 
@@ -236,6 +238,7 @@ def history_figures(coupon, client, api, runs: int, full_runs: int) -> bool:
             ratio = f"{full[2] / incremental[2]:.1f}x" if how == "incremental" else ""
             print(f"{label:28} {how:>11} {status:>6} {queries:>8} {p50:>8.1f} {p99:>8.1f} "
                   f"{cpu:>8.1f} {ratio:>9}")
+            table.append((f"{label}, {how}", coupon.state_version, queries, p50, p99))
             ok = ok and status == 200
     return ok
 
@@ -243,7 +246,7 @@ def history_figures(coupon, client, api, runs: int, full_runs: int) -> bool:
 def bench(args) -> bool:
 
     client, api = support_client(), api_client()
-    ok = True
+    ok, table = True, []
     for n, rows in enumerate(args.ledger_rows):
         started = time.monotonic()
         coupon = build_coupon(rows, n)
@@ -252,7 +255,7 @@ def bench(args) -> bool:
         print(f"\ncoupon {coupon.pk} with {coupon.state_version} ledger rows, built "
               f"in {built:.1f}s and signed in {time.monotonic() - started - built:.1f}s "
               f"(a database created for this run)")
-        ok = history_figures(coupon, client, api, args.runs, args.full_runs) and ok
+        ok = history_figures(coupon, client, api, args.runs, args.full_runs, table) and ok
         print(f"{'page':36} {'status':>6} {'queries':>8} {'p50 ms':>8} {'p99 ms':>8} "
               f"{'CPU ms':>8}  path")
         listed = [] if args.history_only else pages(coupon)
@@ -262,13 +265,23 @@ def bench(args) -> bool:
             ok = ok and status in ANSWERS
             print(f"{label:36} {status:>6} {queries:>8} {p50:>8.1f} {p99:>8.1f} {cpu:>8.1f}  "
                   f"{path}{note}")
+            table.append((label, coupon.state_version, queries, p50, p99))
     missing = [] if args.history_only else unmeasured_console_urls(
         [path for _, path, _ in listed])
     if missing:
         print(f"console GET URLs not measured here (need other ids): {', '.join(missing)}")
     print(f"({args.runs} timed runs per page after one warm-up; "
           f"load average {load_average()} on {os.cpu_count()} CPUs)")
+    print_table(table)
     return ok
+
+
+def print_table(table: list) -> None:
+    """Every page at every history length, one row each, with the load average now."""
+    print(f"\n{'page':40} {'ledger rows':>11} {'queries':>8} {'p50 ms':>8} {'p99 ms':>8}  "
+          f"load average {load_average()} ({os.cpu_count()} CPUs)")
+    for label, rows, queries, p50, p99 in sorted(table, key=lambda row: row[:2]):
+        print(f"{label:40} {rows:>11,} {queries:>8} {p50:>8.1f} {p99:>8.1f}")
 
 
 def main() -> None:

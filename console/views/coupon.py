@@ -13,6 +13,7 @@ from django.utils.timesince import timesince, timeuntil
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
+from common.reads_together import Read, read_at_once, read_once
 from console.answers import ConsoleWords
 from console.capabilities import ConsoleCapability, can_read_notes
 from console.glossary import operation_words, state_words
@@ -23,22 +24,18 @@ from console.replies import customer_replies
 from console.state_diagram import state_diagram
 from console.views.access import ConsolePage
 from coupons import clock
-from coupons.diagnosis import coupon_diagnosis
+from coupons.diagnosis import coupon_diagnosis, coupon_facts_read
 from coupons.errors import NotFound
 from coupons.evidence.checkpoint_proofs import checkpoint_coverage
 from coupons.evidence.replay import coupon_check
-from coupons.history import (
-    TimelineKey,
-    coupon_ledger_page,
-    coupon_timeline_page,
-)
+from coupons.history import TimelineKey, ledger_page_read, timeline_page_read
 from coupons.identity import can_see_details
 from coupons.ledger_reasons import reason_words
 from coupons.models import CouponOperation
 from coupons.redaction import visible
 from coupons.selectors import coupon_get
 from refunds.history import SOURCES as AFTER_SALE_SOURCES
-from refunds.selectors import coupon_after_sale
+from refunds.selectors import coupon_after_sale_read
 
 TIMELINE_PARAMS = ("before", "after", "from")
 # Who did it, by the name each kind of entry gives its actor.
@@ -80,12 +77,17 @@ def _links(request, coupon, part: str, replace, **values) -> dict:
             "part": f"{reverse(f'console:{part}', args=[coupon.pk])}?{query}"}
 
 
-def timeline_context(request, coupon) -> dict:
+def timeline_read(request, coupon) -> Read:
+    """The timeline's page as the template's context, not read yet."""
     cursor = {name: TimelineKey.parse(request.GET.get(name)) for name in TIMELINE_PARAMS}
-    page = coupon_timeline_page(
+    return timeline_page_read(
         coupon=coupon, can_see_details=can_see_details(request.user),
         before=cursor["before"], after=cursor["after"], start=cursor["from"],
-        extra_sources=(*AFTER_SALE_SOURCES, note_source(can_read=can_read_notes(request.user))))
+        extra_sources=(*AFTER_SALE_SOURCES, note_source(can_read=can_read_notes(request.user)))
+    ).then(lambda page: timeline_context(request, coupon, cursor, page))
+
+
+def timeline_context(request, coupon, cursor, page) -> dict:
     orders, entries, lane_count = with_lanes(page.entries)
     entries, lane_count = with_note_lane(entries, lane_count)
     for e in entries:
@@ -112,8 +114,13 @@ def timeline_context(request, coupon) -> dict:
     }
 
 
-def ledger_context(request, coupon) -> dict:
-    page = coupon_ledger_page(coupon=coupon, number=request.GET.get("ledger_page"))
+def ledger_read(request, coupon) -> Read:
+    """The ledger's page as the template's context, not read yet."""
+    return ledger_page_read(coupon=coupon, number=request.GET.get("ledger_page")).then(
+        lambda page: ledger_context(request, coupon, page))
+
+
+def ledger_context(request, coupon, page) -> dict:
     details = can_see_details(request.user)
     rows = [{"op": op, "colour": order_colour(op.order_id) if op.order_id else "",
              **visible(CouponOperation, {"reason": reason_words(op)}, can_see_details=details,
@@ -155,18 +162,24 @@ class CouponPage(ConsolePage):
         # The check resumes after what an earlier check verified
         # (coupons/evidence/check_watermark.py).
         check = coupon_check(coupon)
-        after_sale = coupon_after_sale(coupon)
+        # Every row the page shows besides the check's, in one statement whatever the
+        # history's length (common/reads_together.py).
+        read = read_at_once(timeline=timeline_read(request, coupon),
+                            ledger=ledger_read(request, coupon),
+                            after_sale=coupon_after_sale_read(coupon),
+                            facts=coupon_facts_read(coupon))
+        after_sale, facts = read["after_sale"], read["facts"]
         return render(request, "console/coupon.html", {
             "coupon": coupon,
             "template": coupon.template_version.template,
             **lease_context(coupon, now),
-            **timeline_context(request, coupon),
-            **ledger_context(request, coupon),
+            **read["timeline"],
+            **read["ledger"],
             "check": check.as_dict(),
             "diagnosis": coupon_diagnosis(coupon, now, ConsoleWords(),
-                                          waiting=after_sale.waiting),
-            "customer_replies": customer_replies(coupon, now, after_sale),
-            "coverage": checkpoint_coverage(coupon=coupon, checkpoint=check.checkpoint),
+                                          waiting=after_sale.waiting, facts=facts),
+            "customer_replies": customer_replies(coupon, now, after_sale, facts),
+            "coverage": checkpoint_coverage(coupon=coupon, check=check),
             "diagram": state_diagram(current=coupon.status,
                                      taken=check.steps_taken),
             "note_form": NoteForm() if request.user.has_perm(
@@ -185,7 +198,7 @@ class CouponTimelinePart(ConsolePage):
             return redirect(f"{reverse('console:coupon', args=[coupon.pk])}?"
                             f"{request.GET.urlencode()}")
         return render(request, "console/coupon_timeline.html",
-                      {"coupon": coupon, **timeline_context(request, coupon)})
+                      {"coupon": coupon, **read_once(timeline_read(request, coupon))})
 
 
 class CouponLedgerPart(ConsolePage):
@@ -199,4 +212,4 @@ class CouponLedgerPart(ConsolePage):
             return redirect(f"{reverse('console:coupon', args=[coupon.pk])}?"
                             f"{request.GET.urlencode()}")
         return render(request, "console/coupon_ledger.html",
-                      {"coupon": coupon, **ledger_context(request, coupon)})
+                      {"coupon": coupon, **read_once(ledger_read(request, coupon))})

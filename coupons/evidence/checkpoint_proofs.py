@@ -196,22 +196,14 @@ def journal_proof(coupon: UserCoupon, checkpoint: LedgerCheckpoint | None,
     }
 
 
-def checkpoint_coverage(*, coupon: UserCoupon, checkpoint: LedgerCheckpoint | None) -> dict:
-    """For the coupon page: the latest checkpoint (`latest_checkpoint()`, which the page's check
-    has read already) and the version of this coupon it covers."""
-    if checkpoint is None:
+def checkpoint_coverage(*, coupon: UserCoupon, check) -> dict:
+    """For the coupon page: the newest verified checkpoint, which the coupon's check rested on,
+    and the newest version of this coupon whose ledger row's journal entry it signed, which
+    the check found while folding (coupons/evidence/replay.py): no query of its own."""
+    if check.checkpoint is None:
         return {"checkpoint": None}
-    size = json.loads(checkpoint.body).get("journal_size") or 0
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT max(o.to_version) FROM coupons_couponoperation o "
-            "JOIN coupons_journalentry j ON j.subject = %s AND j.subject_id = o.id "
-            "JOIN coupons_journalleaf l ON l.entry_id = j.id "
-            "WHERE o.coupon_id = %s AND l.index < %s",
-            [CouponOperation._meta.label_lower, coupon.pk, size])
-        (version,) = cursor.fetchone()
     return {
-        "checkpoint": checkpoint,
-        "version": version,
-        "current": version == coupon.state_version,
+        "checkpoint": check.checkpoint,
+        "version": check.covered_version,
+        "current": check.covered_version == coupon.state_version,
     }

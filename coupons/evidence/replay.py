@@ -61,6 +61,9 @@ class CheckReport:
     # The newest verified checkpoint, which the check rests on: the page shows its coverage
     # without reading it again.
     checkpoint: object = None
+    # The newest version whose ledger row that checkpoint signed (with every one before it),
+    # or None.
+    covered_version: int | None = None
 
     def fail(self, invariant: int, message: str) -> None:
         self.violations.setdefault(invariant, []).append(message)
@@ -100,6 +103,7 @@ def coupon_check(coupon, *, full: bool = False) -> CheckReport:
     else:
         replayed, operations, mark = _check_since(report, coupon, resume, signed)
     report.steps_taken = replayed.steps
+    report.covered_version = mark.version if mark else (resume and resume.through_version)
     # The ledger rows the replay read (all of them, or those after the watermark).
     for problem in row_problems(operations):
         report.fail(9, problem)

@@ -16,18 +16,16 @@ from tests.console.history import bulk_history
 from tests.signed_head import sign_head
 
 pytestmark = pytest.mark.django_db
-# Session, user, permissions with the header's groups (one query), the coupon with its
-# template, the check's watermark with the newest checkpoint (the check rests on it, the page
-# shows its coverage) and the rows after it, the timeline's keys (one UNION ALL of every
-# source's) and its page's rows (here all ledger rows: one read), one ledger page, after-sale's
-# decisions and compensations (what waits for a person, the replies' latest decision: 2), the
-# open conflict cases (the diagnosis), the checkpoint's chunk that holds the coupon (its
-# coverage), the view log's INSERT, the journal's counts of the coupon's evidence rows and the
-# new view record's fold, and the customer replies' cases.
-PAGE_QUERIES = 17
-# The coupon, the check's watermark with the newest checkpoint and the rows after it, the open
-# conflict cases and what waits for a person (2), the journal's counts and the one new view
-# record's fold (2) (the service client comes from its cache).
+# Session, the user with their permissions and the header's groups (one query), the coupon
+# with its template, the check's watermark and the rows after it, the journal's counts of the
+# coupon's evidence rows and the new view record's fold, every row the page shows in one
+# statement (the timeline's page from every source, the ledger's page, after-sale's decisions
+# and compensations, the conflict cases: common/reads_together.py) and
+# the view log's INSERT.
+PAGE_QUERIES = 9
+# The coupon, the check's watermark and the rows after it, the open conflict cases and what
+# waits for a person (2), the journal's counts and the one new view record's fold (2) (the
+# service client comes from its cache).
 CHECK_QUERIES = 8
 
 
