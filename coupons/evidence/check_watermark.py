@@ -15,7 +15,7 @@ What the check trusts, and why:
   that, with or without its entry, is named by the signer (its log is no extension of the one
   it signed) or by `verify_ledger` (which folds every row), not by this check;
 - the watermark only while the newest checkpoint that verifies (signature under the verifying
-  key, stored chunk roots) signs at least the size the watermark rests on: no verified head, a
+  key) signs at least the size the watermark rests on: no verified head, a
   forged checkpoint row, or a key that no longer verifies the head, and the check reads every
   row;
 - above the newest signed head, nothing: every row not covered yet is read and folded on every
@@ -59,12 +59,11 @@ from coupons.models import (
 WATERMARK = CheckWatermark._meta.db_table
 SEAL_SALT = "coupons.check-watermark"
 # The newest checkpoint under the verifying key's id, read with the watermark: verified in
-# Python (signature, chunk roots) before anything rests on it.
+# Python (its signature) before anything rests on it.
 CHECKPOINT = LedgerCheckpoint._meta.db_table
 NEWEST_CHECKPOINT_SQL = (
     "(SELECT json_build_object('id', c.id, 'key_id', c.key_id, 'body', c.body, "  # noqa: S608
-    "'signature', c.signature, 'chunk_roots', c.chunk_roots, "
-    f"'chunk_first_ids', c.chunk_first_ids)::text FROM {CHECKPOINT} c WHERE c.key_id = %s "
+    f"'signature', c.signature)::text FROM {CHECKPOINT} c WHERE c.key_id = %s "
     "ORDER BY c.number DESC LIMIT 1)")
 COUNTS_SQL = {
     "locks_now": f"SELECT count(*) FROM {CouponLock._meta.db_table} l "
@@ -175,8 +174,7 @@ def newest_verified(row, key) -> LedgerCheckpoint | None:
         return None
     data = json.loads(row.newest_checkpoint)
     candidate = LedgerCheckpoint(pk=data["id"], key_id=data["key_id"], body=data["body"],
-                                 signature=data["signature"], chunk_roots=data["chunk_roots"],
-                                 chunk_first_ids=data["chunk_first_ids"])
+                                 signature=data["signature"])
     return verified(candidate, key) or latest_checkpoint()
 
 

@@ -2,7 +2,7 @@
 
 A row is covered when every one of its journal entries has a log position below the journal
 size that the newest checkpoint verifying under the verifying key signed
-(coupons.evidence.checkpoint_proofs.latest_checkpoint: its signature, its stored chunk roots;
+(coupons.evidence.checkpoint_proofs.latest_checkpoint: its signature;
 a row any login INSERTs into the checkpoint table does not verify and covers nothing). Once
 covered, a row rewritten past the services is the signer's (it refuses to sign a log that is
 not an extension of the one it signed) and `verify_ledger`'s (it folds every row) to name; a
