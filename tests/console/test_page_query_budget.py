@@ -126,11 +126,12 @@ def test_the_budget_fires_on_a_page_over_it(coupon, clock, signed_in,
 
 
 def test_every_kind_of_entry_reads_in_one_statement_and_shows_as_the_whole_timeline_does(
-        coupon, clock, signed_in, django_assert_max_num_queries):
+        coupon, clock, signed_in, tmp_path, django_assert_max_num_queries):
     # Leases closed, paid and refunded, late redeems refused, and a note: a latest page with
     # every source the history has, read together, is the end of the whole merged timeline.
     coupon = long_history(coupon, clock, ledger_rows=81)
     note_add(coupon_id=coupon.pk, author="support-1", text="Customer called", form_key="k")
+    sign_head(tmp_path)
     client = signed_in("support")
     answer = second_read(client, f"/coupons/{coupon.pk}/", COUPON_PAGE_BUDGET,
                          django_assert_max_num_queries)
