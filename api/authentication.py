@@ -64,13 +64,14 @@ class ServiceTokenAuthentication(authentication.TokenAuthentication):
         failures = None
         if session_user is None or not session_user.is_authenticated:
             failures = FailedAuthenticationThrottle()
-        keys = [failures.get_cache_key(request)] if failures is not None else []
+        failures_key = failures.get_cache_key(request) if failures is not None else None
+        keys = [failures_key] if failures_key is not None else []
         self.key_hash = _key_hash_of(request)
         if self.key_hash is not None:
             keys.append(_cache_key(self.key_hash))
         self.read = cache.get_many(keys) if keys else {}
-        if failures is not None:
-            wait = failures.wait_for(request, self.read)
+        if failures_key is not None:
+            wait = failures.wait_for(self.read.get(failures_key))
             if wait is not None:
                 raise exceptions.Throttled(wait)
         return super().authenticate(request)

@@ -1,10 +1,19 @@
 """Request rates per service client and per signed-in user (REST_FRAMEWORK throttle rates).
 
-Counters live in Django's cache: per process with the default LocMemCache, shared by every
-process once CACHES points at Redis (REDIS_URL).
+Each caller has one counter per fixed window of the rate's period (a minute for `N/min`,
+starting on the minute): a request adds one and is refused once the window's count passes N,
+until the next window starts (`Retry-After`: the seconds left in this one). So a caller sends at
+most N requests in any window, and at most 2N across the edge between two.
+
+DRF's own throttle keeps a list of every request time in the period and reads, trims and writes
+it back whole on every request: at a service client's rate that list was thousands of floats a
+request. A counter is one cache operation, and one round trip with Redis (SET NX + INCR in one
+pipeline). Counters live in Django's cache: per process with the default LocMemCache, shared by
+every process once CACHES points at Redis (REDIS_URL).
 """
 
-from django.core.cache import cache
+from django.core.cache import caches
+from django.core.cache.backends.redis import RedisCache
 from rest_framework.settings import api_settings
 from rest_framework.throttling import SimpleRateThrottle
 
@@ -12,30 +21,42 @@ from common.client_address import client_address
 from coupons.models import ServiceClient
 
 
-class Histories:
-    """The throttles' view of the cache: a value that is not a list of request times (a key
-    someone else wrote in Redis, one that is not JSON, which the serializer reads as None) is a
-    miss, so that caller's history starts again instead of every request answering 500."""
+def count_of(value) -> int:
+    """A counter as read from the cache; anything else (a value someone else wrote in Redis,
+    one that is not JSON, which the serializer reads as None) counts nothing."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
-    def get(self, key, default=None):
-        return self.read(cache.get(key), default)
 
-    @staticmethod
-    def read(value, default=None):
-        """`value` as read from the cache, if it is a history."""
-        if isinstance(value, list) and all(
-            isinstance(t, int | float) and not isinstance(t, bool) for t in value
-        ):
-            return value
-        return [] if default is None else default
+def add_one(key: str, timeout: int) -> int:
+    """Add one to the counter at `key` (made, expiring after `timeout` seconds, if missing) and
+    return its new value. A key holding something other than a count starts again at 1."""
+    cache = caches["default"]
+    if isinstance(cache, RedisCache):
+        return _add_one_in_redis(cache, key, timeout)
+    cache.add(key, 0, timeout)
+    try:
+        return cache.incr(key)
+    except (ValueError, TypeError):  # expired since the add, or not a number
+        cache.set(key, 1, timeout)
+        return 1
 
-    def set(self, key, value, timeout):
-        cache.set(key, value, timeout)
+
+def _add_one_in_redis(cache, key, timeout) -> int:
+    from redis.exceptions import ResponseError
+
+    key = cache.make_and_validate_key(key)
+    client = cache._cache.get_client(key, write=True)
+    pipeline = client.pipeline(transaction=False)
+    pipeline.set(key, 0, ex=timeout, nx=True)
+    pipeline.incr(key)
+    try:
+        return pipeline.execute()[1]
+    except ResponseError:  # "value is not an integer": not a count of ours
+        client.set(key, 1, ex=timeout)
+        return 1
 
 
 class PerCallerRateThrottle(SimpleRateThrottle):
-    cache = Histories()
-
     def get_rate(self):
         # Read at each request, not once at import as DRF does, so a changed setting applies.
         # A rate left out (a test's own rates) is not throttled.
@@ -46,6 +67,24 @@ class PerCallerRateThrottle(SimpleRateThrottle):
         if ident is None:
             return None
         return self.cache_format % {"scope": self.scope, "ident": ident}
+
+    def _window(self, key: str) -> str:
+        """The counter of this window under `key`; notes when the window ends."""
+        self.now = self.timer()
+        number = int(self.now // self.duration)
+        self.window_ends = (number + 1) * self.duration
+        return f"{key}_{number}"
+
+    def allow_request(self, request, view):
+        if self.rate is None:
+            return True
+        key = self.get_cache_key(request, view)
+        if key is None:
+            return True
+        return add_one(self._window(key), self.duration) <= self.num_requests
+
+    def wait(self):
+        return self.window_ends - self.now
 
 
 class ServiceClientRateThrottle(PerCallerRateThrottle):
@@ -72,34 +111,24 @@ class FailedAuthenticationThrottle(PerCallerRateThrottle):
     none is refused before any throttle sees it. Instead the exception handler records each
     401 here, and ServiceTokenAuthentication asks `wait_for` before it looks a key up: past the
     rate an address gets 429 THROTTLED with Retry-After, whatever key it sends, until its
-    failures age out. A signed-in console session is not refused (django-axes guards sign-in).
+    window ends. A signed-in console session is not refused (django-axes guards sign-in).
     """
 
     scope = "anonymous"
 
     def get_cache_key(self, request, view=None):
-        address = client_address(request) or "unknown"
-        return self.cache_format % {"scope": self.scope, "ident": address}
-
-    def _load(self, request, read=None) -> None:
-        self.key = self.get_cache_key(request)
-        self.history = (self.cache.get(self.key) if read is None
-                        else Histories.read(read.get(self.key))) or []
-        self.now = self.timer()
-        while self.history and self.history[-1] <= self.now - self.duration:
-            self.history.pop()
-
-    def wait_for(self, request, read=None) -> float | None:
-        """Seconds until this address may try again, or None when it is under the rate.
-        `read`: what a cache.get_many of the key (get_cache_key) already found."""
+        """This window's counter of the request's address; None without a rate."""
         if self.rate is None:
             return None
-        self._load(request, read)
-        return self.wait() if len(self.history) >= self.num_requests else None
+        address = client_address(request) or "unknown"
+        return self._window(self.cache_format % {"scope": self.scope, "ident": address})
+
+    def wait_for(self, stored) -> float | None:
+        """Seconds until this address may try again, or None when it is under the rate.
+        `stored`: what the cache holds at the key get_cache_key just gave."""
+        return self.wait() if count_of(stored) >= self.num_requests else None
 
     def record_failure(self, request) -> None:
-        if self.rate is None:
-            return
-        self._load(request)
-        self.history.insert(0, self.now)
-        self.cache.set(self.key, self.history, self.duration)
+        key = self.get_cache_key(request)
+        if key is not None:
+            add_one(key, self.duration)

@@ -95,7 +95,8 @@ MIDDLEWARE = [
     # redirect (common/health.py; docs/deploy.md).
     "common.health.HealthCheckMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    "csp.middleware.CSPMiddleware",
+    # django-csp's, with the header built once (common/csp_header.py).
+    "common.csp_header.CSPMiddlewareOnce",
     # Static files from the process itself (collected by bin/serve), before sessions and auth.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # Outside everything but the HTTPS redirect: a 404 or 500 under /api/ is JSON, never a page.

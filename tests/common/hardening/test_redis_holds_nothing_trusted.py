@@ -9,12 +9,14 @@ These tests use the real Redis (127.0.0.1:6379, db 13) and are skipped without i
 import json
 import os
 import pickle
+import uuid
 
 import pytest
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from api.authentication import _cache_entry, _cache_key
+from api.throttling import PerCallerRateThrottle
 from coupons.capabilities import Capability
 from coupons.models import ServiceClient
 from coupons.services import service_client_create
@@ -25,7 +27,8 @@ redis = pytest.importorskip("redis")
 pytestmark = pytest.mark.django_db
 
 REDIS_URL = "redis://127.0.0.1:6379/13"
-PREFIX = "harden-test"
+# Its own per process: test runs side by side (xdist workers, other checkouts) share db 13.
+PREFIX = f"harden-test-{uuid.uuid4().hex[:12]}"
 
 
 @pytest.fixture
@@ -141,17 +144,38 @@ def test_what_the_app_stores_in_redis_is_json(redis_cache, coupon):
     assert cache.get(_cache_key(ServiceClient.objects.get(name="reader").key_hash))
 
 
-@pytest.mark.parametrize("stored", [b"\x80\x04not json", b"12", b'{"a": 1}', b'["x"]'],
-                         ids=["not-json", "a-number", "an-object", "not-times"])
-def test_a_throttle_key_that_holds_no_request_times_reads_as_a_miss(
-    redis_cache, service_client, coupon, stored
+@pytest.fixture
+def frozen_window(monkeypatch):
+    """The throttles' clock stopped, so a test knows which window's counter a request uses."""
+    now = 6_000_000.0
+    monkeypatch.setattr(PerCallerRateThrottle, "timer", lambda self: now)
+    return int(now // 60)  # the window of a per-minute rate
+
+
+def test_a_service_client_is_counted_in_redis_one_window_at_a_time(
+    redis_cache, service_client, coupon, frozen_window,
 ):
     client, key = service_client
-    throttle_key = f"{PREFIX}:1:throttle_service_client_{client.pk}"
-    redis_cache.set(throttle_key, stored)
+    counter = f"{PREFIX}:1:throttle_service_client_{client.pk}_{frozen_window}"
+
+    answers = [read(key, coupon).status_code for _ in range(3)]
+
+    assert answers == [200, 200, 200]
+    assert redis_cache.get(counter) == b"3"  # a count, never a pickle
+    assert 0 < redis_cache.ttl(counter) <= 60  # gone once its window is over
+
+
+@pytest.mark.parametrize("stored", [b"\x80\x04not json", b"1.5", b'{"a": 1}', b'[1764859000.0]'],
+                         ids=["not-json", "not-a-whole-number", "an-object", "a-history"])
+def test_a_throttle_key_that_holds_no_count_starts_again(
+    redis_cache, service_client, coupon, stored, frozen_window,
+):
+    client, key = service_client
+    counter = f"{PREFIX}:1:throttle_service_client_{client.pk}_{frozen_window}"
+    redis_cache.set(counter, stored)
 
     answer = read(key, coupon)
 
     assert answer.status_code == 200, answer.content
-    # The history starts again from this request.
-    assert json.loads(redis_cache.get(throttle_key))[0] > 0
+    # The count starts again from this request.
+    assert redis_cache.get(counter) == b"1"
