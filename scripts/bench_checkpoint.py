@@ -3,9 +3,14 @@ the entries it signs, and a proof.
 
 Rerun (PostgreSQL, the real target; a few minutes on a 2-core machine, most of it loading):
 
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
-        .venv/bin/python scripts/bench_checkpoint.py           # 10,000 then 100,000 coupons
+    export DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
+        COUPON_APP_DB_PASSWORD=test-only-app-role-password
+    .venv/bin/python scripts/bench_checkpoint.py           # 10,000 then 100,000 coupons
     .venv/bin/python scripts/bench_checkpoint.py --smoke       # 500 then 2,000, seconds
+
+The run sets up the database roles (the sequencer's function needs them) and with them the
+password of the `coupon_app` login role, which belongs to the whole server: give the one the
+role has there (on a development machine, the test suite's above).
 
 It never touches the database DATABASE_URL names: it creates a throwaway one
 (`coupon_bench_checkpoint`), migrates it and drops it at the end (bench_setup.py).

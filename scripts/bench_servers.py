@@ -13,16 +13,14 @@ A spec names one (`--servers`, comma-separated):
                           (not a dependency of the project: `pip install granian` first)
 """
 
-import http.client
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from contextlib import contextmanager
 
-from bench_setup import ROOT
+from bench_setup import ROOT, wait_ready
 
 NAMES = ("gunicorn", "gthread", "granian")
 
@@ -73,29 +71,12 @@ def serving(spec: str, env: dict, port: int, workers: int, threads: int):
     with open(f"{run_dir}/log", "w+") as log:
         server = subprocess.Popen(args, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
         try:
-            wait_ready(server, port, log)
+            wait_ready(server, port, log=log)
             yield server
         finally:
             server.terminate()
             server.wait(timeout=60)
             shutil.rmtree(run_dir, ignore_errors=True)
-
-
-def wait_ready(server, port: int, log) -> None:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            probe = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            probe.request("GET", "/readyz", headers={"X-Forwarded-Proto": "https"})
-            if probe.getresponse().status == 200:
-                return
-        except OSError:
-            pass
-        if server.poll() is not None:
-            break
-        time.sleep(0.5)
-    log.seek(0)
-    sys.exit(f"the server did not become ready (exit {server.poll()}):\n{log.read()[-3000:]}")
 
 
 def worker_cpu_seconds(server_pid: int) -> float:

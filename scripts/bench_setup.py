@@ -1,11 +1,14 @@
-"""The benchmark scripts' shared set-up: a database of their own, Django, a scratch broker exchange.
+"""The benchmark scripts' shared set-up: a database of their own, Django, a scratch broker
+exchange, a started server's readiness.
 
 Not a benchmark itself; the scripts next to it import it (a script's own directory is first on
 sys.path when it runs).
 """
 
+import http.client
 import os
 import sys
+import time
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
@@ -150,3 +153,28 @@ def scratch_exchange(prefix: str, *, extra_queues: tuple[str, ...] = ()):
 
 def load_average() -> str:
     return " ".join(f"{load:.1f}" for load in os.getloadavg())
+
+
+# --- a server started for the run --------------------------------------------------------
+
+
+def wait_ready(server, port: int, *, seconds: float = 120, log=None) -> None:
+    """Until `server` (a Popen) answers /readyz on `port` with 200, as a load balancer asks;
+    exits the script if it stops first or takes longer than `seconds`, with the end of `log`
+    (the file its output goes to) when given."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and server.poll() is None:
+        try:
+            probe = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            probe.request("GET", "/readyz", headers={"X-Forwarded-Proto": "https"})
+            if probe.getresponse().status == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.3)
+    why = (f"exited with {server.returncode}" if server.poll() is not None
+           else f"was not ready in {seconds:g} s")
+    if log is not None:
+        log.seek(0)
+        why += f":\n{log.read()[-3000:]}"
+    sys.exit(f"the server {why}")

@@ -56,7 +56,7 @@ from collections import Counter
 from decimal import Decimal
 from urllib.parse import urlsplit, urlunsplit
 
-from bench_setup import ROOT, scratch_exchange, setup_django
+from bench_setup import ROOT, scratch_exchange, setup_django, wait_ready
 
 HA_CLUSTER = str(ROOT / "bin" / "ha-cluster")
 RETRY_PAUSE_SECONDS = 0.1
@@ -152,22 +152,6 @@ def start(command: list[str], env: dict, log_name: str) -> subprocess.Popen:
     log = open(os.path.join(os.environ.get("HA_DRILL_LOG_DIR", "/tmp"), log_name), "w")  # noqa: SIM115
     return subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
                             start_new_session=True)
-
-
-def wait_ready(server: subprocess.Popen, port: int) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            probe = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            probe.request("GET", "/readyz", headers={"X-Forwarded-Proto": "https"})
-            if probe.getresponse().status == 200:
-                return
-        except OSError:
-            pass
-        if server.poll() is not None:
-            sys.exit(f"bin/serve exited with {server.returncode}")
-        time.sleep(0.3)
-    sys.exit("bin/serve did not become ready in 60 s")
 
 
 def stop_all(processes: list[subprocess.Popen]) -> None:
@@ -342,7 +326,7 @@ def drill(args, url: str, exchange: str, facts) -> dict:
                  start([*manage, "consume_facts", "--client", facts_client, "--exchange",
                         facts_exchange, "--queue", facts_exchange], env, "ha-drill-consumer.log")]
     try:
-        wait_ready(server, port)
+        wait_ready(server, port, seconds=60)
         progress("server ready; clients start")
         stop = threading.Event()
         clients = [Client(port, key, batch, stop) for batch in batches]

@@ -6,11 +6,17 @@ import hashlib
 import json
 import subprocess
 import sys
+from functools import reduce
+from operator import or_
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
+from django.db.models import Q
 from django.test.utils import CaptureQueriesContext
 
+from coupons.evidence.checkpoint_proofs import coupon_entries
+from coupons.evidence.journal import journaled_models
+from coupons.models import JournalEntry
 from coupons.services import coupon_issue
 from operations.checkpoint import ledger_checkpoint
 from tests.app_role import past_the_triggers
@@ -263,3 +269,44 @@ def test_a_consistency_proof_that_does_not_hold_is_not_served(
     assert consistency["path"] is None
     assert consistency["problem"].startswith("The stored journal log does not prove that the "
                                              "signed journal extends the older one")
+
+
+def journal_scans_without_an_index_condition(sql: str, params) -> list[str]:
+    """The plan's reads of the journal that do not look entries up by an index (a sequential
+    scan, or a whole index read through a filter), with sequential scans priced out so that a
+    small test table answers as a large one would."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute(f"EXPLAIN (FORMAT JSON) {sql}", params)  # noqa: S608 - a test's own
+        plan = cursor.fetchone()[0]
+    plan = json.loads(plan) if isinstance(plan, str) else plan
+    found, nodes = [], [plan[0]["Plan"]]
+    while nodes:
+        node = nodes.pop()
+        nodes.extend(node.get("Plans", ()))
+        if node.get("Relation Name") == "coupons_journalentry" and "Index Cond" not in node:
+            found.append(node["Node Type"])
+    return found
+
+
+def test_a_coupon_s_entries_are_looked_up_by_index_not_read_from_the_whole_journal(journaled):
+    """The proof's one read of the coupon's entries finds them through each table's coupon
+    index and the journal's (subject, subject_id) index: its cost stays flat as the journal
+    grows with every coupon ever issued."""
+    query = coupon_entries_query(journaled)
+    an_or_of_the_tables = JournalEntry.objects.filter(reduce(or_, [
+        Q(subject=model._meta.label_lower, subject_id__in=model.objects.filter(
+            **{model.JOURNAL_COUPON: journaled.pk}).values("pk"))
+        for model in journaled_models() if model.JOURNAL_COUPON])).query.sql_with_params()
+
+    assert journal_scans_without_an_index_condition(*query) == []
+    assert journal_scans_without_an_index_condition(*an_or_of_the_tables) != []
+
+
+def coupon_entries_query(coupon) -> tuple[str, None]:
+    """The one statement coupon_entries sends, its values in place as it was sent."""
+    with CaptureQueriesContext(connection) as read:
+        entries = coupon_entries(coupon)
+    assert [entry.subject for entry in entries].count("coupons.conflictcase") == 3
+    (query,) = read.captured_queries
+    return query["sql"], None
