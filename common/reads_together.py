@@ -10,7 +10,10 @@ in one statement per database.
 
 A `Read` is what a selector hands the caller instead of rows: its querysets and what to make
 of their rows, so the caller can read several selectors' rows at once and each selector still
-says what its answer is.
+says what its answer is. A read whose querysets are parts of one merged order (a timeline's
+sources, each cut to a page on its own index) can ask for only the `First` rows of them all in
+that order: the database merges and cuts, and only the rows a page shows cross the wire and
+become instances.
 """
 
 from collections.abc import Callable, Sequence
@@ -24,21 +27,35 @@ from django.db.models.query import get_related_populators
 
 
 @dataclass(frozen=True)
+class First:
+    """Of a read's querysets together, only the first `rows` rows in the order of the
+    annotations `by`, which every one of them carries under these names (`descending`: the
+    last rows, last first). Each queryset must itself be ordered that way, so what is kept of
+    it is a prefix of its own order."""
+
+    by: tuple[str, ...]
+    rows: int
+    descending: bool = False
+
+
+@dataclass(frozen=True)
 class Read:
     """A selector's rows, not yet read: `finish` gets one list of instances per queryset."""
 
     querysets: Sequence[QuerySet]
     finish: Callable[[list[list]], Any]
+    first: First | None = None
 
     def then(self, step: Callable[[Any], Any]) -> "Read":
         """The same rows, with `step` applied to what `finish` makes of them."""
-        return Read(self.querysets, lambda found: step(self.finish(found)))
+        return Read(self.querysets, lambda found: step(self.finish(found)), self.first)
 
 
 def read_at_once(**reads: Read) -> dict[str, Any]:
     """{name: read.finish(its rows)} for every read, all of them in one statement a database."""
     querysets = [qs for read in reads.values() for qs in read.querysets]
-    rows = iter(_rows_of(querysets))
+    cuts = [read.first for read in reads.values() for _ in read.querysets]
+    rows = iter(_rows_of(querysets, cuts))
     return {name: read.finish([next(rows) for _ in read.querysets])
             for name, read in reads.items()}
 
@@ -47,50 +64,68 @@ def read_once(read: Read) -> Any:
     return read_at_once(one=read)["one"]
 
 
-def _rows_of(querysets: Sequence[QuerySet]) -> list[list]:
+def _rows_of(querysets: Sequence[QuerySet], cuts: Sequence[First | None]) -> list[list]:
     by_db: dict[str, list[int]] = {}
     for n, qs in enumerate(querysets):
         by_db.setdefault(qs.db, []).append(n)
     found: list[list] = [[] for _ in querysets]
     for db, numbers in by_db.items():
-        for n, instances in zip(numbers, _one_statement(db, [querysets[n] for n in numbers]),
-                                strict=True):
+        read = _one_statement(db, [querysets[n] for n in numbers], [cuts[n] for n in numbers])
+        for n, instances in zip(numbers, read, strict=True):
             found[n] = instances
     return found
 
 
-def _one_statement(db: str, querysets: Sequence[QuerySet]) -> list[list]:
+def _one_statement(db: str, querysets: Sequence[QuerySet],
+                   cuts: Sequence[First | None]) -> list[list]:
     connection = connections[db]
     compiled = []
-    for qs in querysets:
+    for qs, cut in zip(querysets, cuts, strict=True):
         compiler = qs.query.get_compiler(using=db)
         try:
             sql, params = compiler.as_sql()
         except EmptyResultSet:  # a filter no row can pass (pk__in=[]): nothing to send
             sql, params = "", ()
-        compiled.append((compiler, sql, params))
-    compiled_parts = [(c, sql, params) for c, sql, params in compiled if sql]
-    types = [expr.output_field.cast_db_type(connection) for compiler, _, _ in compiled_parts
+        compiled.append((compiler, sql, params, cut))
+    compiled_parts = [part for part in compiled if part[1]]
+    cut = _the_cut(compiled_parts)
+    types = [expr.output_field.cast_db_type(connection) for compiler, *_ in compiled_parts
              for expr, _, _ in compiler.select[:compiler.col_count]]
-    parts, params, offset = [], [], 0
-    for part, (compiler, sql, part_params) in enumerate(compiled_parts):
+    # The cut's order: a key column per annotation, NULL in the rows of the other parts.
+    key_types = [] if cut is None else [types[_offset(compiled_parts, cut[0]) + index]
+                                        for index in cut[1]]
+    parts, cut_parts, params, cut_params, offset = [], [], [], [], 0
+    for part, (compiler, sql, part_params, part_cut) in enumerate(compiled_parts):
         width = compiler.col_count
         names = [f"c{offset + k}" for k in range(width)]
+        keys = ([f"t.c{offset + compiler.annotation_col_map[name]}" for name in part_cut.by]
+                if part_cut is not None else [f"CAST(NULL AS {kind})" for kind in key_types])
         columns = [f"CAST(NULL AS {kind})" for kind in types[:offset]] + [
             f"t.{name}" for name in names] + [
             f"CAST(NULL AS {kind})" for kind in types[offset + width:]]
-        parts.append(f"(SELECT {part} AS part, row_number() OVER () AS pos, "
-                     f"{', '.join(columns)} FROM ({sql}) AS t({', '.join(names)}))")
-        params.extend(part_params)
+        (cut_parts if part_cut is not None else parts).append(
+            f"(SELECT {part} AS part, row_number() OVER () AS pos, "
+            f"{', '.join([*keys, *columns])} FROM ({sql}) AS t({', '.join(names)}))")
+        (cut_params if part_cut is not None else params).extend(part_params)
         offset += width
+    if cut_parts:
+        first = cut[2]
+        direction = " DESC" if first.descending else ""
+        order = ", ".join(f"k{n}{direction}" for n in range(len(key_types)))
+        named = ", ".join(["part", "pos", *(f"k{n}" for n in range(len(key_types))),
+                           *(f"c{n}" for n in range(len(types)))])
+        parts.append(f"(SELECT * FROM ({' UNION ALL '.join(cut_parts)}) AS merged({named}) "
+                     f"ORDER BY {order} LIMIT {int(first.rows)})")
+        params.extend(cut_params)
     found: list[list] = [[] for _ in compiled_parts]
     if parts:
         with connection.cursor() as cursor:
-            cursor.execute(f"{' UNION ALL '.join(parts)} ORDER BY part, pos", params)
+            cursor.execute(f"SELECT * FROM ({' UNION ALL '.join(parts)}) AS together "
+                           "ORDER BY part, pos", params)
             for row in cursor.fetchall():
-                found[row[0]].append(row[2:])
+                found[row[0]].append(row[2 + len(key_types):])
     instances, offset, rows = [], 0, iter(found)
-    for compiler, sql, _ in compiled:
+    for compiler, sql, _, _ in compiled:
         if not sql:
             instances.append([])
             continue
@@ -99,6 +134,24 @@ def _one_statement(db: str, querysets: Sequence[QuerySet]) -> list[list]:
                                                    for row in next(rows)]))
         offset += width
     return instances
+
+
+def _the_cut(compiled_parts) -> tuple | None:
+    """(the first cut part's index, its key columns' indexes, the First) or None. One merged
+    order a statement: its key columns are shared by every part."""
+    cuts = {id(part[3]): part[3] for part in compiled_parts if part[3] is not None}
+    if not cuts:
+        return None
+    if len(cuts) > 1:
+        raise ValueError("read_at_once cuts one merged order a statement")
+    n, (compiler, _, _, first) = next((n, part) for n, part in enumerate(compiled_parts)
+                                      if part[3] is not None)
+    return n, [compiler.annotation_col_map[name] for name in first.by], first
+
+
+def _offset(compiled_parts, part: int) -> int:
+    """Where part number `part`'s own columns start in the wide row."""
+    return sum(compiler.col_count for compiler, *_ in compiled_parts[:part])
 
 
 def _instances(compiler, db: str, rows: list[tuple]) -> list:

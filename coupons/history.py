@@ -22,10 +22,10 @@ from datetime import UTC, datetime, timedelta
 
 from django.core.paginator import Paginator
 from django.db import connections
-from django.db.models import Q, QuerySet
+from django.db.models import F, Q, QuerySet, Value
 from django.utils.translation import gettext as _
 
-from common.reads_together import Read, read_once
+from common.reads_together import First, Read, read_once
 from coupons.ledger_reasons import reason_words
 from coupons.models import (
     CaseStatus,
@@ -286,11 +286,12 @@ def timeline_page_read(*, coupon, can_see_details: bool, size: int = 50,
     just `before` one, from `start` on (a deep link), or else the latest ones.
 
     Each source gives at most size + 1 of its rows past the cursor, cut on its index, and the
-    page is the first size + 1 of them in the merged order: one statement of rows (with the
-    caller's other reads, common/reads_together.py) whatever the history's length or the
-    kinds on the page. `extra_sources` are the caller's, beyond the core's (the console adds
-    after-sale's and its staff notes; the core imports neither). Entries carry `at` as a
-    datetime, their `key` (anchor and cursor) and `version_step` ("v7 → v8").
+    database keeps the first size + 1 of them in the merged order (their keys in SQL): one
+    statement of rows (with the caller's other reads, common/reads_together.py) whatever the
+    history's length or the kinds on the page, and only the page's rows read into instances.
+    `extra_sources` are the caller's, beyond the core's (the console adds after-sale's and its
+    staff notes; the core imports neither). Entries carry `at` as a datetime, their `key`
+    (anchor and cursor) and `version_step` ("v7 → v8").
     """
     cursor = after or start or before
     forward = before is None and (after is not None or start is not None)
@@ -301,7 +302,7 @@ def timeline_page_read(*, coupon, can_see_details: bool, size: int = 50,
         if cursor is not None:
             rows = rows.filter(_beyond(source, cursor, forward, start is not None))
         order = [source.time_field, "pk"] if forward else [f"-{source.time_field}", "-pk"]
-        parts.append(rows.order_by(*order)[:size + 1])
+        parts.append(rows.order_by(*order).annotate(**_key_columns(source))[:size + 1])
 
     def finish(found: list[list]) -> TimelinePage:
         keyed = sorted(((source.key(row), source, row)
@@ -320,7 +321,16 @@ def timeline_page_read(*, coupon, can_see_details: bool, size: int = 50,
             page.later = last if (more if forward else cursor is not None) else None
         return page
 
-    return Read(parts, finish)
+    return Read(parts, finish, First(tuple(KEY_COLUMNS), size + 1, descending=not forward))
+
+
+# A row's key (TimelineKey) in SQL, so the database merges the sources' rows and cuts the page.
+KEY_COLUMNS = ("timeline_at", "timeline_rank", "timeline_id", "timeline_step")
+
+
+def _key_columns(source: Source) -> dict:
+    return dict(zip(KEY_COLUMNS, (F(source.time_field), Value(source.rank), F("pk"),
+                                  Value(source.step)), strict=True))
 
 
 def coupon_timeline_page(**page) -> TimelinePage:

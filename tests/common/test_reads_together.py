@@ -1,8 +1,9 @@
 """Several querysets read in one statement come back as each would have read itself."""
 
 import pytest
+from django.db.models import F
 
-from common.reads_together import Read, read_at_once, read_once
+from common.reads_together import First, Read, read_at_once, read_once
 from coupons.models import CouponOperation
 from refunds.models import RefundCoupon
 from tests.console.history import long_history
@@ -45,3 +46,32 @@ def test_a_read_alone_and_a_read_of_nothing_cost_what_they_need(
         shown = read_once(Read([CouponOperation.objects.filter(coupon=coupon)],
                                lambda found: found[0]).then(len))
     assert shown == 1  # the ISSUE
+
+
+def by_key(rows, descending=False) -> list[tuple]:
+    return sorted(((row.created_at, row.pk) for row in rows), reverse=descending)
+
+
+@pytest.mark.parametrize("descending", [False, True])
+def test_a_merged_order_is_cut_to_its_first_rows_and_the_other_reads_are_not(
+        coupon, clock, descending, django_assert_num_queries):
+    """Two querysets of one merged order (the ledger's LOCKs and the rest, by time then id),
+    cut to their first 7 rows together, in the same statement as a read that is not cut."""
+    coupon = long_history(coupon, clock, ledger_rows=31)
+    order = ["-created_at", "-pk"] if descending else ["created_at", "pk"]
+    ledger = CouponOperation.objects.filter(coupon=coupon).order_by(*order)
+    keyed = {"at": F("created_at"), "row": F("pk")}
+    locks = ledger.filter(op_type="LOCK").annotate(**keyed)
+    others = ledger.exclude(op_type="LOCK").annotate(**keyed)
+    assert locks.count() > 7 and others.count() > 7
+
+    with django_assert_num_queries(1):
+        read = read_at_once(
+            merged=Read([locks, others], lambda found: found, First(("at", "row"), 7, descending)),
+            whole=Read([ledger], lambda found: found[0]))
+
+    first_locks, first_others = read["merged"]
+    assert by_key([*first_locks, *first_others], descending) == by_key(ledger, descending)[:7]
+    assert first_locks and first_others  # both sources reach into the first seven
+    assert by_key(first_locks, descending) == by_key(locks, descending)[:len(first_locks)]
+    assert fields(read["whole"]) == fields(ledger)
