@@ -16,9 +16,10 @@ tests/console/history.py), beyond that the first 1,000 so and the rest as lease 
 written in bulk, journaled as the services would. It signs in a support user with
 Django's test client (and a service client for the API), and for each page prints the SQL
 queries one request makes, the p50 and p99 wall-clock milliseconds and the median CPU
-milliseconds of --runs requests (the first, warming caches, not counted). At the end, one
-table of every page at every history length (page, ledger rows, queries, p50, p99) with the
-load average beside it.
+milliseconds of --runs requests (the first, warming caches, not counted), and the Python
+function calls of one more request (cProfile's count, which load does not move: compare two
+runs by it). At the end, one table of every page at every history length (page, ledger rows,
+queries, p50, p99, calls) with the load average beside it.
 
 The coupon page and GET /check are measured twice on each coupon, once a signed head covers its
 history (`sequence_journal` and `ledger_checkpoint`, as cron runs them): "full" removes the
@@ -174,8 +175,12 @@ def pages(coupon) -> list[tuple[str, str, dict]]:
 
 def measure(client, path: str, headers: dict, runs: int, before=None):
     """(status, queries of one request, p50 and p99 wall ms, median CPU ms over `runs`
-    requests);
-    `before()` runs ahead of each request, outside the timing."""
+    requests, the Python function calls of one more request);
+    `before()` runs ahead of each request, outside the timing. The calls are cProfile's
+    count, which the machine's load does not move: the figure to compare between two runs."""
+    import cProfile
+    import pstats
+
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -191,7 +196,11 @@ def measure(client, path: str, headers: dict, runs: int, before=None):
         client.get(path, **headers)
         wall.append((time.perf_counter() - started) * 1000)
         cpu.append((time.process_time() - started_cpu) * 1000)
-    return status, count, statistics.median(wall), percentile(wall, 99), statistics.median(cpu)
+    before()
+    profile = cProfile.Profile()
+    profile.runcall(client.get, path, **headers)
+    return (status, count, statistics.median(wall), percentile(wall, 99), statistics.median(cpu),
+            pstats.Stats(profile).total_calls)
 
 
 def percentile(values: list[float], p: int) -> float:
@@ -228,17 +237,17 @@ def history_figures(coupon, client, api, runs: int, full_runs: int, table: list)
 
     ok = True
     print(f"{'history page':28} {'check':>11} {'status':>6} {'queries':>8} {'p50 ms':>8} "
-          f"{'p99 ms':>8} {'CPU ms':>8} {'full/incr':>9}")
+          f"{'p99 ms':>8} {'CPU ms':>8} {'calls':>9} {'full/incr':>9}")
     for label, who, path in (("coupon page", client, f"/coupons/{coupon.pk}/"),
                              ("GET /check (API)", api, f"/api/v1/coupons/{coupon.pk}/check")):
         full = measure(who, path, {}, full_runs, before=forget)
         incremental = measure(who, path, {}, runs)
-        for how, (status, queries, p50, p99, cpu) in (("full", full),
-                                                        ("incremental", incremental)):
+        for how, (status, queries, p50, p99, cpu, calls) in (("full", full),
+                                                               ("incremental", incremental)):
             ratio = f"{full[2] / incremental[2]:.1f}x" if how == "incremental" else ""
             print(f"{label:28} {how:>11} {status:>6} {queries:>8} {p50:>8.1f} {p99:>8.1f} "
-                  f"{cpu:>8.1f} {ratio:>9}")
-            table.append((f"{label}, {how}", coupon.state_version, queries, p50, p99))
+                  f"{cpu:>8.1f} {calls:>9,} {ratio:>9}")
+            table.append((f"{label}, {how}", coupon.state_version, queries, p50, p99, calls))
             ok = ok and status == 200
     return ok
 
@@ -257,15 +266,15 @@ def bench(args) -> bool:
               f"(a database created for this run)")
         ok = history_figures(coupon, client, api, args.runs, args.full_runs, table) and ok
         print(f"{'page':36} {'status':>6} {'queries':>8} {'p50 ms':>8} {'p99 ms':>8} "
-              f"{'CPU ms':>8}  path")
+              f"{'CPU ms':>8} {'calls':>9}  path")
         listed = [] if args.history_only else pages(coupon)
         for label, path, headers in listed:
-            status, queries, p50, p99, cpu = measure(client, path, headers, args.runs)
+            status, queries, p50, p99, cpu, calls = measure(client, path, headers, args.runs)
             note = "  (not routed in this checkout)" if status == 404 else ""
             ok = ok and status in ANSWERS
-            print(f"{label:36} {status:>6} {queries:>8} {p50:>8.1f} {p99:>8.1f} {cpu:>8.1f}  "
-                  f"{path}{note}")
-            table.append((label, coupon.state_version, queries, p50, p99))
+            print(f"{label:36} {status:>6} {queries:>8} {p50:>8.1f} {p99:>8.1f} {cpu:>8.1f} "
+                  f"{calls:>9,}  {path}{note}")
+            table.append((label, coupon.state_version, queries, p50, p99, calls))
     missing = [] if args.history_only else unmeasured_console_urls(
         [path for _, path, _ in listed])
     if missing:
@@ -278,10 +287,10 @@ def bench(args) -> bool:
 
 def print_table(table: list) -> None:
     """Every page at every history length, one row each, with the load average now."""
-    print(f"\n{'page':40} {'ledger rows':>11} {'queries':>8} {'p50 ms':>8} {'p99 ms':>8}  "
-          f"load average {load_average()} ({os.cpu_count()} CPUs)")
-    for label, rows, queries, p50, p99 in sorted(table, key=lambda row: row[:2]):
-        print(f"{label:40} {rows:>11,} {queries:>8} {p50:>8.1f} {p99:>8.1f}")
+    print(f"\n{'page':40} {'ledger rows':>11} {'queries':>8} {'p50 ms':>8} {'p99 ms':>8} "
+          f"{'calls':>9}  load average {load_average()} ({os.cpu_count()} CPUs)")
+    for label, rows, queries, p50, p99, calls in sorted(table, key=lambda row: row[:2]):
+        print(f"{label:40} {rows:>11,} {queries:>8} {p50:>8.1f} {p99:>8.1f} {calls:>9,}")
 
 
 def main() -> None:
