@@ -88,12 +88,11 @@ def _one_statement(db: str, querysets: Sequence[QuerySet],
             sql, params = "", ()
         compiled.append((compiler, sql, params, cut))
     compiled_parts = [part for part in compiled if part[1]]
-    cut = _the_cut(compiled_parts)
+    first = _the_first(compiled_parts)
     types = [expr.output_field.cast_db_type(connection) for compiler, *_ in compiled_parts
              for expr, _, _ in compiler.select[:compiler.col_count]]
     # The cut's order: a key column per annotation, NULL in the rows of the other parts.
-    key_types = [] if cut is None else [types[_offset(compiled_parts, cut[0]) + index]
-                                        for index in cut[1]]
+    key_types = [] if first is None else _key_types(compiled_parts, first, connection)
     parts, cut_parts, params, cut_params, offset = [], [], [], [], 0
     for part, (compiler, sql, part_params, part_cut) in enumerate(compiled_parts):
         width = compiler.col_count
@@ -109,7 +108,6 @@ def _one_statement(db: str, querysets: Sequence[QuerySet],
         (cut_params if part_cut is not None else params).extend(part_params)
         offset += width
     if cut_parts:
-        first = cut[2]
         direction = " DESC" if first.descending else ""
         order = ", ".join(f"k{n}{direction}" for n in range(len(key_types)))
         named = ", ".join(["part", "pos", *(f"k{n}" for n in range(len(key_types))),
@@ -136,22 +134,20 @@ def _one_statement(db: str, querysets: Sequence[QuerySet],
     return instances
 
 
-def _the_cut(compiled_parts) -> tuple | None:
-    """(the first cut part's index, its key columns' indexes, the First) or None. One merged
-    order a statement: its key columns are shared by every part."""
-    cuts = {id(part[3]): part[3] for part in compiled_parts if part[3] is not None}
-    if not cuts:
-        return None
+def _the_first(compiled_parts) -> First | None:
+    """The statement's one merged order, if a part asks for one: its key columns are shared by
+    every part."""
+    cuts = {id(cut): cut for *_, cut in compiled_parts if cut is not None}
     if len(cuts) > 1:
         raise ValueError("read_at_once cuts one merged order a statement")
-    n, (compiler, _, _, first) = next((n, part) for n, part in enumerate(compiled_parts)
-                                      if part[3] is not None)
-    return n, [compiler.annotation_col_map[name] for name in first.by], first
+    return next(iter(cuts.values()), None)
 
 
-def _offset(compiled_parts, part: int) -> int:
-    """Where part number `part`'s own columns start in the wide row."""
-    return sum(compiler.col_count for compiler, *_ in compiled_parts[:part])
+def _key_types(compiled_parts, first: First, connection) -> list[str]:
+    """The SQL types of the merged order's key columns, as the first part cut by it has them."""
+    compiler = next(compiler for compiler, *_, cut in compiled_parts if cut is first)
+    return [compiler.select[compiler.annotation_col_map[name]][0].output_field
+            .cast_db_type(connection) for name in first.by]
 
 
 def _instances(compiler, db: str, rows: list[tuple]) -> list:
