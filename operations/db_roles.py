@@ -5,9 +5,10 @@
 - `APP_ROLE` is what the server, workers, scanners, relay and consumer log in as. It owns
   nothing, so it cannot ALTER a table, DISABLE a trigger or CREATE in the schema; it is no
   superuser, so it cannot SET session_replication_role. It may read and insert everywhere,
-  UPDATE only where rows legitimately move (on history tables only the columns that move, and
-  the triggers still hold each move to its one allowed shape), DELETE only on framework
-  tables (sessions, sign-in attempts, group memberships), never TRUNCATE.
+  UPDATE only where rows legitimately move (on coupons, leases, decisions, compensations,
+  cases, findings and history tables only the columns the services move, and the triggers
+  still hold each move to its allowed shape), DELETE only on framework tables (sessions,
+  sign-in attempts, group memberships), never TRUNCATE.
 - `PRUNER_ROLE` (NOLOGIN, no members) owns the prune functions, SECURITY DEFINER: it holds
   DELETE on exactly the tables `manage.py prune` empties, and the history triggers let a
   DELETE through only when the current user is this role. The application role may call one,
@@ -46,7 +47,7 @@ APP_PASSWORD_ENV = "COUPON_APP_DB_PASSWORD"
 
 # Rows that move: the whole row.
 UPDATABLE = [
-    "coupons_couponlock", "coupons_serviceclient", "coupons_coupontemplate",
+    "coupons_serviceclient", "coupons_coupontemplate",
     "coupons_idempotencyrecord", "coupons_reconciliationrun",
     # A cache the check moves forward (sealed; a forged row is ignored, never trusted).
     "coupons_checkwatermark",
@@ -67,6 +68,8 @@ def _moving(model) -> list[str]:
 # compensation's, a case's and a finding's status one step forward, a decided row frozen).
 UPDATABLE_COLUMNS = {
     "coupons_usercoupon": [*STATE_COLUMNS, "updated_at"],
+    # A lease ends or is renewed; whose it is (order, token, coupon, version) never moves.
+    "coupons_couponlock": ["status", "expires_at", "ended_at"],
     "coupons_conflictcase": _moving(ConflictCase),
     "coupons_finding": _moving(Finding),
     "refunds_compensation": _moving(Compensation),

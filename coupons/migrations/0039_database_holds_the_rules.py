@@ -7,7 +7,7 @@ import coupons.models.trigger_sql
 # sorted(coupons.write.transitions.state_moves()) when this was written: every (from, to) some
 # operation allows. A change of TRANSITIONS that adds or drops a pair needs a migration that
 # replaces the function with the new pairs
-# (tests/coupons/safety/test_state_moves_in_database.py fails until then).
+# (tests/coupons/safety/test_database_holds_the_rules.py fails until then).
 PAIRS = [
     ("AVAILABLE", "AVAILABLE"), ("AVAILABLE", "EXPIRED"), ("AVAILABLE", "LOCKED"),
     ("AVAILABLE", "USED"), ("AVAILABLE", "VOID"), ("EXPIRED", "AVAILABLE"),

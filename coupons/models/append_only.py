@@ -14,7 +14,8 @@ How to protect a new table (say, published return-policy versions):
    Some columns move once (a publish time, an outcome): use
    `triggers = [*delete_refused(), *frozen_except("published_at"), <one Refuse for the allowed
    move>]`, like `OutboxEvent` (published_at: NULL → a time, once). A row that is open until
-   decided: `[*delete_refused(), *frozen_once_closed(open_statuses=[...])]`.
+   decided: `[*delete_refused(), *frozen_once_closed(open_statuses=[...])]`, and
+   `*status_moves(opens=[...], moves={...})` so its status moves only one step forward.
    Use `Refuse`, never `pgtrigger.Protect`: the latter obeys `pgtrigger.ignore`.
 2. `manage.py makemigrations` writes `pgtrigger.migrations.AddTrigger` operations; keep them in
    your migration, after any data backfill of that table (the trigger refuses its UPDATEs).

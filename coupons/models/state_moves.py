@@ -7,7 +7,7 @@ included, to the same: when a coupon's status, version or lease columns change, 
 `state_version` rises by exactly one and (old status, new status) is a pair some operation of
 the table allows. The pairs are the SQL function `coupons_state_moves()`, which a migration
 writes from the Python table (`transitions.state_moves()`, copied into the migration as text,
-as pgtrigger's migrations copy their SQL); tests/coupons/safety/test_state_moves_in_database.py
+as pgtrigger's migrations copy their SQL); tests/coupons/safety/test_database_holds_the_rules.py
 holds the two equal, so changing one alone fails the suite. Unswitchable like the history's
 triggers (coupons/models/append_only.py).
 """

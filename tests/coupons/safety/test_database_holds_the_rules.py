@@ -63,7 +63,8 @@ def installed_pairs() -> set[tuple[str, str]]:
 
 # --- column grants ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("table", ["coupons_usercoupon", "coupons_conflictcase",
+@pytest.mark.parametrize("table", ["coupons_usercoupon", "coupons_couponlock",
+                                   "coupons_conflictcase",
                                    "coupons_finding", "refunds_compensation",
                                    "refunds_refundcoupon"])
 def test_the_app_role_may_update_only_the_columns_the_services_move(table):
@@ -83,6 +84,8 @@ def test_what_was_received_proposed_or_opened_is_never_updatable():
         "coupons_finding": {"kind", "coupon_id", "subject", "first_seen_at"},
         "coupons_usercoupon": {"user_id", "template_id", "template_version_id", "valid_from",
                                "valid_until", "issued_at"},
+        "coupons_couponlock": {"coupon_id", "order_id", "token_hash", "token_key_id",
+                               "acquired_version", "locked_at"},
     }
     for table, columns in never.items():
         assert not updatable_columns(table) & columns, table
