@@ -5,9 +5,10 @@
 - `APP_ROLE` is what the server, workers, scanners, relay and consumer log in as. It owns
   nothing, so it cannot ALTER a table, DISABLE a trigger or CREATE in the schema; it is no
   superuser, so it cannot SET session_replication_role. It may read and insert everywhere,
-  UPDATE only where rows legitimately move (on history tables only the columns that move, and
-  the triggers still hold each move to its one allowed shape), DELETE only on framework
-  tables (sessions, sign-in attempts, group memberships), never TRUNCATE.
+  UPDATE only where rows legitimately move (on coupons, leases, decisions, compensations,
+  cases, findings and history tables only the columns the services move, and the triggers
+  still hold each move to its allowed shape), DELETE only on framework tables (sessions,
+  sign-in attempts, group memberships), never TRUNCATE.
 - `PRUNER_ROLE` (NOLOGIN, no members) owns the prune functions, SECURITY DEFINER: it holds
   DELETE on exactly the tables `manage.py prune` empties, and the history triggers let a
   DELETE through only when the current user is this role. The application role may call one,
@@ -34,27 +35,46 @@ from psycopg import sql
 
 from common.roles import APP_ROLE
 from coupons.evidence.journal import content_sql
-from coupons.models import InboxMessage, PruneRun
+from coupons.models import ConflictCase, Finding, InboxMessage, PruneRun
 from coupons.models.append_only import PRUNER_ROLE
 from coupons.models.journal import PRUNED as PRUNED_ENTRY
 from coupons.models.retention import PRUNE_ACTOR
+from coupons.models.state_moves import MOVING as STATE_COLUMNS
 from operations.outbox_partitions import outbox_partitions_ahead
+from refunds.models import Compensation, RefundCoupon
 
 APP_PASSWORD_ENV = "COUPON_APP_DB_PASSWORD"
 
-# Rows that move: the whole row (state kept up to date; decisions and cases while open, their
-# triggers freeze them once decided).
+# Rows that move: the whole row.
 UPDATABLE = [
-    "coupons_usercoupon", "coupons_couponlock", "coupons_serviceclient",
-    "coupons_coupontemplate", "coupons_idempotencyrecord", "coupons_conflictcase",
-    "coupons_finding", "coupons_reconciliationrun",
+    "coupons_serviceclient", "coupons_coupontemplate",
+    "coupons_idempotencyrecord", "coupons_reconciliationrun",
     # A cache the check moves forward (sealed; a forged row is ignored, never trusted).
     "coupons_checkwatermark",
-    "refunds_compensation", "refunds_returnpolicy", "refunds_returnpolicyversion",
-    "refunds_refundcoupon",
+    "refunds_returnpolicy", "refunds_returnpolicyversion",
 ]
-# History rows with one column the services move (the triggers allow that move only).
+
+
+def _moving(model) -> list[str]:
+    """The columns a journaled row's later entries may move (its JOURNAL_MOVES, and what the
+    journal leaves out): what its services' UPDATEs name. The rest of the row (what was
+    proposed, received, found; who proposed it) is never the application's to rewrite."""
+    names = [*model.JOURNAL_MOVES, *getattr(model, "JOURNAL_LEAVES_OUT", ())]
+    return [model._meta.get_field(name).column for name in names]
+
+
+# Only the columns the services move; the triggers hold each move to its allowed shape (a
+# coupon's status along the transition table one version at a time, a decision's, a
+# compensation's, a case's and a finding's status one step forward, a decided row frozen).
 UPDATABLE_COLUMNS = {
+    "coupons_usercoupon": [*STATE_COLUMNS, "updated_at"],
+    # A lease ends or is renewed; whose it is (order, token, coupon, version) never moves.
+    "coupons_couponlock": ["status", "expires_at", "ended_at"],
+    "coupons_conflictcase": _moving(ConflictCase),
+    "coupons_finding": _moving(Finding),
+    "refunds_compensation": _moving(Compensation),
+    "refunds_refundcoupon": _moving(RefundCoupon),
+    # History rows with one column the services move.
     "coupons_redemption": ["succeeded"],
     "coupons_inboxmessage": ["outcome"],
     "coupons_outboxevent": ["published_at"],

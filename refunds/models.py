@@ -5,6 +5,8 @@ from coupons.models.append_only import (
     Refuse,
     delete_refused,
     frozen_once_closed,
+    frozen_while,
+    status_moves,
     truncate_refused,
 )
 from coupons.models.journal import Journaled
@@ -86,7 +88,8 @@ class Compensation(Journaled):
                                     name="one_open_compensation_per_operation"),
         ]
         # Evidence once decided: an approved or rejected compensation never changes again.
-        triggers = [*delete_refused(), *frozen_once_closed(open_statuses=["PROPOSED"])]
+        triggers = [*delete_refused(), *frozen_once_closed(open_statuses=["PROPOSED"]),
+                    *status_moves(opens=["PROPOSED"], moves={"PROPOSED": ["APPROVED", "REJECTED"]})]
 
     def __str__(self):
         # No amount: this names the row wherever it is listed, also to people who may not see
@@ -298,10 +301,19 @@ class RefundCoupon(Journaled):
             models.Index(fields=["coupon", "status"], name="refund_coupon_status"),
         ]
         # Evidence once decided; reconciliation may still fill a missing RETURN `operation` once.
+        # Decided from AWAITING_REDEMPTION only (refund_decide): a recommendation waiting for
+        # its approval moves only the approval's and the execution's columns.
         triggers = [
             *delete_refused(),
             *frozen_once_closed(open_statuses=["AWAITING_REDEMPTION", "PENDING_APPROVAL"],
                                 movable=("operation_id",)),
+            *status_moves(opens=["AWAITING_REDEMPTION"], moves={
+                "AWAITING_REDEMPTION": ["PENDING_APPROVAL", "DECIDED", "EXECUTED"],
+                "PENDING_APPROVAL": ["DECIDED", "EXECUTED", "REJECTED"],
+            }),
+            *frozen_while("PENDING_APPROVAL", movable=(
+                "status", "reviewed_by", "reviewed_at", "review_note", "executed_action",
+                "operation_id", "compensation_coupon_id", "compensation_record_id")),
         ]
         ordering = ["-received_at", "-id"]
 

@@ -14,7 +14,8 @@ How to protect a new table (say, published return-policy versions):
    Some columns move once (a publish time, an outcome): use
    `triggers = [*delete_refused(), *frozen_except("published_at"), <one Refuse for the allowed
    move>]`, like `OutboxEvent` (published_at: NULL → a time, once). A row that is open until
-   decided: `[*delete_refused(), *frozen_once_closed(open_statuses=[...])]`.
+   decided: `[*delete_refused(), *frozen_once_closed(open_statuses=[...])]`, and
+   `*status_moves(opens=[...], moves={...})` so its status moves only one step forward.
    Use `Refuse`, never `pgtrigger.Protect`: the latter obeys `pgtrigger.ignore`.
 2. `manage.py makemigrations` writes `pgtrigger.migrations.AddTrigger` operations; keep them in
    your migration, after any data backfill of that table (the trigger refuses its UPDATEs).
@@ -129,6 +130,58 @@ def frozen_once_closed(*, open_statuses: list[str], movable: tuple[str, ...] = (
                 f"OLD.status NOT IN ({statuses}) AND "
                 f"({_other_columns_differ(movable)}{filled_once})"
             ),
+        ),
+    ]
+
+
+class StatusMoveRefused(Unswitchable, pgtrigger.Trigger):
+    """Refuses a row whose `status` the condition says may not move so (or, on INSERT, may
+    not open so), naming the table and the statuses."""
+
+    when = pgtrigger.Before
+
+    def __init__(self, *, what: str, detail: str, **kwargs):
+        self.func = f"RAISE EXCEPTION 'coupons: % {what}', TG_TABLE_NAME USING DETAIL = {detail};"
+        super().__init__(**kwargs)
+
+
+def _quoted(values) -> str:
+    return ", ".join(f"'{value}'" for value in sorted(values))
+
+
+def status_moves(*, opens: list[str], moves: dict[str, list[str]]) -> list:
+    """A row is inserted in one of `opens` and its `status` moves only along `moves` (a status
+    → the statuses it may move to): never back, never past a step, never out of a status
+    `moves` does not list (a final one). Staying put is no move: what may change then is for
+    frozen_once_closed and frozen_while to say."""
+    pairs = ", ".join(f"({_quoted([old])}, {_quoted([new])})"
+                      for old, news in sorted(moves.items()) for new in sorted(news))
+    return [
+        StatusMoveRefused(
+            name="status_opens", operation=pgtrigger.Insert,
+            what="rows open only in their first status",
+            detail="format('status %s', NEW.status)",
+            condition=pgtrigger.Condition(f"NEW.status NOT IN ({_quoted(opens)})"),
+        ),
+        StatusMoveRefused(
+            name="status_moves", operation=pgtrigger.Update,
+            what="status moves only one step forward",
+            detail="format('status %s to %s', OLD.status, NEW.status)",
+            condition=pgtrigger.Condition(
+                f"OLD.status IS DISTINCT FROM NEW.status "
+                f"AND (OLD.status, NEW.status) NOT IN ({pairs})"),
+        ),
+    ]
+
+
+def frozen_while(status: str, *, movable: tuple[str, ...]) -> list:
+    """While a row is in `status`, only `movable` columns move: what a step recorded (a
+    recommendation waiting for its approval) is what the next step acts on."""
+    return [
+        Refuse(
+            name="frozen_while_" + status.lower(), operation=pgtrigger.Update,
+            condition=pgtrigger.Condition(
+                f"OLD.status = '{status}' AND ({_other_columns_differ(movable)})"),
         ),
     ]
 

@@ -1,6 +1,6 @@
 from django.db import models
 
-from coupons.models.append_only import delete_refused, frozen_once_closed
+from coupons.models.append_only import delete_refused, frozen_once_closed, status_moves
 from coupons.models.inbox import FactType
 from coupons.models.journal import Journaled
 
@@ -60,7 +60,8 @@ class ConflictCase(Journaled):
         ]
         ordering = ["-opened_at", "-id"]
         # A resolved or dismissed case is the record of a person's decision: frozen.
-        triggers = [*delete_refused(), *frozen_once_closed(open_statuses=["OPEN"])]
+        triggers = [*delete_refused(), *frozen_once_closed(open_statuses=["OPEN"]),
+                    *status_moves(opens=["OPEN"], moves={"OPEN": ["RESOLVED", "DISMISSED"]})]
 
     def __str__(self):
         return f"case {self.pk}: {self.fact_type} on coupon {self.coupon_id} ({self.status})"

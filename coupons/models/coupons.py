@@ -1,6 +1,7 @@
 from django.db import models
 
 from coupons.capabilities import Capability
+from coupons.models.state_moves import state_moves_triggers
 
 
 class CouponStatus(models.TextChoices):
@@ -56,6 +57,8 @@ class UserCoupon(models.Model):
                 name="coupon_locked_iff_bound",
             ),
         ]
+        # Status, version and lease move only as coupons/write/transitions.py says.
+        triggers = state_moves_triggers()
         # Every capability of coupons.capabilities, so groups and users hold them as usual.
         permissions = Capability.choices
 

@@ -1,6 +1,6 @@
 from django.db import models
 
-from coupons.models.append_only import delete_refused, frozen_once_closed
+from coupons.models.append_only import delete_refused, frozen_once_closed, status_moves
 from coupons.models.journal import Journaled
 
 
@@ -99,7 +99,8 @@ class Finding(Journaled):
             models.Index(fields=["coupon", "status"], name="finding_coupon_status"),
         ]
         # A closed or resolved finding is the record of what was found and done: frozen.
-        triggers = [*delete_refused(), *frozen_once_closed(open_statuses=["OPEN"])]
+        triggers = [*delete_refused(), *frozen_once_closed(open_statuses=["OPEN"]),
+                    *status_moves(opens=["OPEN"], moves={"OPEN": ["RESOLVED", "CLOSED"]})]
 
     def __str__(self):
         return f"{self.severity} {self.kind} on coupon {self.coupon_id} ({self.status})"

@@ -40,6 +40,13 @@ UNBOUND = {
 }
 
 
+def state_moves() -> set[tuple[str, str]]:
+    """Every (from, to) some operation allows: what the database's `coupons_state_moves()`
+    holds (coupons/models/state_moves.py)."""
+    return {(from_state, to_state) for by_state in TRANSITIONS.values()
+            for from_state, to_states in by_state.items() for to_state in to_states}
+
+
 def is_allowed(op_type: str, from_state: str, to_state: str) -> bool:
     return to_state in TRANSITIONS.get(op_type, {}).get(from_state, set())
 

@@ -11,6 +11,8 @@ import uuid
 from datetime import timedelta
 from decimal import Decimal
 
+from django.db import connection
+
 from coupons.errors import CouponError
 from coupons.evidence.journal import journaled_bulk_create
 from coupons.models import (
@@ -114,5 +116,11 @@ def bulk_history(coupon, clock, *, ledger_rows: int, batch: int = 2000):
         journaled_bulk_create(bindings, actor=CTX.actor)
         append_outboxes(journaled_bulk_create(operations))
     clock.advance(seconds=1)
-    UserCoupon.objects.filter(pk=coupon.pk).update(state_version=version)
+    # One version at a time, as the database lets a coupon move (coupons/models/state_moves.py):
+    # one statement, a loop of single steps.
+    steps = version - UserCoupon.objects.get(pk=coupon.pk).state_version
+    with connection.cursor() as cursor:
+        cursor.execute(f"DO $$ BEGIN FOR step IN 1..{int(steps)} LOOP UPDATE coupons_usercoupon"
+                       f" SET state_version = state_version + 1 WHERE id = {int(coupon.pk)};"
+                       " END LOOP; END $$")
     return UserCoupon.objects.get(pk=coupon.pk)

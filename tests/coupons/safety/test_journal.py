@@ -109,7 +109,7 @@ def test_a_second_history_for_a_row_is_refused_by_the_database(case):
 
 def test_a_forged_step_that_changes_what_was_proposed_does_not_fold(coupon, broken_on_purpose):
     """The app's login may append an entry; it cannot make one that moves a proposal's amount
-    count as a step, so the row it then edits to match still fails."""
+    count as a step, so the row the owner then edits to match still fails."""
     owed = compensation_record(kind=Compensation.Kind.ORDER_DISCOUNT_REFUND, order_id="o-1",
                                coupon=coupon, amount="20.00", reason="owed", actor="test")
     [first] = entries(owed)
@@ -121,7 +121,8 @@ def test_a_forged_step_that_changes_what_was_proposed_does_not_fold(coupon, brok
         subject="refunds.compensation", subject_id=owed.pk, kind="approved",
         actor="user:mallory", parent_hash=first.content_hash, content=content,
         content_hash=hashlib.sha256(content.encode()).hexdigest(), created_at=clock.now())
-    raw("UPDATE refunds_compensation SET amount = 2000.00 WHERE id = %s", owed.pk)
+    with as_owner():  # the application's login may not (no grant on the amount)
+        raw("UPDATE refunds_compensation SET amount = 2000.00 WHERE id = %s", owed.pk)
     broken_on_purpose.add(coupon.pk)
 
     row = with_journal(Compensation.objects.filter(pk=owed.pk)).get()
@@ -133,8 +134,9 @@ def test_a_forged_step_that_changes_what_was_proposed_does_not_fold(coupon, brok
 
 def test_an_open_case_closed_by_update_is_refused_at_its_resolution(case, ctx,
                                                                    broken_on_purpose):
-    raw("UPDATE coupons_conflictcase SET recommendation = 'COMPENSATING_REDEEM' WHERE id = %s",
-        case.pk)
+    with as_owner():  # the application's login may not (no grant on the recommendation)
+        raw("UPDATE coupons_conflictcase SET recommendation = 'COMPENSATING_REDEEM'"
+            " WHERE id = %s", case.pk)
     broken_on_purpose.add(case.coupon_id)
 
     with pytest.raises(EvidenceMismatch) as refused:
