@@ -46,7 +46,7 @@ from coupons import clock
 from coupons.evidence.checkpoint_keys import key_id
 from coupons.evidence.checkpoint_proofs import latest_checkpoint, verified
 from coupons.evidence.journal import content_hash, with_journal
-from coupons.evidence.signed_coverage import with_log_position
+from coupons.evidence.signed_coverage import covered_prefix, with_log_position
 from coupons.models import (
     CheckWatermark,
     CouponLock,
@@ -131,8 +131,11 @@ class Resume:
     marks: dict  # how far the journaled tables were read (coupons.evidence.journal_check)
     active_locks: int  # the coupon's active leases now
     successful: int  # its redemptions that count now
-    operations: list  # the rows after the watermark, in version order
+    operations: list  # the rows after the watermark, in version order (see `complete`)
     originals: dict  # {id: row} of earlier rows those rows name (RETURN, REVERSE)
+    # False: more rows than a view reads follow the watermark and no signed head covers them;
+    # `operations` holds only the newest of them (ledger_tail).
+    complete: bool = True
 
 
 def entry_hash(row) -> str | None:
@@ -178,37 +181,74 @@ def newest_verified(row, key) -> LedgerCheckpoint | None:
     return verified(candidate, key) or latest_checkpoint()
 
 
-def resume_point(coupon, row, signed: int) -> Resume | None:
+def resume_point(coupon, row, signed: int, *, newest: int | None = None) -> Resume | None:
     """Where the check can resume for `coupon` from its watermark `row` (read by `stored`), or
     None: verify the whole ledger. `signed` is the journal size the newest verified checkpoint
     signed (coupons.evidence.signed_coverage): a watermark that rests on more is not trusted.
+    With `newest`, the rows after the watermark as ledger_tail reads them.
 
-    One query: the ledger rows from the watermark on; a second only when new rows name
-    earlier ones.
+    One query: the ledger rows from the watermark on; a second when more than `newest` follow
+    it (the watermark's own row, or the covered rows), and one when new rows name earlier ones.
     """
     if row is None or not 0 < row.signed_size <= signed or not _seal_holds(row):
         return None
-    operations = list(with_log_position(with_journal(CouponOperation.objects.filter(
-        coupon_id=coupon.pk, to_version__gte=row.through_version).order_by("to_version"))))
-    if not operations or operations[0].to_version != row.through_version \
-            or entry_hash(operations[0]) != row.head_hash:
+    operations, complete = ledger_tail(coupon, since=row.through_version, newest=newest,
+                                       signed=signed)
+    if complete:
+        head = operations[0] if operations else None
+    else:
+        head = _ledger_row(coupon, row.through_version)
+    if head is None or head.to_version != row.through_version \
+            or entry_hash(head) != row.head_hash:
         return None
-    newer = operations[1:]
+    newer = operations[1:] if complete else operations
     replayed = Replayed.from_json(row.snapshot["replayed"])
-    if row.locks_now != replayed.locks + sum(op.op_type == OperationType.LOCK for op in newer):
+    # The rows not read hold LOCK and REDEEM rows too: counted by the full check.
+    if complete and row.locks_now != replayed.locks + sum(op.op_type == OperationType.LOCK
+                                                          for op in newer):
         return None
-    if row.redemptions_now != replayed.redeems + sum(op.op_type == OperationType.REDEEM
-                                                     for op in newer):
+    if complete and row.redemptions_now != replayed.redeems + sum(
+            op.op_type == OperationType.REDEEM for op in newer):
         return None
     return Resume(through_version=row.through_version,
                   mark=Mark(version=row.through_version, head_hash=row.head_hash,
                             replayed=row.snapshot["replayed"]),
                   replayed=replayed, marks=row.snapshot["marks"],
                   active_locks=row.active_locks_now, successful=row.successful_now,
-                  operations=newer, originals=_originals(coupon, newer))
+                  operations=newer, originals=originals(coupon, newer), complete=complete)
 
 
-def _originals(coupon, operations) -> dict:
+def _ledger_rows(coupon, since: int):
+    return with_log_position(with_journal(CouponOperation.objects.filter(
+        coupon_id=coupon.pk, to_version__gte=since)))
+
+
+def _ledger_row(coupon, version: int):
+    return _ledger_rows(coupon, version).filter(to_version=version).first()
+
+
+def ledger_tail(coupon, *, since: int, newest: int | None, signed: int) -> tuple[list, bool]:
+    """(the coupon's ledger rows from version `since` on, in version order, complete).
+
+    Without `newest`, or when at most `newest` rows follow `since`, every one of them: complete.
+    When more follow and the newest `newest` + 1 are all above the signed journal size `signed`
+    (no signed head covers them: a history the signer has not folded yet, or never will), only
+    the newest `newest` of them, and not complete: a view's cost must not grow with a history
+    nobody vouches for (coupons.evidence.replay). When one of those is covered, the rows
+    before it are covered too: every row, read once, and the watermark moves over them.
+    """
+    rows = _ledger_rows(coupon, since)
+    if newest is None:
+        return list(rows.order_by("to_version")), True
+    found = list(rows.order_by("-to_version")[:newest + 2])[::-1]
+    if not found or found[0].to_version == since or len(found) <= newest:
+        return found, True
+    if covered_prefix(found[-newest - 1:], signed):
+        return list(rows.order_by("to_version")), True
+    return found[-newest:], False
+
+
+def originals(coupon, operations) -> dict:
     """The earlier rows the new ones name, with the rows those name (a REVERSE of a RETURN
     needs its REDEEM): one query, and none when no new row names another."""
     new_ids = {op.pk for op in operations}
