@@ -21,10 +21,11 @@ attacker with the app's login can make of any coupon.
 
 Then it starts the server as deployed (bin/serve, --workers x --threads, on --port) and, over
 HTTP as a support login and a service client, measures the coupon page and GET /check of each
-coupon: p50 and p99 wall-clock milliseconds of --runs requests after one warm-up, and the ratio
-long / baseline. Last, --concurrent views of the long coupon's page at once by the same support
-login while /healthz is probed every 50 ms: each view's time, and /healthz's p50 and worst
-latency against its latency with the server idle (the ratio). The load average is printed
+coupon: p50 and p99 wall-clock milliseconds of --runs requests after one warm-up, the server
+workers' CPU milliseconds per request (what other load on the machine moves least), and the
+ratios long / baseline. Last, --concurrent views of the long coupon's page at once by the same
+support login while /healthz is probed every 50 ms: each view's time, and /healthz's p50 and
+worst latency against its latency with the server idle (the ratio). The load average is printed
 beside the figures. Targets: page and /check p50 <= 250 ms at 10,001 rows; /healthz never
 waits more than 1 s during the views.
 """
@@ -158,11 +159,14 @@ class Http:
         return answer.status, (time.perf_counter() - started) * 1000
 
 
-def timed(http_client: Http, path: str, runs: int) -> tuple[int, float, float]:
-    """(status, p50 ms, p99 ms) of `runs` GETs after one warm-up."""
+def timed(http_client: Http, path: str, runs: int, server) -> tuple[int, float, float, float]:
+    """(status, p50 ms, p99 ms, the server workers' CPU ms per request) of `runs` GETs after
+    one warm-up. The CPU figure is the one the machine's other load moves least."""
     status, _ = http_client.get(path)
+    cpu = bench_servers.worker_cpu_seconds(server.pid)
     wall = [http_client.get(path)[1] for _ in range(runs)]
-    return status, statistics.median(wall), max(wall)
+    cpu = (bench_servers.worker_cpu_seconds(server.pid) - cpu) * 1000 / runs
+    return status, statistics.median(wall), max(wall), cpu
 
 
 def concurrent_views(port: int, page_headers: dict, path: str, views: int):
@@ -203,20 +207,22 @@ def bench(args, database_url: str) -> bool:
     page_headers = {"Cookie": f"sessionid={session}"}
     api_headers = {"Authorization": f"Token {key}"}
     ok, figures = True, {}
-    with bench_servers.serving("bin/serve", env, args.port, args.workers, args.threads):
+    with bench_servers.serving("bin/serve", env, args.port, args.workers,
+                               args.threads) as server:
         print(f"\n{'GET':24} {'ledger rows':>11} {'status':>6} {'p50 ms':>9} {'p99 ms':>9} "
-              f"{'x baseline':>10}")
+              f"{'CPU ms':>8} {'x baseline (p50, CPU)':>22}")
         for label, headers, path in (("coupon page", page_headers, "/coupons/{}/"),
                                      ("GET /check (API)", api_headers,
                                       "/api/v1/coupons/{}/check")):
             for coupon in (baseline, long):
-                status, p50, p99 = timed(Http(args.port, headers), path.format(coupon.pk),
-                                         args.runs)
-                figures[(label, coupon.pk)] = p50
-                ratio = (f"{p50 / figures[(label, baseline.pk)]:.1f}x"
+                status, p50, p99, cpu = timed(Http(args.port, headers), path.format(coupon.pk),
+                                              args.runs, server)
+                figures[(label, coupon.pk)] = (p50, cpu)
+                base = figures[(label, baseline.pk)]
+                ratio = (f"{p50 / base[0]:.1f}x, {cpu / max(base[1], 0.1):.1f}x"
                          if coupon is long else "")
                 print(f"{label:24} {coupon.state_version:>11,} {status:>6} {p50:>9.1f} "
-                      f"{p99:>9.1f} {ratio:>10}")
+                      f"{p99:>9.1f} {cpu:>8.1f} {ratio:>22}")
                 ok = ok and status == 200
         idle = [Http(args.port, {}).get("/healthz")[1] for _ in range(args.runs)]
         views, probes, statuses = concurrent_views(args.port, page_headers,
