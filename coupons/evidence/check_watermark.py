@@ -39,6 +39,7 @@ import json
 import uuid
 from dataclasses import dataclass, field
 
+from django.db.models import Exists, OuterRef
 from django.db.models.expressions import RawSQL
 from django.utils.crypto import salted_hmac
 
@@ -53,6 +54,7 @@ from coupons.models import (
     CouponOperation,
     LedgerCheckpoint,
     OperationType,
+    OutboxEvent,
     Redemption,
 )
 
@@ -188,20 +190,16 @@ def resume_point(coupon, row, signed: int, *, newest: int | None = None) -> Resu
     With `newest`, the rows after the watermark as ledger_tail reads them.
 
     One query: the ledger rows from the watermark on; a second when more than `newest` follow
-    it (the watermark's own row, or the covered rows), and one when new rows name earlier ones.
+    it and a signed head covers them, and one when new rows name earlier ones.
     """
     if row is None or not 0 < row.signed_size <= signed or not _seal_holds(row):
         return None
     operations, complete = ledger_tail(coupon, since=row.through_version, newest=newest,
                                        signed=signed)
-    if complete:
-        head = operations[0] if operations else None
-    else:
-        head = _ledger_row(coupon, row.through_version)
-    if head is None or head.to_version != row.through_version \
-            or entry_hash(head) != row.head_hash:
+    if not operations or operations[0].to_version != row.through_version \
+            or entry_hash(operations[0]) != row.head_hash:
         return None
-    newer = operations[1:] if complete else operations
+    newer = operations[1:]
     replayed = Replayed.from_json(row.snapshot["replayed"])
     # The rows not read hold LOCK and REDEEM rows too: counted by the full check.
     if complete and row.locks_now != replayed.locks + sum(op.op_type == OperationType.LOCK
@@ -219,12 +217,11 @@ def resume_point(coupon, row, signed: int, *, newest: int | None = None) -> Resu
 
 
 def _ledger_rows(coupon, since: int):
+    """The rows from version `since` on, each with its journal, its log position and whether
+    its outbox event is there (`has_event`), in the statement that reads it."""
     return with_log_position(with_journal(CouponOperation.objects.filter(
-        coupon_id=coupon.pk, to_version__gte=since)))
-
-
-def _ledger_row(coupon, version: int):
-    return _ledger_rows(coupon, version).filter(to_version=version).first()
+        coupon_id=coupon.pk, to_version__gte=since))).annotate(
+        has_event=Exists(OutboxEvent.objects.filter(operation_id=OuterRef("pk"))))
 
 
 def ledger_tail(coupon, *, since: int, newest: int | None, signed: int) -> tuple[list, bool]:
@@ -232,20 +229,27 @@ def ledger_tail(coupon, *, since: int, newest: int | None, signed: int) -> tuple
 
     Without `newest`, or when at most `newest` rows follow `since`, every one of them: complete.
     When more follow and the newest `newest` + 1 are all above the signed journal size `signed`
-    (no signed head covers them: a history the signer has not folded yet, or never will), only
-    the newest `newest` of them, and not complete: a view's cost must not grow with a history
-    nobody vouches for (coupons.evidence.replay). When one of those is covered, the rows
-    before it are covered too: every row, read once, and the watermark moves over them.
+    (no signed head covers them: a history the signer has not folded yet, or never will), the
+    row at `since` and the newest `newest`, and not complete: a view's cost must not grow with
+    a history nobody vouches for (coupons.evidence.replay). When one of those is covered, the
+    rows before it are covered too: every row, read once, and the watermark moves over them.
+    One query; two when it reads every row.
     """
     rows = _ledger_rows(coupon, since)
     if newest is None:
         return list(rows.order_by("to_version")), True
-    found = list(rows.order_by("-to_version")[:newest + 2])[::-1]
-    if not found or found[0].to_version == since or len(found) <= newest:
+    # The row at `since` (the watermark's, whose hash the check compares) and the newest
+    # `newest` + 2 from it on, in one statement.
+    found = {op.pk: op for op in rows.filter(to_version=since).order_by().union(
+        rows.order_by("-to_version")[:newest + 2], all=True)}
+    found = sorted(found.values(), key=lambda op: op.to_version)
+    head = [op for op in found if op.to_version == since]
+    after = [op for op in found if op.to_version > since]
+    if len(after) <= newest + 1:  # the newest `newest` + 2 reached `since`: all of them
         return found, True
-    if covered_prefix(found[-newest - 1:], signed):
+    if covered_prefix(after[-newest - 1:], signed):
         return list(rows.order_by("to_version")), True
-    return found[-newest:], False
+    return head + after[-newest:], False
 
 
 def originals(coupon, operations) -> dict:

@@ -22,7 +22,6 @@ from coupons.models import (
     InboxMessage,
     LockStatus,
     OperationType,
-    OutboxEvent,
 )
 from coupons.services.reversals import reversal_targets
 from coupons.write.transitions import is_allowed
@@ -123,8 +122,7 @@ def coupon_check(coupon, *, full: bool = False) -> CheckReport:
         operations, report.complete = resume.operations, resume.complete
     mark = None
     if not report.complete:
-        replayed = _check_newest(report, coupon, operations,
-                                 verified=resume.through_version if resume else 0, signed=signed)
+        replayed = _check_newest(report, coupon, operations, resume, signed)
     elif resume is None:
         replayed, mark = _check_all(report, coupon, operations, signed)
     else:
@@ -221,11 +219,13 @@ def _check_since(report: CheckReport, coupon, resume: Resume, signed: int):
     return replayed, mark
 
 
-def _check_newest(report: CheckReport, coupon, operations, *, verified: int, signed: int):
+def _check_newest(report: CheckReport, coupon, operations, resume: Resume | None,
+                  signed: int):
     """The newest rows alone (`operations`), when more that no signed head covers follow the
-    watermark (`verified`: its version, or 0) than a view reads: their replay from the state
-    the first of them starts at, their evidence; the coupon row, its active lease and its
+    watermark (`resume`, or None: from the first row) than a view reads: their replay from the
+    state the first of them starts at, their evidence; the coupon row, its active lease and its
     redemptions that count now. The rows between are the full check's."""
+    verified = resume.through_version if resume else 0
     report.verified_up_to, report.read_from_version = verified, operations[0].to_version
     covered = covered_prefix(operations, signed)
     report.covered_version = operations[covered - 1].to_version if covered else verified or None
@@ -236,26 +236,25 @@ def _check_newest(report: CheckReport, coupon, operations, *, verified: int, sig
                                                     version=first.from_version,
                                                     current_lock=UNREAD), by_id)
     # The redemptions these rows redeemed or returned, and every one that counts now, each
-    # with whether a REDEEM row of the ledger names its lease, wherever that row is.
+    # with whether a REDEEM row of the ledger names its lease, wherever that row is. With a
+    # watermark, its counts of them and of the active leases spare a query when they are none.
     redemptions = list(coupon.redemptions.filter(Q(lock_id__in=replayed.touched)
                                                  | Q(succeeded=True))
                        .annotate(has_redeem=Exists(CouponOperation.objects.filter(
                            coupon=coupon, op_type=OperationType.REDEEM,
-                           lock_id=OuterRef("lock_id")))))
+                           lock_id=OuterRef("lock_id"))))
+                       ) if replayed.touched or resume is None or resume.successful else []
     # A redemption these rows did not touch counts as the rows not read left it.
     replayed.counted |= {r.lock_id for r in redemptions
                          if r.lock_id not in replayed.touched and r.succeeded and r.has_redeem}
-    new_locks = [op.lock_id for op in operations if op.op_type == OperationType.LOCK]
-    locks = list(CouponLock.objects.filter(Q(pk__in=new_locks) | Q(status=LockStatus.ACTIVE),
-                                           coupon=coupon).select_related("order_coupon"))
-    _check_row(report, coupon, [lock for lock in locks if lock.status == LockStatus.ACTIVE],
-               [r for r in redemptions if r.succeeded])
+    active = list(coupon.locks.filter(status=LockStatus.ACTIVE).select_related("order_coupon")
+                  ) if resume is None or resume.active_locks else []
+    _check_row(report, coupon, active, [r for r in redemptions if r.succeeded])
     redeemed = {op.lock_id for op in by_id.values() if op.op_type == OperationType.REDEEM} \
         | {r.lock_id for r in redemptions if r.has_redeem}
-    new = set(new_locks)
-    _check_evidence(report, operations, replayed, [lock for lock in locks if lock.pk in new],
-                    redemptions, redeemed)
-    _check_inbox(report, operations, locks)
+    # The leases of these rows' LOCKs are theirs by id: no lease to hold against them.
+    _check_evidence(report, operations, replayed, [], redemptions, redeemed)
+    _check_inbox(report, operations, active)
     after_sale.check_returns(report, coupon, [*originals.values(), *operations])
     return replayed
 
@@ -375,11 +374,8 @@ def _check_evidence(report: CheckReport, operations, replayed, locks, redemption
     """Every command among `operations` has its outbox event, every one of `locks` its LOCK
     row, and every one of `redemptions` its REDEEM row (`redeemed`: leases that have one) and
     the success the ledger gives it."""
-    op_ids = [op.pk for op in operations]
-    with_event = set(
-        OutboxEvent.objects.filter(operation_id__in=op_ids).values_list("operation_id", flat=True)
-    ) if op_ids else set()
-    missing = [op for op in operations if op.pk not in with_event]
+    # Read with each row (check_watermark.ledger_tail).
+    missing = [op for op in operations if not op.has_event]
     if missing:
         # Retention removes published events: one older than a prune's cutoff may be gone.
         pruned_before = outbox_pruned_before()
