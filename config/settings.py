@@ -439,6 +439,12 @@ COUPONS = {
 IMPACT_REPLAY_SAMPLE = env_int("IMPACT_REPLAY_SAMPLE", default=10_000)
 IMPACT_REPLAY_SLOT_SECONDS = 300
 
+# --- The per-coupon check's bound: docs/evidence.md ---------------------------------
+# A coupon's page and GET /check read at most the newest this many ledger rows after the
+# check's watermark (and of each evidence table after its mark); the answer says how far the
+# history is verified, and `manage.py coupon_check --full` verifies the rest in the background.
+COUPON_CHECK_NEWEST_ROWS = env_int("COUPON_CHECK_NEWEST_ROWS", default=200)
+
 # --- Events: the outbox relay's broker; see docs/events.md ---------------------------
 # One AMQP URL, or a cluster's nodes separated by commas (operations/broker.py).
 BROKER_URL = os.environ.get("BROKER_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")

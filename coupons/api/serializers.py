@@ -311,6 +311,21 @@ class CheckOutput(serializers.Serializer):
     invariants = InvariantOutput(many=True)
     notes = serializers.ListField(child=serializers.CharField(),
                                   help_text="What holds but is worth knowing.")
+    complete = serializers.BooleanField(
+        help_text="True: the check, with the earlier checks it rests on, verified the coupon's "
+                  "whole history. False: more rows than a check reads on a request "
+                  "(COUPON_CHECK_NEWEST_ROWS, 200) are covered by no signed checkpoint yet; it "
+                  "read only the newest of them, and the background check (`manage.py "
+                  "coupon_check --full`) verifies the rest. `ok` then speaks for what it read.")
+    verified_up_to = serializers.IntegerField(
+        allow_null=True,
+        help_text="When the check read only the ledger's newest rows: the version up to which "
+                  "the ledger is verified (0: none of it); the versions after it and before "
+                  "`read_from_version` are left to the background check. Null otherwise.")
+    read_from_version = serializers.IntegerField(
+        allow_null=True,
+        help_text="When the check read only the ledger's newest rows: the first version it "
+                  "read. Null otherwise.")
     diagnosis = DiagnosisOutput()
 
 

@@ -39,6 +39,7 @@ import json
 import uuid
 from dataclasses import dataclass, field
 
+from django.db.models import Exists, OuterRef
 from django.db.models.expressions import RawSQL
 from django.utils.crypto import salted_hmac
 
@@ -46,13 +47,14 @@ from coupons import clock
 from coupons.evidence.checkpoint_keys import key_id
 from coupons.evidence.checkpoint_proofs import latest_checkpoint, verified
 from coupons.evidence.journal import content_hash, with_journal
-from coupons.evidence.signed_coverage import with_log_position
+from coupons.evidence.signed_coverage import covered_prefix, with_log_position
 from coupons.models import (
     CheckWatermark,
     CouponLock,
     CouponOperation,
     LedgerCheckpoint,
     OperationType,
+    OutboxEvent,
     Redemption,
 )
 
@@ -132,8 +134,11 @@ class Resume:
     marks: dict  # how far the journaled tables were read (coupons.evidence.journal_check)
     active_locks: int  # the coupon's active leases now
     successful: int  # its redemptions that count now
-    operations: list  # the rows after the watermark, in version order
+    operations: list  # the rows after the watermark, in version order (see `complete`)
     originals: dict  # {id: row} of earlier rows those rows name (RETURN, REVERSE)
+    # False: more rows than a view reads follow the watermark and no signed head covers them;
+    # `operations` holds only the newest of them (ledger_tail).
+    complete: bool = True
 
 
 def entry_hash(row) -> str | None:
@@ -179,37 +184,76 @@ def newest_verified(row, key) -> LedgerCheckpoint | None:
     return verified(candidate, key) or latest_checkpoint()
 
 
-def resume_point(coupon, row, signed: int) -> Resume | None:
+def resume_point(coupon, row, signed: int, *, newest: int | None = None) -> Resume | None:
     """Where the check can resume for `coupon` from its watermark `row` (read by `stored`), or
     None: verify the whole ledger. `signed` is the journal size the newest verified checkpoint
     signed (coupons.evidence.signed_coverage): a watermark that rests on more is not trusted.
+    With `newest`, the rows after the watermark as ledger_tail reads them.
 
-    One query: the ledger rows from the watermark on; a second only when new rows name
-    earlier ones.
+    One query: the ledger rows from the watermark on; a second when more than `newest` follow
+    it and a signed head covers them, and one when new rows name earlier ones.
     """
     if row is None or not 0 < row.signed_size <= signed or not _seal_holds(row):
         return None
-    operations = list(with_log_position(with_journal(CouponOperation.objects.filter(
-        coupon_id=coupon.pk, to_version__gte=row.through_version).order_by("to_version"))))
+    operations, complete = ledger_tail(coupon, since=row.through_version, newest=newest,
+                                       signed=signed)
     if not operations or operations[0].to_version != row.through_version \
             or entry_hash(operations[0]) != row.head_hash:
         return None
     newer = operations[1:]
     replayed = Replayed.from_json(row.snapshot["replayed"])
-    if row.locks_now != replayed.locks + sum(op.op_type == OperationType.LOCK for op in newer):
+    # The rows not read hold LOCK and REDEEM rows too: counted by the full check.
+    if complete and row.locks_now != replayed.locks + sum(op.op_type == OperationType.LOCK
+                                                          for op in newer):
         return None
-    if row.redemptions_now != replayed.redeems + sum(op.op_type == OperationType.REDEEM
-                                                     for op in newer):
+    if complete and row.redemptions_now != replayed.redeems + sum(
+            op.op_type == OperationType.REDEEM for op in newer):
         return None
     return Resume(through_version=row.through_version,
                   mark=Mark(version=row.through_version, head_hash=row.head_hash,
                             replayed=row.snapshot["replayed"]),
                   replayed=replayed, marks=row.snapshot["marks"],
                   active_locks=row.active_locks_now, successful=row.successful_now,
-                  operations=newer, originals=_originals(coupon, newer))
+                  operations=newer, originals=originals(coupon, newer), complete=complete)
 
 
-def _originals(coupon, operations) -> dict:
+def _ledger_rows(coupon, since: int):
+    """The rows from version `since` on, each with its journal, its log position and whether
+    its outbox event is there (`has_event`), in the statement that reads it."""
+    return with_log_position(with_journal(CouponOperation.objects.filter(
+        coupon_id=coupon.pk, to_version__gte=since))).annotate(
+        has_event=Exists(OutboxEvent.objects.filter(operation_id=OuterRef("pk"))))
+
+
+def ledger_tail(coupon, *, since: int, newest: int | None, signed: int) -> tuple[list, bool]:
+    """(the coupon's ledger rows from version `since` on, in version order, complete).
+
+    Without `newest`, or when at most `newest` rows follow `since`, every one of them: complete.
+    When more follow and the newest `newest` + 1 are all above the signed journal size `signed`
+    (no signed head covers them: a history the signer has not folded yet, or never will), the
+    row at `since` and the newest `newest`, and not complete: a view's cost must not grow with
+    a history nobody vouches for (coupons.evidence.replay). When one of those is covered, the
+    rows before it are covered too: every row, read once, and the watermark moves over them.
+    One query; two when it reads every row.
+    """
+    rows = _ledger_rows(coupon, since)
+    if newest is None:
+        return list(rows.order_by("to_version")), True
+    # The row at `since` (the watermark's, whose hash the check compares) and the newest
+    # `newest` + 2 from it on, in one statement.
+    found = {op.pk: op for op in rows.filter(to_version=since).order_by().union(
+        rows.order_by("-to_version")[:newest + 2], all=True)}
+    found = sorted(found.values(), key=lambda op: op.to_version)
+    head = [op for op in found if op.to_version == since]
+    after = [op for op in found if op.to_version > since]
+    if len(after) <= newest + 1:  # the newest `newest` + 2 reached `since`: all of them
+        return found, True
+    if covered_prefix(after[-newest - 1:], signed):
+        return list(rows.order_by("to_version")), True
+    return head + after[-newest:], False
+
+
+def originals(coupon, operations) -> dict:
     """The earlier rows the new ones name, with the rows those name (a REVERSE of a RETURN
     needs its REDEEM): one query, and none when no new row names another."""
     new_ids = {op.pk for op in operations}

@@ -15,12 +15,20 @@ coupon column is read here:
   count, and the whole table is folded again for the coupon. An edit of a covered row that
   gets past the triggers (the owner's) is the full check's, the signer's and
   `verify_ledger`'s to name.
+
+A view reads at most the newest COUPON_CHECK_NEWEST_ROWS rows of a table after its mark (of a
+table whose rows move, of the table): more, and the older ones are left to the full check,
+the mark stays where it was and the check says so. The statement that counts the rows also
+reads the journal's newest entries about the coupon (coupons/evidence/journal_tail.py).
 """
+
+from dataclasses import dataclass
 
 from django.db import connection
 from django.utils.translation import gettext
 
 from coupons.evidence.journal import fold_problem, journaled_models, with_journal
+from coupons.evidence.journal_tail import tail_problems, tail_sql
 from coupons.evidence.signed_coverage import covered_prefix, with_log_position
 from coupons.models import CouponOperation
 
@@ -35,9 +43,10 @@ def _moves(model) -> bool:
     return bool(model.JOURNAL_STEPS)
 
 
-def _counts(coupon_id: int, marks: dict) -> dict:
-    """{label: (rows after the mark, rows up to it)} for every table, in one query. A table
-    whose rows move has no mark: (its rows, 0), so that a coupon with none costs no query."""
+def _counts(coupon_id: int, marks: dict, newest: int | None) -> tuple[dict, str | None]:
+    """({label: (rows after the mark, rows up to it)} for every table, the journal's newest
+    entries about the coupon (journal_tail.tail_sql)), in one query. A table whose rows move
+    has no mark: (its rows, 0), so that a coupon with none costs no query."""
     parts, params, labels = [], [], []
     for model in coupon_tables():
         label = model._meta.label_lower
@@ -52,20 +61,31 @@ def _counts(coupon_id: int, marks: dict) -> dict:
             mark = marks.get(label, [0, 0])[0]
             params += [coupon_id, mark, coupon_id, mark]
         labels.append(label)
+    tail, tail_params = tail_sql(coupon_id, newest)
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT {', '.join(parts)}", params)
+        cursor.execute(f"SELECT {', '.join([*parts, tail])}", [*params, *tail_params])
         values = cursor.fetchone()
-    return {label: (values[2 * i], values[2 * i + 1]) for i, label in enumerate(labels)}
+    return ({label: (values[2 * i], values[2 * i + 1]) for i, label in enumerate(labels)},
+            values[-1])
 
 
-def coupon_journal_problems(coupon_id: int, marks: dict | None,
-                            signed: int) -> tuple[list[str], dict]:
-    """(one sentence per row of the coupon that is not the fold of its entries, the marks the
-    next check resumes from: past the rows the signed journal size `signed` covers). `marks`
-    is what the last check that held returned; None: fold every row."""
+@dataclass
+class JournalChecked:
+    problems: list  # sentences, invariant 9
+    marks: dict  # where the next check resumes, past the rows the signed head covers
+    unread: int  # rows left to the full check (more than a view reads after a mark)
+    tail: list  # (invariant, sentence) of the journal's newest entries (journal_tail)
+
+
+def coupon_journal_problems(coupon_id: int, marks: dict | None, signed: int, *,
+                            newest: int | None = None) -> JournalChecked:
+    """Every row of the coupon that is not the fold of its entries, and the marks the next
+    check resumes from: past the rows the signed journal size `signed` covers. `marks` is
+    what the last check that held returned; None: fold every row. With `newest`, at most the
+    newest `newest` rows of each table after its mark."""
     marks = marks or {}
-    counts = _counts(coupon_id, marks)
-    problems, new_marks = [], {}
+    counts, tail = _counts(coupon_id, marks, newest)
+    problems, new_marks, unread = [], {}, 0
     for model in coupon_tables():
         label = model._meta.label_lower
         rows = model.objects.filter(**{model.JOURNAL_COUPON: coupon_id})
@@ -76,13 +96,30 @@ def coupon_journal_problems(coupon_id: int, marks: dict | None,
             mark, counted, after = 0, 0, after + up_to
         elif not _moves(model):
             rows = rows.filter(pk__gt=mark)
-        found = list(with_log_position(with_journal(rows)).order_by("pk")) if after else []
+        rows = with_log_position(with_journal(rows))
+        if newest is not None and after > newest:
+            found = _newest(rows, newest, signed)
+        else:
+            found = list(rows.order_by("pk")) if after else []
+        unread += after - len(found)
         problems += row_problems(found)
         if not _moves(model):
-            covered = found[:covered_prefix(found, signed)]
+            # Rows left unread sit below the ones read: the mark moves over none of them.
+            covered = found[:covered_prefix(found, signed)] if len(found) == after else []
             new_marks[label] = [max([mark, *(row.pk for row in covered)]),
                                 counted + len(covered)]
-    return problems, new_marks
+    return JournalChecked(problems=problems, marks=new_marks, unread=unread,
+                          tail=tail_problems(tail))
+
+
+def _newest(rows, newest: int, signed: int) -> list:
+    """More than `newest` rows: the newest `newest`, or all of them when the signed size
+    `signed` covers the one before those (and so the older ones): a covered history is read
+    once, and the mark moves over it; one no signed head covers is left to the full check."""
+    found = list(rows.order_by("-pk")[:newest + 1])[::-1]
+    if covered_prefix(found[:1], signed):
+        return list(rows.order_by("pk"))
+    return found[1:]
 
 
 def row_problems(rows) -> list[str]:

@@ -2,7 +2,8 @@
 
 from dataclasses import dataclass, field
 
-from django.db.models import Q
+from django.conf import settings
+from django.db.models import Exists, OuterRef, Q
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
@@ -13,14 +14,14 @@ from coupons.evidence.checkpoint_keys import verifying_key
 from coupons.evidence.journal import with_journal
 from coupons.evidence.journal_check import coupon_journal_problems, row_problems
 from coupons.evidence.pruned import outbox_pruned_before
-from coupons.evidence.signed_coverage import covered_prefix, signed_size, with_log_position
+from coupons.evidence.signed_coverage import covered_prefix, signed_size
 from coupons.models import (
     CouponLock,
+    CouponOperation,
     CouponStatus,
     InboxMessage,
     LockStatus,
     OperationType,
-    OutboxEvent,
 )
 from coupons.services.reversals import reversal_targets
 from coupons.write.transitions import is_allowed
@@ -45,6 +46,9 @@ LEASE_BOUND = {OperationType.RENEW, OperationType.REDEEM, OperationType.RELEASE}
 LEASE_ENDING = {
     OperationType.REDEEM, OperationType.RELEASE, OperationType.VOID, OperationType.REVERSE,
 }
+# The lease held before the newest rows, when the check read only those: the first row bound
+# to a lease names it.
+UNREAD = object()
 
 
 @dataclass
@@ -64,6 +68,13 @@ class CheckReport:
     # The newest version whose ledger row that checkpoint signed (with every one before it),
     # or None.
     covered_version: int | None = None
+    # False: the check read only the newest rows (COUPON_CHECK_NEWEST_ROWS) and left the
+    # older ones no signed head covers to the full check; then, when that is the ledger, it
+    # verified the ledger up to `verified_up_to` (0: none of it, earlier checks included) and
+    # read it from `read_from_version` on.
+    complete: bool = True
+    verified_up_to: int | None = None
+    read_from_version: int | None = None
 
     def fail(self, invariant: int, message: str) -> None:
         self.violations.setdefault(invariant, []).append(message)
@@ -84,37 +95,76 @@ class CheckReport:
                 for number, rule in INVARIANTS.items()
             ],
             "notes": self.notes,
+            "complete": self.complete,
+            "verified_up_to": self.verified_up_to,
+            "read_from_version": self.read_from_version,
         }
 
 
 def coupon_check(coupon, *, full: bool = False) -> CheckReport:
     """The invariants over the coupon's whole history. Unless `full`, it resumes after the last
     version a check verified and the newest verified signed head covers (coupons/evidence/
-    check_watermark.py) and reads every row after it; a watermark it cannot trust makes it
-    verify everything, as `full` does."""
+    check_watermark.py) and reads the rows after it; a watermark it cannot trust makes it
+    start from the first row. Unless `full`, it reads at most the newest
+    COUPON_CHECK_NEWEST_ROWS rows that no signed head covers: a view's cost does not grow with
+    a history nobody vouches for yet, and the report says how far it verified."""
     key = verifying_key()
     row = None if full else check_watermark.stored(coupon, key)
     checkpoint = check_watermark.newest_verified(row, key)
     signed = signed_size(checkpoint)
-    resume = check_watermark.resume_point(coupon, row, signed)
+    newest = None if full else settings.COUPON_CHECK_NEWEST_ROWS
+    resume = check_watermark.resume_point(coupon, row, signed, newest=newest)
     report = CheckReport(coupon_id=coupon.pk, checkpoint=checkpoint)
     if resume is None:
-        replayed, operations, mark = _check_all(report, coupon, signed)
+        operations, report.complete = check_watermark.ledger_tail(
+            coupon, since=0, newest=newest, signed=signed)
     else:
-        replayed, operations, mark = _check_since(report, coupon, resume, signed)
+        operations, report.complete = resume.operations, resume.complete
+    mark = None
+    if not report.complete:
+        replayed = _check_newest(report, coupon, operations, resume, signed)
+    elif resume is None:
+        replayed, mark = _check_all(report, coupon, operations, signed)
+    else:
+        replayed, mark = _check_since(report, coupon, resume, signed)
     report.steps_taken = replayed.steps
-    report.covered_version = mark.version if mark else (resume and resume.through_version)
+    if report.complete:
+        report.covered_version = mark.version if mark else (resume and resume.through_version)
     # The ledger rows the replay read (all of them, or those after the watermark).
     for problem in row_problems(operations):
         report.fail(9, problem)
-    problems, marks = coupon_journal_problems(
-        coupon.pk, None if resume is None else resume.marks.get("journal"), signed)
-    for problem in problems:
+    journal = coupon_journal_problems(
+        coupon.pk, None if resume is None else resume.marks.get("journal"), signed,
+        newest=newest)
+    for problem in journal.problems:
         report.fail(9, problem)
-    if report.ok:
-        check_watermark.remember(coupon, previous=resume, mark=mark, marks={"journal": marks},
-                                 signed=signed)
+    for invariant, problem in journal.tail:
+        report.fail(invariant, problem)
+    if report.complete and report.ok:
+        check_watermark.remember(coupon, previous=resume, mark=mark,
+                                 marks={"journal": journal.marks}, signed=signed)
+    _say_what_was_read(report, journal.unread)
     return report
+
+
+def _say_what_was_read(report: CheckReport, unread_evidence: int) -> None:
+    if report.verified_up_to is not None:
+        report.notes.append(_(
+            "Verified up to v%(verified)s and from v%(read_from)s on: this check read the "
+            "newest ledger rows, which no signed checkpoint covers yet; the %(count)s between "
+            "are verified by the background check (manage.py coupon_check --full), not on "
+            "each view.") % {"verified": report.verified_up_to,
+                             "read_from": report.read_from_version,
+                             "count": report.read_from_version - report.verified_up_to - 1})
+    if unread_evidence:
+        report.complete = False
+        report.notes.append(ngettext(
+            "%(count)s older evidence row of this coupon (order bindings, refusals, notes, "
+            "view records, after-sale rows) is verified by the background check, not on each "
+            "view.",
+            "%(count)s older evidence rows of this coupon (order bindings, refusals, notes, "
+            "view records, after-sale rows) are verified by the background check, not on each "
+            "view.", unread_evidence) % {"count": unread_evidence})
 
 
 def _replay_marking(report: CheckReport, operations, replayed: Replayed, by_id: dict,
@@ -128,8 +178,8 @@ def _replay_marking(report: CheckReport, operations, replayed: Replayed, by_id: 
     return _replay(report, operations[covered:], replayed, by_id), mark
 
 
-def _check_all(report: CheckReport, coupon, signed: int):
-    operations = list(with_log_position(with_journal(coupon.operations.order_by("to_version"))))
+def _check_all(report: CheckReport, coupon, operations, signed: int):
+    """Every row of the ledger (`operations`, read by ledger_tail)."""
     replayed, mark = _replay_marking(report, operations, Replayed(),
                                      {op.pk: op for op in operations}, signed)
     # With each lock its order binding, whose order _check_inbox reads: no query of its own.
@@ -141,7 +191,7 @@ def _check_all(report: CheckReport, coupon, signed: int):
     _check_evidence(report, operations, replayed, locks, redemptions, redeemed)
     _check_inbox(report, operations, locks)
     after_sale.check_returns(report, coupon, operations)
-    return replayed, operations, mark
+    return replayed, mark
 
 
 def _check_since(report: CheckReport, coupon, resume: Resume, signed: int):
@@ -166,7 +216,47 @@ def _check_since(report: CheckReport, coupon, resume: Resume, signed: int):
     _check_evidence(report, operations, replayed, locks, redemptions, redeemed)
     _check_inbox(report, operations, locks)
     after_sale.check_returns(report, coupon, [*resume.originals.values(), *operations])
-    return replayed, operations, mark
+    return replayed, mark
+
+
+def _check_newest(report: CheckReport, coupon, operations, resume: Resume | None,
+                  signed: int):
+    """The newest rows alone (`operations`), when more that no signed head covers follow the
+    watermark (`resume`, or None: from the first row) than a view reads: their replay from the
+    state the first of them starts at, their evidence; the coupon row, its active lease and its
+    redemptions that count now. The rows between are the full check's."""
+    verified = resume.through_version if resume else 0
+    report.verified_up_to, report.read_from_version = verified, operations[0].to_version
+    covered = covered_prefix(operations, signed)
+    report.covered_version = operations[covered - 1].to_version if covered else verified or None
+    originals = check_watermark.originals(coupon, operations)
+    by_id = {**originals, **{op.pk: op for op in operations}}
+    first = operations[0]
+    replayed = _replay(report, operations, Replayed(state=first.from_state or None,
+                                                    version=first.from_version,
+                                                    current_lock=UNREAD), by_id)
+    # The redemptions these rows redeemed or returned, and every one that counts now, each
+    # with whether a REDEEM row of the ledger names its lease, wherever that row is. With a
+    # watermark, its counts of them and of the active leases spare a query when they are none.
+    redemptions = list(coupon.redemptions.filter(Q(lock_id__in=replayed.touched)
+                                                 | Q(succeeded=True))
+                       .annotate(has_redeem=Exists(CouponOperation.objects.filter(
+                           coupon=coupon, op_type=OperationType.REDEEM,
+                           lock_id=OuterRef("lock_id"))))
+                       ) if replayed.touched or resume is None or resume.successful else []
+    # A redemption these rows did not touch counts as the rows not read left it.
+    replayed.counted |= {r.lock_id for r in redemptions
+                         if r.lock_id not in replayed.touched and r.succeeded and r.has_redeem}
+    active = list(coupon.locks.filter(status=LockStatus.ACTIVE).select_related("order_coupon")
+                  ) if resume is None or resume.active_locks else []
+    _check_row(report, coupon, active, [r for r in redemptions if r.succeeded])
+    redeemed = {op.lock_id for op in by_id.values() if op.op_type == OperationType.REDEEM} \
+        | {r.lock_id for r in redemptions if r.has_redeem}
+    # The leases of these rows' LOCKs are theirs by id: no lease to hold against them.
+    _check_evidence(report, operations, replayed, [], redemptions, redeemed)
+    _check_inbox(report, operations, active)
+    after_sale.check_returns(report, coupon, [*originals.values(), *operations])
+    return replayed
 
 
 def _replay(report: CheckReport, operations, replayed: Replayed, by_id: dict) -> Replayed:
@@ -187,7 +277,9 @@ def _replay(report: CheckReport, operations, replayed: Replayed, by_id: dict) ->
             report.fail(7, _("%(step)s: %(from)s→%(to)s does not follow %(state)s")
                         % {"step": step, "from": op.from_state, "to": op.to_state,
                            "state": state})
-        if op.op_type in LEASE_BOUND and op.lock_id != current_lock:
+        if op.op_type in LEASE_BOUND and current_lock is UNREAD:
+            current_lock = op.lock_id  # taken in a row this check did not read
+        elif op.op_type in LEASE_BOUND and op.lock_id != current_lock:
             report.fail(3, _("%(step)s was made with lock %(lock)s, not the current lease")
                         % {"step": step, "lock": op.lock_id})
         if op.op_type == OperationType.LOCK:
@@ -282,11 +374,8 @@ def _check_evidence(report: CheckReport, operations, replayed, locks, redemption
     """Every command among `operations` has its outbox event, every one of `locks` its LOCK
     row, and every one of `redemptions` its REDEEM row (`redeemed`: leases that have one) and
     the success the ledger gives it."""
-    op_ids = [op.pk for op in operations]
-    with_event = set(
-        OutboxEvent.objects.filter(operation_id__in=op_ids).values_list("operation_id", flat=True)
-    ) if op_ids else set()
-    missing = [op for op in operations if op.pk not in with_event]
+    # Read with each row (check_watermark.ledger_tail).
+    missing = [op for op in operations if not op.has_event]
     if missing:
         # Retention removes published events: one older than a prune's cutoff may be gone.
         pruned_before = outbox_pruned_before()
