@@ -31,7 +31,7 @@ class Migration(migrations.Migration):
     cases and findings open only OPEN and move one step forward (append_only.status_moves)."""
 
     dependencies = [
-        ("coupons", "0037_watermark_rests_on_signed_head"),
+        ("coupons", "0038_journal_by_coupon"),
     ]
 
     operations = [
