@@ -29,9 +29,9 @@ from coupons.evidence.checkpoint_keys import (
 )
 from coupons.evidence.checkpoint_proofs import unverified_checkpoints
 from coupons.evidence.checkpoint_verify import signed_body
-from coupons.evidence.journal import journaled_insert
 from coupons.evidence.new_entries import unfolded_rows
 from coupons.models import JournalLeaf, LedgerCheckpoint, OutboxEvent
+from coupons.write.declared import declared_insert
 from coupons.write.payloads import iso
 
 EVENT_TYPE = "LedgerCheckpointed"
@@ -111,11 +111,11 @@ def _checkpoint_in_snapshot(key, directory: Path, *, snapshot: bool) -> Checkpoi
         "key_id": key_id(public),
     }
     text, signature = sign(body, key)
-    # With its journal entry, in one statement: the next checkpoint's head covers this one.
-    checkpoint = journaled_insert(LedgerCheckpoint(
+    # The database journals it as it is inserted: the next checkpoint's head covers this one.
+    checkpoint = declared_insert(LedgerCheckpoint(
         number=body["number"], signed_at=now, key_id=body["key_id"], body=text,
         signature=signature,
-    ), actor=SIGNER, at=now)
+    ), actor=SIGNER)
     OutboxEvent.objects.create(
         event_type=EVENT_TYPE, coupon=None, operation=None, created_at=now,
         payload={**{k: v for k, v in body.items() if k != "format"},

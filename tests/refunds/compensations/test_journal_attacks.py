@@ -1,14 +1,17 @@
 """A decision is taken on what its journal says was written, not on the row as it is now.
 
 The application's login may UPDATE an open compensation or refund decision (the services move
-them). Each test edits one the way a stolen login would, with raw SQL as `coupon_app`, and an
-honest operator then decides: the decision is refused with EVIDENCE_MISMATCH, nothing is
-appended to the ledger, and the coupon's check names the difference (invariant 9).
+them), but every UPDATE is journaled by the database as the step the transaction declares, and
+a step may move only its own columns: each edit below, sent with raw SQL as `coupon_app`, is
+refused by the journal trigger. The same edit past the triggers (the owner's login) is what the
+journal catches: an honest operator then decides, the decision is refused with
+EVIDENCE_MISMATCH, nothing is appended to the ledger, and the coupon's check names the
+difference (invariant 9).
 """
 
 import pytest
 from django.contrib.auth.models import Group, User
-from django.db import connection
+from django.db import DatabaseError, connection, transaction
 
 from coupons.evidence.replay import coupon_check
 from coupons.models import (
@@ -20,6 +23,7 @@ from coupons.models import (
 )
 from coupons.services import coupon_redeem
 from refunds.models import Compensation, RefundCoupon
+from tests.app_role import past_the_triggers
 from tests.conftest import lock
 from tests.console.test_team_lists import bulk
 from tests.refunds.compensations.conftest import approve, error, ok, propose
@@ -36,6 +40,20 @@ def raw(sql, *params):
         return cursor.rowcount
 
 
+def forged(sql, *params):
+    """Refused to the app's login, whatever step it declares (none, or the approval that
+    comes next); written past the triggers by the owner's."""
+    for step in ("", "approved"):
+        with pytest.raises(DatabaseError, match="journal: "), transaction.atomic():
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT set_config('coupons.step.refunds_compensation', %s, true),"
+                               " set_config('coupons.step.refunds_refundcoupon', %s, true)",
+                               [step, step])
+            raw(sql, *params)
+    with past_the_triggers():
+        return raw(sql, *params)
+
+
 def journal_problems(coupon_id):
     return coupon_check(UserCoupon.objects.get(pk=coupon_id)).violations.get(9, [])
 
@@ -43,7 +61,7 @@ def journal_problems(coupon_id):
 def test_a_proposed_amount_raised_by_update_is_refused_at_the_approval(
         alice, bob, redeemed, broken_on_purpose):
     proposal = ok(propose(alice, redeemed, amount="20.00"), 201)
-    assert raw("UPDATE refunds_compensation SET amount = 2000.00 WHERE id = %s",
+    assert forged("UPDATE refunds_compensation SET amount = 2000.00 WHERE id = %s",
                proposal["id"]) == 1
     broken_on_purpose.add(redeemed.coupon_id)
 
@@ -62,7 +80,7 @@ def test_a_proposed_amount_raised_by_update_is_refused_at_the_approval(
 def test_a_proposer_renamed_by_update_cannot_approve_their_own_proposal(
         alice, redeemed, broken_on_purpose):
     proposal = ok(propose(alice, redeemed, amount="20.00"), 201)
-    raw("UPDATE refunds_compensation SET created_by = 'user:op2' WHERE id = %s", proposal["id"])
+    forged("UPDATE refunds_compensation SET created_by = 'user:op2' WHERE id = %s", proposal["id"])
     broken_on_purpose.add(redeemed.coupon_id)
 
     details = error(approve(alice, proposal["id"], note="mine"), 409, "EVIDENCE_MISMATCH")
@@ -88,7 +106,7 @@ def test_an_honest_approval_names_the_proposal_entry_it_approves(alice, bob, red
 def test_a_manual_review_turned_into_a_return_by_update_is_not_executed(
         operator, coupon, ctx, broken_on_purpose):
     decision = pending(coupon, ctx)
-    raw("UPDATE refunds_refundcoupon SET action = 'RETURN', risk_flag = false, "
+    forged("UPDATE refunds_refundcoupon SET action = 'RETURN', risk_flag = false, "
         "requires_approval = false WHERE id = %s", decision.pk)
     broken_on_purpose.add(coupon.pk)
 
@@ -108,7 +126,7 @@ def test_a_manual_review_turned_into_a_return_by_update_is_not_executed(
 def test_bulk_approve_in_the_console_refuses_an_edited_decision(
         client, coupon, ctx, broken_on_purpose):
     decision = pending(coupon, ctx)
-    raw("UPDATE refunds_refundcoupon SET action = 'RETURN' WHERE id = %s", decision.pk)
+    forged("UPDATE refunds_refundcoupon SET action = 'RETURN' WHERE id = %s", decision.pk)
     broken_on_purpose.add(coupon.pk)
     olga = User.objects.create_user("olga")
     olga.groups.add(Group.objects.get(name="operator"))
@@ -141,7 +159,7 @@ def test_a_waiting_refund_edited_by_update_is_not_decided_when_the_redemption_co
     _, proof = lock(coupon, ctx, order_id="order-A")
     [decision] = refund(ctx, "r-early").decisions
     assert decision.status == "AWAITING_REDEMPTION"
-    raw("UPDATE refunds_refundcoupon SET refund_amount = 2700.00 WHERE id = %s", decision.pk)
+    forged("UPDATE refunds_refundcoupon SET refund_amount = 2700.00 WHERE id = %s", decision.pk)
     broken_on_purpose.add(coupon.pk)
 
     coupon_redeem(coupon_id=coupon.pk, lease=proof, payment_id="pay-order-A", ctx=ctx)
