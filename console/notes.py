@@ -13,9 +13,9 @@ from django.utils.translation import gettext_lazy
 from console.models import StaffNote
 from coupons import clock
 from coupons.errors import CouponError, ValidationFailed
-from coupons.evidence.journal import journaled_insert
 from coupons.history import Source, entry
 from coupons.redaction import visible
+from coupons.write.declared import declared_insert
 
 NOTE_LANE_COLOUR = "#6e7781"
 SEARCH_LIMIT = 20
@@ -51,7 +51,7 @@ def note_add(*, coupon_id: int, author: str, text: str, form_key: str,
         raise NoteNotFound(note_id=replaces.pk)
     try:
         with transaction.atomic():
-            return journaled_insert(StaffNote(
+            return declared_insert(StaffNote(
                 coupon_id=coupon_id, author=author, text=text, form_key=form_key,
                 replaces=replaces, created_at=clock.now()), actor=author)
     except IntegrityError:

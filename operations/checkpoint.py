@@ -35,10 +35,10 @@ from coupons.evidence.checkpoint_keys import (
     signature_holds,
     signing_key,
 )
-from coupons.evidence.journal import journaled_insert
 from coupons.evidence.journal_verify import coupons_of_entries
 from coupons.evidence.new_entries import unfolded_rows
 from coupons.models import LedgerCheckpoint, OutboxEvent
+from coupons.write.declared import declared_insert
 from coupons.write.payloads import iso
 from operations import signer_files
 from operations.signer_files import OwnRecordChanged
@@ -299,7 +299,7 @@ def _publish(chain, present: set[int], now) -> tuple[dict, list[str]]:
         try:
             with transaction.atomic():
                 # With its journal entry, in one statement: the next head covers this one.
-                if journaled_insert(row, actor=SIGNER, at=now, ignore_conflicts=True) is None:
+                if declared_insert(row, actor=SIGNER, ignore_conflicts=True) is None:
                     findings.append(f"checkpoint {number}: its number is held in the database "
                                     "by a row this signer did not write; not published there")
                     continue

@@ -4,11 +4,11 @@
   trigger and function.
 - `APP_ROLE` is what the server, workers, scanners, relay and consumer log in as. It owns
   nothing, so it cannot ALTER a table, DISABLE a trigger or CREATE in the schema; it is no
-  superuser, so it cannot SET session_replication_role. It may read and insert everywhere,
-  UPDATE only where rows legitimately move (on coupons, leases, decisions, compensations,
-  cases, findings and history tables only the columns the services move, and the triggers
-  still hold each move to its allowed shape), DELETE only on framework tables (sessions,
-  sign-in attempts, group memberships), never TRUNCATE.
+  superuser, so it cannot SET session_replication_role. It may read everywhere and insert
+  everywhere but the journal's tables, UPDATE only where rows legitimately move (on coupons,
+  leases, decisions, compensations, cases, findings and history tables only the columns the
+  services move, and the triggers still hold each move to its allowed shape), DELETE only on
+  framework tables (sessions, sign-in attempts, group memberships), never TRUNCATE.
 - `PRUNER_ROLE` (NOLOGIN, no members) owns the prune functions, SECURITY DEFINER: it holds
   DELETE on exactly the tables `manage.py prune` empties, and the history triggers let a
   DELETE through only when the current user is this role. The application role may call one,
@@ -19,6 +19,9 @@
   nothing the application writes makes a recent row old. It also owns the outbox's day
   partitions (operations/outbox_partitions.py), so the outbox function can drop a past day
   whole; the application role owns none and can drop none.
+- `JOURNAL_ROLE` (NOLOGIN, no members) owns the journal's trigger functions
+  (coupons/evidence/journal_sql.py, installed here from the models) and is the only role that
+  may INSERT into the journal: the application role reads it, never writes it.
 
 Idempotent: revokes and grants again on every run. Run it after every `migrate` (bin/serve
 does); tables a migration adds are readable and insertable at once through the default
@@ -34,8 +37,9 @@ from django.db import DatabaseError, connection, transaction
 from psycopg import sql
 
 from common.roles import APP_ROLE
-from coupons.evidence.journal import content_sql
-from coupons.models import ConflictCase, Finding, InboxMessage, PruneRun
+from coupons.evidence import journal_sql
+from coupons.evidence.journal_sql import ACTOR_SETTING, JOURNAL_ROLE, step_setting
+from coupons.models import ConflictCase, Finding, InboxMessage
 from coupons.models.append_only import PRUNER_ROLE
 from coupons.models.journal import PRUNED as PRUNED_ENTRY
 from coupons.models.retention import PRUNE_ACTOR
@@ -238,18 +242,14 @@ def _sequencer_sql() -> sql.Composed:
 
 
 def _recorded(name: str, delete: str) -> str:
-    """The inbox's DELETE appends each deleted message's `pruned` journal entry in the same
-    statement (its rows go, its entries stay: verify_journal expects it gone). The other
-    tables prune copies, not evidence."""
+    """The inbox's DELETE declares itself retention's (`pruned`, by PRUNE_ACTOR): the journal
+    trigger appends each deleted message's `pruned` entry (its rows go, its entries stay:
+    verify_journal expects it gone). The other tables prune copies, not evidence."""
     if name != "coupons_prune_inbox":
         return delete
-    tip = ("(SELECT (SELECT j.content_hash FROM coupons_journalentry j "
-           "WHERE j.subject = 'coupons.inboxmessage' AND j.subject_id = s.id "
-           "ORDER BY j.id DESC LIMIT 1) AS tip) t")
-    return f"WITH gone AS ({delete} RETURNING id) " + _entry_sql(
-        InboxMessage, "s.id", kind=PRUNED_ENTRY, parent="t.tip", at="now()",
-        source=f"gone s CROSS JOIN LATERAL {tip}",
-        parent_json="""coalesce('"' || t.tip || '"', 'null')""")
+    return (f"PERFORM set_config('{ACTOR_SETTING}', '{PRUNE_ACTOR}', true), "
+            f"set_config('{step_setting(InboxMessage)}', '{PRUNED_ENTRY}', true);\n"
+            f"            {delete}")
 
 
 def _function_sql(name: str, floor: str) -> sql.Composed:
@@ -279,6 +279,8 @@ def _prune_sql(floors: dict[str, str]) -> sql.Composed:
     window before now(), the three deletes, and their PruneRun row, which only this function
     may insert (its `inserted_by_prune` trigger). The caller chooses nothing."""
     body = sql.SQL("""
+            -- The run's journal entry is the trigger's, as retention's.
+            PERFORM set_config({actor_setting}, {actor}, true);
             outbox_cut := now() - interval {outbox};
             idempotency_cut := now() - interval {idempotency};
             inbox_cut := now() - interval {inbox};
@@ -289,38 +291,17 @@ def _prune_sql(floors: dict[str, str]) -> sql.Composed:
                     coupons_prune_outbox(outbox_cut), coupons_prune_idempotency(idempotency_cut),
                     coupons_prune_inbox(inbox_cut))
             RETURNING * INTO run;
-            -- The run's journal entry, in the same transaction (coupons/evidence/journal.py).
-            {entry};
             RETURN run.id;""").format(
+        actor_setting=sql.Literal(ACTOR_SETTING), actor=sql.Literal(PRUNE_ACTOR),
         outbox=sql.Literal(floors["coupons_prune_outbox"]),
         idempotency=sql.Literal(floors["coupons_prune_idempotency"]),
         inbox=sql.Literal(floors["coupons_prune_inbox"]),
-        entry=sql.SQL(_entry_sql(PruneRun, "run.id", kind=PruneRun.JOURNAL_OPENS[0],
-                                 parent="NULL", at="run.ran_at", row="run")),
     )
     return _definer_sql(
         PRUNE_FUNCTION, "", "", PRUNER_ROLE, body=body,
         declare="outbox_cut timestamptz; idempotency_cut timestamptz; inbox_cut timestamptz;"
                 " run coupons_prunerun%ROWTYPE;",
     )
-
-
-def _entry_sql(model, subject_id: str, *, kind: str, parent: str, at: str, row=None,
-               source: str = "(SELECT 1) one", parent_json: str = "'null'") -> str:
-    """A PL/pgSQL INSERT of prune's journal entries about `model`: one per row of `source` (a
-    FROM clause; one entry by default), each about the row `subject_id` (SQL), with parent
-    `parent` (SQL: the hash or NULL; `parent_json` its JSON text), every column of the row
-    variable `row` or none. The content is canonical (coupons.evidence.journal.content_sql)
-    and its hash the database's SHA-256 of that very text."""
-    content = content_sql(model, subject_id, kind=kind, actor=PRUNE_ACTOR, at=at,
-                          parent=parent_json, row=row)
-    return f"""
-            INSERT INTO coupons_journalentry (subject, subject_id, kind, actor, parent_hash,
-                                              content, content_hash, created_at)
-            SELECT '{model._meta.label_lower}', {subject_id}, '{kind}', '{PRUNE_ACTOR}',
-                   {parent}, c.content, encode(sha256(convert_to(c.content, 'UTF8')), 'hex'),
-                   {at}
-            FROM {source} CROSS JOIN LATERAL (SELECT {content} AS content) c"""
 
 
 def _run(cursor, statement: sql.Composable) -> None:
@@ -394,6 +375,7 @@ def setup_db_roles() -> list[str]:
         _ensure_role(cursor, APP_ROLE, login=True, password=password)
         _ensure_role(cursor, PRUNER_ROLE, login=False, password=None)
         _ensure_role(cursor, SEQUENCER_ROLE, login=False, password=None)
+        _ensure_role(cursor, JOURNAL_ROLE, login=False, password=None)
         tables = set(connection.introspection.table_names(cursor))
         with transaction.atomic():
             cursor.execute("SELECT current_database()")
@@ -431,11 +413,13 @@ def setup_db_roles() -> list[str]:
             # A prune run is recorded by the prune function only, never by the application.
             _run(cursor, sql.SQL("REVOKE INSERT ON coupons_prunerun FROM {}").format(app))
             _run(cursor, sql.SQL("GRANT SELECT, INSERT ON coupons_prunerun TO {}").format(pruner))
-            # ... with the journal entries of what it records.
-            _run(cursor, sql.SQL("GRANT SELECT, INSERT ON coupons_journalentry TO {}")
-                 .format(pruner))
-            _run(cursor, sql.SQL("GRANT USAGE ON SEQUENCE coupons_journalentry_id_seq TO {}")
-                 .format(pruner))
+            # The journal is written by the database alone: its triggers' functions, owned by
+            # JOURNAL_ROLE. No login INSERTs an entry, nor chooses its id.
+            _run(cursor, sql.SQL("REVOKE INSERT, UPDATE, DELETE ON coupons_journalentry "
+                                 "FROM {}").format(app))
+            _run(cursor, sql.SQL("REVOKE USAGE, UPDATE ON SEQUENCE coupons_journalentry_id_seq "
+                                 "FROM {}").format(app))
+            journal_sql.install(cursor, APP_ROLE)
             floors = retention_floors()
             for name, floor in floors.items():
                 _run(cursor, _function_sql(name, floor))

@@ -31,6 +31,8 @@ class Compensation(Journaled):
     JOURNAL_STEPS = ("approved", "rejected")
     JOURNAL_MOVES = ("status", "decided_by", "decided_at", "decision_note",
                      "resulting_operation_id")
+    # A rejection executes nothing: it names no resulting operation.
+    JOURNAL_STEP_MOVES = {"rejected": ("status", "decided_by", "decided_at", "decision_note")}
 
     class Kind(models.TextChoices):
         PRESALE_EXPIRED_COUPON = "PRESALE_EXPIRED_COUPON"
@@ -207,6 +209,21 @@ class RefundCoupon(Journaled):
         "decided_at", "reviewed_by", "reviewed_at", "review_note", "executed_action",
         "operation_id", "compensation_coupon_id", "compensation_record_id",
     )
+    # The steps that decide (refund_receive: the recommendation, a decision or its execution
+    # with no one to approve) move every decision column but the review's; the review's
+    # steps move only what the review adds: an approval executes the action it was shown,
+    # it cannot write another one (refund_review, refund_execute.decision_finish).
+    JOURNAL_STEP_MOVES = {
+        "waiting": ("status", "reason", "reason_code", "reason_params"),
+        **dict.fromkeys(("recommended", "decided", "executed"), tuple(
+            name for name in JOURNAL_MOVES
+            if name not in ("reviewed_by", "reviewed_at", "review_note"))),
+        "approved": ("status", "executed_action", "operation_id", "compensation_coupon_id",
+                     "compensation_record_id", "reviewed_by", "reviewed_at", "review_note"),
+        "rejected": ("status", "reviewed_by", "reviewed_at", "review_note"),
+        # reconcile's re-drive of a RETURN names the operation it always meant.
+        "return_linked": ("operation_id",),
+    }
 
     class Status(models.TextChoices):
         AWAITING_REDEMPTION = "AWAITING_REDEMPTION"  # the order's redemption is not known yet

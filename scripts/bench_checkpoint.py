@@ -16,7 +16,7 @@ It never touches the database DATABASE_URL names: it creates a throwaway one
 (`coupon_bench_checkpoint`), migrates it and drops it at the end (bench_setup.py).
 
 The coupons are bulk-loaded, not run through the services: each is ISSUED (v1) and every other
-one also VOIDED (v2), each ledger row with its journal entry (`journaled_bulk_create`, as the
+one also VOIDED (v2), each ledger row journaled by the database (`declared_bulk_create`, as the
 scanners write a batch), then sequenced. At each size it times `ledger_checkpoint` over the
 entries new since the last one (the coupons just loaded), apart from it the fold of those
 entries' rows (`unfolded_rows`, what the signer adds per new entry), a second checkpoint with
@@ -56,8 +56,8 @@ def parse_args():
 def load(first: int, last: int, template, now) -> None:
     from django.db import transaction
 
-    from coupons.evidence.journal import journaled_bulk_create
     from coupons.models import CouponOperation, UserCoupon
+    from coupons.write.declared import declared_bulk_create
 
     version = template.versions.order_by("-id").first()
     for start in range(first, last, LOAD_CHUNK):
@@ -80,7 +80,7 @@ def load(first: int, last: int, template, now) -> None:
                                            to_state="VOIDED", from_version=1, to_version=2,
                                            actor="bench", reason="bench", created_at=now)
                     ops.append(void)
-            journaled_bulk_create(ops)
+            declared_bulk_create(ops, actor="bench")
 
 
 def timed(fn):

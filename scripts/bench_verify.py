@@ -7,8 +7,8 @@ Rerun (PostgreSQL; a few minutes on a 2-core machine, most of it loading and sig
     .venv/bin/python scripts/bench_verify.py --smoke        # 500 then 2,000, seconds
 
 In a throwaway database (`coupon_bench_verify`, bench_setup.py). Each coupon is ISSUED (v1) and
-every other one also VOIDED (v2): ledger rows bulk-loaded with their journal entries
-(`journaled_bulk_create`, as the scanners write a batch), so every row has its entry and the
+every other one also VOIDED (v2): ledger rows bulk-loaded, each journaled by the database
+(`declared_bulk_create`, as the scanners write a batch), so every row has its entry and the
 log has 1.5 entries a coupon. Then the log is sequenced and signed (`sequence_journal`,
 `ledger_checkpoint`), and `verify_ledger --checkpoint FILE` runs as an auditor runs it. Its
 parts are timed apart: the journal's log (every position read, every leaf recomputed, every
@@ -48,8 +48,8 @@ def parse_args():
 def load(first: int, last: int, template, now) -> None:
     from django.db import transaction
 
-    from coupons.evidence.journal import journaled_bulk_create
     from coupons.models import CouponOperation, UserCoupon
+    from coupons.write.declared import declared_bulk_create
 
     version = template.versions.order_by("-id").first()
     for start in range(first, last, LOAD_CHUNK):
@@ -72,7 +72,7 @@ def load(first: int, last: int, template, now) -> None:
                                            to_state="VOIDED", from_version=1, to_version=2,
                                            actor="bench", reason="bench", created_at=now)
                     ops.append(void)
-            journaled_bulk_create(ops)
+            declared_bulk_create(ops, actor="bench")
 
 
 def timed(fn):

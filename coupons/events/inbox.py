@@ -10,8 +10,8 @@ from django.db import IntegrityError, transaction
 from coupons import clock
 from coupons.errors import MessageIdReused
 from coupons.events.handlers import HANDLERS
-from coupons.evidence.journal import journaled_insert, journaled_update
 from coupons.models import InboxMessage, OrderFact
+from coupons.write.declared import declared_insert, declared_update
 
 
 @dataclass(frozen=True)
@@ -50,13 +50,13 @@ def inbox_receive(
         received_at = clock.now()
         try:
             with transaction.atomic():
-                # The row and its journal entry in one statement: no round trip added.
-                message = journaled_insert(InboxMessage(
+                # The database journals the row in the statement that inserts it.
+                message = declared_insert(InboxMessage(
                     message_id=message_id, fact_type=fact_type, order_id=order_id,
                     occurred_at=occurred_at, payload=payload, sender=sender,
                     sender_scope=sender_scope, content_hash=content_hash,
                     received_at=received_at,
-                ), actor=sender_scope, at=received_at)
+                ), actor=sender_scope)
         except IntegrityError:
             first = InboxMessage.objects.get(sender_scope=sender_scope, message_id=message_id)
             if first.content_hash != content_hash:
@@ -64,9 +64,9 @@ def inbox_receive(
             return InboxResult("DUPLICATE", first)
         fact, is_new_fact = _record_fact(message)
         outcome = HANDLERS[fact_type](fact)
-        journaled_update(message, where={}, changes={
-            "outcome": {**outcome, "repeated_fact": not is_new_fact}}, kind="processed",
-            actor=sender_scope, at=clock.now())
+        declared_update(message, where={}, changes={
+            "outcome": {**outcome, "repeated_fact": not is_new_fact}}, step="processed",
+            actor=sender_scope)
         return InboxResult("PROCESSED", message)
 
 

@@ -1,25 +1,27 @@
-"""The journal: every write of a decision, compensation or case is an entry anyone can verify.
+"""The journal: every write of an evidence row is an entry anyone can verify.
 
-A journaled row (coupons.models.Journaled) is written only together with its entry, in one
-PostgreSQL statement (a data-modifying WITH), so no command spends a round trip on it. An
-entry's content is canonical JSON:
+The database writes the entries: each journaled table's row trigger (coupons/evidence/
+journal_sql.py) appends the entry of every INSERT and UPDATE from the row as stored; the
+application only declares the actor and the step (coupons/write/declared.py) and holds no
+INSERT on the journal. An entry's content is canonical JSON:
 
     {"id":<row id>,"actor":...,"at":...,"kind":...,"parent":<hash or null>,"row":{...},"table":...}
 
-`id` first (the database gives it, the statement writes it in), then the other keys and every
-nested object's keys sorted, no whitespace, UTF-8. Its SHA-256 (`content_hash`) is public: no
-key is needed to recompute it. `parent` is the hash of the row's previous entry, null for the
-first; `row` holds every column for the first entry and the moved columns after that.
+`id` first, then the other keys and every nested object's keys sorted, no whitespace, UTF-8
+(`canonical`; the database's `coupons_canonical_json` prints the same text). Its SHA-256
+(`content_hash`) is public: no key is needed to recompute it. `parent` is the hash of the
+row's previous entry, null for the first; `row` holds every column for the first entry and the
+moved columns after that; `at` is the database's clock.
 
 Folding a row's entries in order gives what the services wrote; `fold_problem` compares that
 with the row and names the first column that differs. A decision is taken only on a row that
 equals its fold (`require_folds`), so an UPDATE past the services (an amount, a proposer, an
 action) is refused at the approval instead of being approved as it stands.
 
-What the journal cannot tell: an entry appended by someone with the application's login,
-who can INSERT as the application does. It can only extend a row's chain at its tip (the
-unique constraints), with the moves that row allows (`JOURNAL_MOVES`), and its actor and time
-stay on record.
+What the journal cannot tell: a write by someone with the application's login that the
+services could have made (an approval under a made-up actor name). Every such write is still
+an entry, with the moves its step allows (`Journaled.journal_moves`), the actor it declared
+and the database's time.
 """
 
 import hashlib
@@ -30,10 +32,8 @@ from decimal import Decimal
 from functools import cache
 
 from django.apps import apps
-from django.db import connection
 from django.db.models import Exists, OuterRef
 from django.db.models.expressions import RawSQL
-from django.db.models.sql import UpdateQuery
 from django.utils import timezone
 from django.utils.translation import gettext
 
@@ -73,7 +73,8 @@ def _value(field, value):
     return value
 
 
-def _columns(model, leaves_out=None) -> list:
+def journaled_fields(model, leaves_out=None) -> list:
+    """The columns an entry records: every concrete one but the id and those left out."""
     if leaves_out is None:
         leaves_out = model.JOURNAL_LEAVES_OUT
     return [field for field in model._meta.concrete_fields
@@ -101,199 +102,7 @@ def _journaled_columns(model) -> tuple:
     the same for every row of `model`, so read once per process."""
     return tuple((field.attname, field,
                   frozenset() if field.get_internal_type() == "DecimalField" else AS_IS)
-                 for field in _columns(model))
-
-
-def _body(row, *, kind, actor, at, parent, names=None) -> dict:
-    return {"actor": actor, "at": _value(None, at), "kind": kind, "parent": parent,
-            "row": row_facts(row, names), "table": row._meta.label_lower}
-
-
-def _entry_sql(source: str, body: dict) -> tuple[str, list]:
-    """INSERT of the entry about the row `source` returns (its `id`); the content's hash is
-    computed by the database from the very text it stores."""
-    return entry_insert_text(source), _entry_params(body)
-
-
-def entry_insert_text(source: str) -> str:
-    """_entry_sql's text, the same for every entry about a row of `source`."""
-    return (f"INSERT INTO {TABLE} (subject, subject_id, kind, actor, parent_hash, content, "  # noqa: S608
-            "content_hash, created_at) "
-            "SELECT %s, s.id, %s, %s, %s, c.content, "
-            "encode(sha256(convert_to(c.content, 'UTF8')), 'hex'), %s "
-            f"FROM {source} s CROSS JOIN LATERAL "
-            "(SELECT '{\"id\":' || s.id || ',' || %s AS content) c RETURNING content_hash")
-
-
-def _entry_params(body: dict) -> list:
-    rest = canonical(body)[1:]
-    return [body["table"], body["kind"], body["actor"], body["parent"], body["at"], rest]
-
-
-def _step_sql(source: str, body: dict) -> tuple[str, list]:
-    """As _entry_sql, for a step of rows `source` returns whose tips the database reads: the
-    newest entry of each row (the row is locked by the UPDATE that returns it). `body` has
-    no parent; the statement writes it in, between `kind` and `row` as canonical order says."""
-    head = canonical({key: body[key] for key in ("actor", "at", "kind")})[1:-1]
-    tail = canonical({key: body[key] for key in ("row", "table")})[1:-1]
-    sql = (f"INSERT INTO {TABLE} (subject, subject_id, kind, actor, parent_hash, content, "  # noqa: S608
-           "content_hash, created_at) "
-           "SELECT %s, s.id, %s, %s, t.tip, c.content, "
-           "encode(sha256(convert_to(c.content, 'UTF8')), 'hex'), %s "
-           f"FROM {source} s CROSS JOIN LATERAL "
-           f"(SELECT (SELECT j.content_hash FROM {TABLE} j WHERE j.subject = %s "
-           "AND j.subject_id = s.id ORDER BY j.id DESC LIMIT 1) AS tip) t CROSS JOIN LATERAL "
-           "(SELECT '{\"id\":' || s.id || ',' || %s || ',\"parent\":' "
-           "|| coalesce('\"' || t.tip || '\"', 'null') || ',' || %s || '}' AS content) c "
-           "RETURNING content_hash")
-    return sql, [body["table"], body["kind"], body["actor"], body["at"], body["table"],
-                 head, tail]
-
-
-# What an entry's time looks like (_value's isoformat), written by the database.
-ISO_SQL = "to_char(({}) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"+00:00\"')"
-
-
-def content_sql(model, subject_id: str, *, kind: str, actor: str, at: str,
-                parent: str = "'null'", row: str | None = None) -> str:
-    """The SQL expression of an entry's canonical content, for a database function that
-    writes entries itself (operations/db_roles.py: prune). `subject_id`, `at` and `parent`
-    are SQL (`parent` answering the JSON text of the parent: null or a quoted hash); `row`
-    a PL/pgSQL row variable of the model's table whose every column the entry records, or
-    None for a step that moves none. Only integer and time columns are written this way."""
-    if row is None:
-        columns = "'{}'"
-    else:
-        parts = []
-        for field in sorted(_columns(model), key=lambda field: field.attname):
-            value = f"{row}.{field.column}"
-            if field.get_internal_type() == "DateTimeField":
-                value = "'\"' || " + ISO_SQL.format(value) + " || '\"'"
-            elif not field.get_internal_type().endswith("IntegerField"):
-                raise ValueError(f"{field.attname}: only integer and time columns")
-            parts.append(f"'\"{field.attname}\":' || {value}")
-        columns = "'{' || " + " || ',' || ".join(parts) + " || '}'"
-    head = canonical({"actor": actor})[1:-1]
-    return (f"'{{\"id\":' || {subject_id} || ',{head},\"at\":\"' || {ISO_SQL.format(at)} || "
-            f"'\",\"kind\":{json.dumps(kind)},\"parent\":' || {parent} || ',\"row\":' || "
-            f"{columns} || ',\"table\":{json.dumps(model._meta.label_lower)}}}'")
-
-
-def entry_of_insert_sql(source: str, row, *, kind=None, actor, at) -> tuple[str, list]:
-    """The first entry of `row` (unsaved, its values final), for a statement whose CTE
-    `source` inserts it and returns its `id` (coupons.write.one_statement)."""
-    return entry_insert_text(source), entry_of_insert_params(row, kind=kind, actor=actor, at=at)
-
-
-def entry_of_insert_params(row, *, kind=None, actor, at) -> list:
-    """entry_of_insert_sql's parameters alone, for a caller that keeps its text."""
-    return _entry_params(_body(row, kind=kind or type(row).JOURNAL_OPENS[0], actor=actor,
-                               at=at, parent=None))
-
-
-def journaled_moves(queryset, changes: dict, *, kind, actor, at) -> int:
-    """UPDATE the queryset's rows to `changes`, each with the entry that records the move,
-    in one statement; how many rows moved. For a move whose rows the caller has not read
-    (a redemption that stops counting): each entry's parent is its row's newest entry."""
-    model = queryset.model
-    query = queryset.query.chain(UpdateQuery)
-    query.add_update_values(changes)
-    update, params = query.get_compiler(connection=connection).as_sql()
-    moved = {}
-    for name, value in changes.items():
-        field = model._meta.get_field(name)
-        moved[field.attname] = _value(field, value)
-    body = {"actor": actor, "at": _value(None, at), "kind": kind, "row": moved,
-            "table": model._meta.label_lower}
-    entry, entry_params = _step_sql("moved", body)
-    with connection.cursor() as cursor:
-        cursor.execute(f"WITH moved AS ({update} RETURNING {model._meta.pk.column} AS id), "
-                       f"entry AS ({entry}) SELECT count(*) FROM entry",
-                       [*params, *entry_params])
-        return cursor.fetchone()[0]
-
-
-def journaled_bulk_create(rows: list, *, kind=None, actor=None, at=None) -> list:
-    """bulk_create `rows` of one model, then their first entries in one more INSERT (a batch
-    path: the scanners' bulk expiry and release). `actor` and `at` default to each row's
-    `actor` and `created_at`."""
-    if not rows:
-        return rows
-    model = type(rows[0])
-    model.objects.bulk_create(rows)
-    entries = []
-    for row in rows:
-        body = _body(row, kind=kind or model.JOURNAL_OPENS[0],
-                     actor=actor or row.actor, at=at or row.created_at, parent=None)
-        content = content_text(row.pk, body)
-        entries.append(JournalEntry(
-            subject=body["table"], subject_id=row.pk, kind=body["kind"], actor=body["actor"],
-            parent_hash=None, content=content, content_hash=content_hash(content),
-            created_at=at or row.created_at))
-    JournalEntry.objects.bulk_create(entries)
-    for row, entry in zip(rows, entries, strict=True):
-        row.journal_tip = entry.content_hash
-    return rows
-
-
-def journaled_insert(row, *, kind=None, actor=None, at=None, ignore_conflicts=False):
-    """INSERT `row` (unsaved) and its first journal entry, in one statement; the row.
-    `kind` defaults to the model's first opening, `actor` and `at` to the row's own `actor`
-    and `created_at`. With `ignore_conflicts`, a row a unique constraint refuses is neither
-    written nor journaled, and the answer is None."""
-    kind = kind or type(row).JOURNAL_OPENS[0]
-    actor = actor or row.actor
-    at = at or row.created_at
-    qn = connection.ops.quote_name
-    meta = row._meta
-    names, params = [], []
-    for field in meta.concrete_fields:
-        if field.primary_key and getattr(row, field.attname) is None:
-            continue
-        names.append(qn(field.column))
-        params.append(field.get_db_prep_save(field.pre_save(row, True), connection))
-    insert = (f"INSERT INTO {qn(meta.db_table)} ({', '.join(names)}) "  # noqa: S608
-              f"VALUES ({', '.join(['%s'] * len(names))}) "
-              f"{'ON CONFLICT DO NOTHING ' if ignore_conflicts else ''}"
-              f"RETURNING {qn(meta.pk.column)} AS id")
-    entry, entry_params = _entry_sql("written", _body(row, kind=kind, actor=actor, at=at,
-                                                      parent=None))
-    with connection.cursor() as cursor:
-        cursor.execute(f"WITH written AS ({insert}), entry AS ({entry}) "
-                       "SELECT (SELECT id FROM written), (SELECT content_hash FROM entry)",
-                       [*params, *entry_params])
-        row.pk, row.journal_tip = cursor.fetchone()
-    if row.pk is None:
-        return None
-    row._state.adding = False
-    row._state.db = connection.alias
-    return row
-
-
-def journaled_update(row, *, where: dict, changes: dict, kind, actor, at) -> bool:
-    """Compare-and-set `row` (filtered by its pk and `where`) to `changes`, with the journal
-    entry that records them, in one statement. False when no row matched (nothing written).
-
-    `row.journal_tip` (the hash of its newest entry, known from the write or the fold that
-    checked it) is the new entry's parent."""
-    model = type(row)
-    for name, value in changes.items():
-        setattr(row, name, value)
-    moved = {model._meta.get_field(name).attname for name in changes}
-    query = model.objects.filter(pk=row.pk, **where).query.chain(UpdateQuery)
-    query.add_update_values(changes)
-    update, params = query.get_compiler(connection=connection).as_sql()
-    entry, entry_params = _entry_sql("moved", _body(row, kind=kind, actor=actor, at=at,
-                                                    parent=row.journal_tip, names=moved))
-    with connection.cursor() as cursor:
-        cursor.execute(f"WITH moved AS ({update} RETURNING {model._meta.pk.column} AS id), "
-                       f"entry AS ({entry}) SELECT (SELECT content_hash FROM entry)",
-                       [*params, *entry_params])
-        (tip,) = cursor.fetchone()
-    if tip is None:
-        return False
-    row.journal_tip = tip
-    return True
+                 for field in journaled_fields(model))
 
 
 def with_journal(queryset):
@@ -339,7 +148,8 @@ def _entry_problem(model, subject_id, content, parent, *, first) -> str:
     row = entry.get("row")
     if not isinstance(row, dict):
         return gettext("records no columns")
-    allowed = {field.attname for field in _columns(model)} if first else set(model.JOURNAL_MOVES)
+    allowed = ({field.attname for field in journaled_fields(model)} if first
+               else set(model.journal_moves(entry["kind"])))
     stray = sorted(set(row) - allowed)
     if stray:
         return gettext("sets %(columns)s, which no step may change") % {
@@ -352,7 +162,7 @@ def _entry_problem(model, subject_id, content, parent, *, first) -> str:
 def _added_later(model) -> set[str]:
     """Columns a first entry may lack: those with a default, added to the table after entries
     were written (the row must then hold the default, `fold_problem` says)."""
-    return {field.attname for field in _columns(model) if field.has_default() or field.null}
+    return {field.attname for field in journaled_fields(model) if field.has_default() or field.null}
 
 
 def _default(model, name):
@@ -362,9 +172,9 @@ def _default(model, name):
 
 def fold_problem(row) -> str | None:
     """Why `row` (read with `with_journal`) is not the fold of its entries, naming the first
-    difference; None when it is. Sets `row.journal_tip` for the next entry."""
+    difference; None when it is."""
     model = type(row)
-    folded, row.journal_tip, problem = fold(model, row.pk, list(row.journal or []))
+    folded, _tip, problem = fold(model, row.pk, list(row.journal or []))
     if problem:
         return problem
     if folded is None:
@@ -403,7 +213,7 @@ def existing_entries(model, rows, *, leaves_out=None, entry_model=JournalEntry) 
         body = {"actor": MIGRATION_ACTOR, "at": _value(None, at), "kind": EXISTING,
                 "parent": None, "table": label,
                 "row": {field.attname: _value(field, getattr(row, field.attname))
-                        for field in _columns(model, leaves_out)}}
+                        for field in journaled_fields(model, leaves_out)}}
         content = content_text(row.pk, body)
         entries.append(entry_model(subject=label, subject_id=row.pk, kind=EXISTING,
                                    actor=MIGRATION_ACTOR, parent_hash=None, content=content,

@@ -55,6 +55,14 @@ class Finding(Journaled):
     JOURNAL_MOVES = ("severity", "summary", "summary_code", "summary_params", "repair",
                      "evidence", "order_ids", "status", "closed_at", "resolved_by", "resolved_at",
                      "resolution", "resolution_note")
+    # A run changes what the fault looks like or closes it; a person applies or dismisses it.
+    JOURNAL_STEP_MOVES = {
+        "changed": ("severity", "summary", "summary_code", "summary_params", "repair",
+                    "evidence", "order_ids"),
+        "closed": ("status", "closed_at"),
+        **dict.fromkeys(("applied", "dismissed"), ("status", "resolved_by", "resolved_at",
+                                                   "resolution", "resolution_note")),
+    }
     # When a run last saw the fault: every run moves it on every open finding, and it says
     # nothing the entries do not (the fault held then). Not evidence: an entry per run per
     # finding would only grow the journal.

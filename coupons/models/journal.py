@@ -12,8 +12,9 @@ class Journaled(models.Model):
 
     The row is the fast answer; the journal is the record. The row must equal the fold of its
     entries: the first entry (one of JOURNAL_OPENS) holds every column, each later one (one of
-    JOURNAL_STEPS) the columns it moved, which must be among JOURNAL_MOVES. A later entry that
-    sets any other column is no legitimate step, whoever appended it.
+    JOURNAL_STEPS) the columns it moved, which must be among those its kind may move
+    (`journal_moves`). The database writes the entries (coupons/evidence/journal_sql.py) and
+    refuses a step that moves any other column.
     """
 
     # Every model also opens with "existing" (coupons.evidence.journal.backfill): a row
@@ -22,6 +23,9 @@ class Journaled(models.Model):
     JOURNAL_OPENS: tuple[str, ...] = ("recorded", "existing")
     JOURNAL_STEPS: tuple[str, ...] = ()
     JOURNAL_MOVES: tuple[str, ...] = ()
+    # The columns one step may move, where a step may move fewer than JOURNAL_MOVES (an
+    # approval moves the review's columns, never the action it approves).
+    JOURNAL_STEP_MOVES: dict[str, tuple[str, ...]] = {}
     # The column that says which coupon the row is about (the per-coupon check and proof).
     JOURNAL_COUPON = "coupon_id"
     # Columns that are not evidence (a finding's `last_seen_at`, which every run moves).
@@ -29,6 +33,13 @@ class Journaled(models.Model):
 
     class Meta:
         abstract = True
+
+    @classmethod
+    def journal_moves(cls, kind: str) -> tuple[str, ...]:
+        """The columns a `kind` step may move (none for a kind that is no step)."""
+        if kind not in cls.JOURNAL_STEPS:
+            return ()
+        return cls.JOURNAL_STEP_MOVES.get(kind, cls.JOURNAL_MOVES)
 
 
 class JournalEntry(AppendOnlyModel):

@@ -12,7 +12,7 @@ from coupons import after_sale, clock
 from coupons.case_summaries import stored_summary
 from coupons.effects import Plan, Step
 from coupons.errors import CaseNotOpen, CouponError, NotFound, ValidationFailed
-from coupons.evidence.journal import journaled_insert, journaled_update, require_folds, with_journal
+from coupons.evidence.journal import require_folds, with_journal
 from coupons.ledger_reasons import case_reason
 from coupons.models import (
     CaseStatus,
@@ -26,6 +26,7 @@ from coupons.models import (
 from coupons.services.lock import coupon_lock
 from coupons.services.redeem import coupon_redeem
 from coupons.write.context import CommandContext, LeaseProof
+from coupons.write.declared import declared_insert, declared_update
 from coupons.write.rows import lock_coupon_row
 from coupons.write.transitions import guard, is_past_validity
 
@@ -76,7 +77,7 @@ def case_open(*, coupon, order_id, fact_type, payment_id="", evidence) -> Confli
     )
     try:
         with transaction.atomic():
-            journaled_insert(case, kind="opened", actor=CASE_OPENER, at=now)
+            declared_insert(case, kind="opened", actor=CASE_OPENER)
             return case
     except IntegrityError:  # the same fact, delivered twice at once, opened it first
         return ConflictCase.objects.get(
@@ -108,13 +109,13 @@ def case_resolve(*, case_id, action: str, note: str, ctx: CommandContext) -> Con
         else:
             raise ValidationFailed(_("Unknown action."), action=action)
         now = clock.now()
-        journaled_update(
+        declared_update(
             case, where={"status": CaseStatus.OPEN},
             changes={"status": CaseStatus.DISMISSED if action == "DISMISS"
                      else CaseStatus.RESOLVED,
                      "resolution": resolution, "resolution_note": note[:1000],
                      "resolved_by": ctx.actor, "resolved_at": now},
-            kind="dismissed" if action == "DISMISS" else "resolved", actor=ctx.actor, at=now,
+            step="dismissed" if action == "DISMISS" else "resolved", actor=ctx.actor,
         )
         return case
 

@@ -24,10 +24,10 @@ from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
 from coupons.errors import InvalidState, OperationNotReversible, VersionConflict
-from coupons.evidence.journal import journaled_moves
 from coupons.models import CouponOperation, Redemption
 from coupons.models import CouponStatus as S
 from coupons.models import OperationType as Op
+from coupons.write.declared import declared_moves
 from coupons.write.transitions import is_past_validity
 
 REVERSIBLE = {Op.REDEEM, Op.VOID, Op.EXPIRE, Op.RETURN}
@@ -154,5 +154,5 @@ def restore_redemption(operation, *, actor: str, now) -> None:
         lock_id, succeeded = operation.original_operation.lock_id, True
     else:
         return
-    journaled_moves(Redemption.objects.filter(lock_id=lock_id), {"succeeded": succeeded},
-                    kind="reversed", actor=actor, at=now)
+    declared_moves(Redemption.objects.filter(lock_id=lock_id), {"succeeded": succeeded},
+                   step="reversed", actor=actor)

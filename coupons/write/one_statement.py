@@ -2,7 +2,9 @@
 
 One data-modifying WITH: the compare-and-set UPDATE (its WHERE carries state, version and
 ownership), then every row the command declared, the ledger row, its outbox row and the stored
-answer; with each evidence row (coupons.models.Journaled) its journal entry. Each insert
+answer. The database writes each evidence row's journal entry (coupons/evidence/journal_sql.py)
+as the actor the statement declares first (`declared`, which the compare-and-set reads, so it
+is set before any row is written). Each insert
 selects FROM the compare-and-set's RETURNING and each update asks EXISTS of it, so a
 compare-and-set that matched no row writes nothing at all. Row triggers and foreign keys act on
 each row as for separate statements (the keys are checked at the end of the statement, when
@@ -22,11 +24,14 @@ from functools import cache
 from django.db import connection
 
 from coupons import clock
-from coupons.evidence.journal import entry_insert_text, entry_of_insert_params
-from coupons.models import IdempotencyRecord, Journaled, OutboxEvent, UserCoupon
+from coupons.models import IdempotencyRecord, OutboxEvent, UserCoupon
 from coupons.write import statements
+from coupons.write.declared import declaring
 
 CAS_HIT = "EXISTS (SELECT 1 FROM cas)"
+# The statement's first CTE declares its actor; the compare-and-set reads it.
+DECLARED = f"declared AS (SELECT {declaring(actor='')[0]} AS done)"
+DECLARED_READ = "(SELECT done FROM declared)"
 # The outbox row takes the ledger row's id, in its column and in its payload.
 OUTBOX_COLUMNS = (("operation_id", "ledger.id"),)
 
@@ -51,13 +56,13 @@ def write(*, cas, rows, updates, operation, event, answer) -> list | None:
     )
     sql, cas_statement = _text(shape)
     db = statements.the_connection()
-    params = cas_statement.bind(changes, where)
+    params = [operation.actor, *cas_statement.bind(changes, where)]
     for row in rows:
-        params += _bound_insert(row, "cas", operation)
+        params += _row_insert(type(row), row.pk is not None, "cas").bind(row)
     for model, pk, fields in updates:
         params += statements.update(model, tuple(fields), (("pk", False),), CAS_HIT).bind(
             fields, {"pk": pk})
-    params += _bound_insert(operation, "cas", operation)
+    params += _row_insert(type(operation), False, "cas").bind(operation)
     params += _outbox().bind(event)
     if answer is not None:
         record_id, status, body, _ = answer
@@ -69,14 +74,6 @@ def write(*, cas, rows, updates, operation, event, answer) -> list | None:
         cursor.execute(sql, params)
         ids = list(cursor.fetchone())
     return None if ids[0] is None else ids
-
-
-def _bound_insert(row, source, operation) -> list:
-    """The parameters of `row`'s insert and, for an evidence row, of its journal entry."""
-    params = _row_insert(type(row), row.pk is not None, source).bind(row)
-    if isinstance(row, Journaled):
-        params += entry_of_insert_params(row, actor=operation.actor, at=operation.created_at)
-    return params
 
 
 def _row_insert(model, with_pk, source) -> statements.Statement:
@@ -92,13 +89,11 @@ def _outbox() -> statements.Statement:
 def _text(shape) -> tuple[str, statements.Update]:
     """The statement of one shape (see write), and the compare-and-set it starts with."""
     set_names, where_shape, row_shapes, update_shapes, ledger_model, answered, answer_rows = shape
-    cas = statements.update(UserCoupon, set_names, where_shape)
-    parts = [f"cas AS ({cas.sql} RETURNING 1)"]
+    cas = statements.update(UserCoupon, set_names, where_shape, DECLARED_READ)
+    parts = [DECLARED, f"cas AS ({cas.sql} RETURNING 1)"]
 
     def with_insert(name, model, with_pk, source):
         parts.append(f"{name} AS ({_row_insert(model, with_pk, source).sql})")
-        if issubclass(model, Journaled):
-            parts.append(f"{name}_entry AS ({entry_insert_text(name)})")
 
     names = []
     for i, (model, with_pk) in enumerate(row_shapes):

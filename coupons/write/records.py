@@ -1,8 +1,8 @@
 """The ledger row and the outbox row every command writes, one function each."""
 
 from coupons import counters
-from coupons.evidence.journal import journaled_bulk_create, journaled_insert
 from coupons.models import CouponOperation, OutboxEvent
+from coupons.write.declared import declared_bulk_create, declared_insert
 from coupons.write.payloads import iso, money
 
 EVENT_TYPES = {
@@ -20,10 +20,10 @@ EVENT_TYPES = {
 
 
 def append_operation(*, coupon, op_type, from_state, from_version, ctx, now, **fields):
-    """The one writer of ledger rows, with the row's journal entry in the same statement."""
+    """The one writer of ledger rows (the database journals each as it is inserted)."""
     operation = ledger_row(coupon=coupon, op_type=op_type, from_state=from_state,
                            from_version=from_version, ctx=ctx, now=now, **fields)
-    journaled_insert(operation)
+    declared_insert(operation, actor=operation.actor)
     appended(operation)
     return operation
 
@@ -51,10 +51,12 @@ def ledger_row(*, coupon, op_type, from_state, from_version, ctx, now, **fields)
 
 
 def append_operations(operations: list[CouponOperation]) -> list[CouponOperation]:
-    """Bulk append_operation for rows of distinct coupons: one INSERT of the rows, one of
-    their journal entries. The caller holds every coupon's row lock."""
+    """Bulk append_operation for rows of distinct coupons, all by one actor (a scanner's
+    batch): one INSERT of the rows. The caller holds every coupon's row lock."""
     counters.commands_done(op.op_type for op in operations)
-    return journaled_bulk_create(operations)
+    actors = {op.actor for op in operations}
+    assert len(actors) <= 1, "one batch, one actor"  # the declared actor is the batch's
+    return declared_bulk_create(operations, actor=next(iter(actors), ""))
 
 
 def append_outbox(operation: CouponOperation) -> OutboxEvent:

@@ -2,9 +2,9 @@ from contextlib import contextmanager
 
 from coupons import clock, counters
 from coupons.errors import CouponError
-from coupons.evidence.journal import journaled_insert
 from coupons.models import CommandRejection
 from coupons.refusal_messages import refusal_message, stored_message
+from coupons.write.declared import declared_insert
 
 
 @contextmanager
@@ -16,7 +16,7 @@ def refusals_recorded(op_type: str, ctx, *, coupon_id=None, order_id: str = ""):
         # The log is evidence read by every team: its message is stored in English, whatever
         # language the refused caller asked for (a lazy message is worded here), with its
         # sentence's code when it is no catalogue entry as it stands.
-        journaled_insert(CommandRejection(
+        declared_insert(CommandRejection(
             op_type=op_type,
             coupon_id_ref=coupon_id,
             order_id=order_id or "",
@@ -26,7 +26,7 @@ def refusals_recorded(op_type: str, ctx, *, coupon_id=None, order_id: str = ""):
             details=error.details,
             idempotency_key=ctx.idempotency_key,
             created_at=clock.now(),
-        ))
+        ), actor=ctx.actor)
         counters.command_refused(op_type, error.code)
         raise
 
@@ -34,7 +34,7 @@ def refusals_recorded(op_type: str, ctx, *, coupon_id=None, order_id: str = ""):
 def record_console_denial(*, actor: str, path: str, method: str, capability: str) -> None:
     """A console page or action refused for want of a capability (shown to auditors as a
     refusal with code PERMISSION_DENIED)."""
-    journaled_insert(CommandRejection(
+    declared_insert(CommandRejection(
         op_type="CONSOLE",
         actor=actor,
         error_code="PERMISSION_DENIED",
@@ -44,4 +44,4 @@ def record_console_denial(*, actor: str, path: str, method: str, capability: str
             refusal_message("console_undeclared", method=method, path=path)),
         details={"path": path, "method": method, "capability": capability},
         created_at=clock.now(),
-    ))
+    ), actor=actor)

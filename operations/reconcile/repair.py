@@ -15,12 +15,7 @@ from django.utils.translation import gettext_lazy as _
 from coupons import clock
 from coupons.errors import BrokerUnavailable, FindingNotOpen, NotFound, ValidationFailed
 from coupons.events.facts import stored_lease
-from coupons.evidence.journal import (
-    journaled_moves,
-    journaled_update,
-    require_folds,
-    with_journal,
-)
+from coupons.evidence.journal import require_folds, with_journal
 from coupons.models import (
     CouponStatus,
     Finding,
@@ -33,6 +28,7 @@ from coupons.services.lock import coupon_lock
 from coupons.services.redeem import coupon_redeem
 from coupons.services.release import coupon_release
 from coupons.write.context import LeaseProof
+from coupons.write.declared import declared_moves, declared_update
 from coupons.write.rows import lock_coupon_row
 from operations.reconcile.checks import COUPON_FIELDS, check_batch, load_batch
 from operations.relay import EXCHANGE, Relay
@@ -97,7 +93,7 @@ def _still_holds(finding: Finding):
 
 
 def _close(finding: Finding, status: str, *, ctx, resolution="", note="") -> Finding:
-    """The finding's last move, with its journal entry, in one statement."""
+    """The finding's last move, in one statement (the database journals it)."""
     now = clock.now()
     if status == FindingStatus.CLOSED:
         kind, changes = "closed", {"status": status, "closed_at": now}
@@ -105,8 +101,8 @@ def _close(finding: Finding, status: str, *, ctx, resolution="", note="") -> Fin
         kind, changes = resolution.lower(), {
             "status": status, "resolution": resolution, "resolution_note": note[:1000],
             "resolved_by": ctx.actor, "resolved_at": now}
-    journaled_moves(Finding.objects.filter(pk=finding.pk, status=FindingStatus.OPEN), changes,
-                    kind=kind, actor=ctx.actor, at=now)
+    declared_moves(Finding.objects.filter(pk=finding.pk, status=FindingStatus.OPEN), changes,
+                   step=kind, actor=ctx.actor)
     for name, value in changes.items():
         setattr(finding, name, value)
     return finding
@@ -144,9 +140,8 @@ def _redrive_return(fault, coupon, ctx) -> None:
         reason=f"reconciliation: re-drive of refund {decision.refund_id}'s RETURN",
     )
     # The decision now names the RETURN it always meant; only a decision without one moves.
-    journaled_update(decision, where={"operation__isnull": True},
-                     changes={"operation": operation}, kind="return_linked", actor=ctx.actor,
-                     at=clock.now())
+    declared_update(decision, where={"operation__isnull": True},
+                    changes={"operation": operation}, step="return_linked", actor=ctx.actor)
 
 
 def _redrive_events(coupon_id: int) -> None:

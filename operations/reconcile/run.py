@@ -5,13 +5,13 @@ from django.db import transaction
 from django.db.models import Q
 
 from coupons import clock
-from coupons.evidence.journal import journaled_insert, journaled_moves
 from coupons.models import (
     Finding,
     FindingStatus,
     ReconciliationRun,
     UserCoupon,
 )
+from coupons.write.declared import declared_insert, declared_moves
 from operations.reconcile.checks import (
     COUPON_FIELDS,
     check_batch,
@@ -81,7 +81,7 @@ def record_batch(coupons: list[dict], detected: list, *, actor: str) -> tuple[in
         seen = [finding for key, finding in open_findings.items() if key in found]
         for finding in seen:
             _change(finding, found[(finding.kind, finding.coupon_id, finding.subject)],
-                    actor=actor, at=now)
+                    actor=actor)
         # Not evidence (Finding.JOURNAL_LEAVES_OUT): one plain UPDATE for the batch.
         if seen:
             Finding.objects.filter(pk__in=[finding.pk for finding in seen]).update(
@@ -89,22 +89,21 @@ def record_batch(coupons: list[dict], detected: list, *, actor: str) -> tuple[in
         gone = [finding.pk for key, finding in open_findings.items() if key not in found]
         closed = 0
         if gone:
-            closed = journaled_moves(
+            closed = declared_moves(
                 Finding.objects.filter(pk__in=gone, status=FindingStatus.OPEN),
-                {"status": FindingStatus.CLOSED, "closed_at": now}, kind="closed", actor=actor,
-                at=now)
+                {"status": FindingStatus.CLOSED, "closed_at": now}, step="closed", actor=actor)
         # A fault a person dismissed stays dismissed while it holds: their decision stands.
         # Another run recording the same fault at once already opened it: one open finding.
-        new = [journaled_insert(
+        new = [declared_insert(
             Finding(kind=f.kind, severity=f.severity, coupon_id=f.coupon_id, subject=f.subject,
                     order_ids=list(f.order_ids), evidence=f.evidence, **summary_fields(f.summary),
                     repair=f.repair, first_seen_at=now, last_seen_at=now),
-            kind="opened", actor=actor, at=now, ignore_conflicts=True)
+            kind="opened", actor=actor, ignore_conflicts=True)
             for key, f in found.items() if key not in open_findings and key not in dismissed]
     return sum(1 for finding in new if finding is not None), len(seen), closed
 
 
-def _change(finding: Finding, fault, *, actor: str, at) -> None:
+def _change(finding: Finding, fault, *, actor: str) -> None:
     """The fault holds with other evidence (a severity, a summary, the order ids ...): an
     entry with what changed; nothing when the run saw it as it was."""
     now_says = {"severity": fault.severity, "repair": fault.repair, "evidence": fault.evidence,
@@ -112,5 +111,5 @@ def _change(finding: Finding, fault, *, actor: str, at) -> None:
     changes = {name: value for name, value in now_says.items()
                if getattr(finding, name) != value}
     if changes:
-        journaled_moves(Finding.objects.filter(pk=finding.pk, status=FindingStatus.OPEN),
-                        changes, kind="changed", actor=actor, at=at)
+        declared_moves(Finding.objects.filter(pk=finding.pk, status=FindingStatus.OPEN),
+                       changes, step="changed", actor=actor)

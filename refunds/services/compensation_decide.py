@@ -14,10 +14,11 @@ from coupons.errors import (
     SameOperator,
     ValidationFailed,
 )
-from coupons.evidence.journal import journaled_update, require_folds, with_journal
+from coupons.evidence.journal import require_folds, with_journal
 from coupons.ledger_reasons import reason, reason_fields
 from coupons.models import CouponStatus, OperationType
 from coupons.services.reversals import restore_redemption, reversal_reads_of, reversal_target
+from coupons.write.declared import declared_update
 from coupons.write.idempotency import idempotency_complete
 from coupons.write.refusals import refusals_recorded
 from coupons.write.rows import lock_coupon_row
@@ -137,13 +138,13 @@ def _pay(coupon, compensation, step, *, ctx, now):
 
 
 def _decided(compensation, status, note, ctx, now, *, resulting_operation=None):
-    # The entry names the proposal's entry as its parent (the row lock keeps it the tip).
-    journaled_update(
+    # Its entry names the proposal's entry as its parent (the row lock keeps it the tip).
+    declared_update(
         compensation, where={"status": Compensation.Status.PROPOSED},
         changes={"status": status, "decided_by": ctx.actor, "decided_at": now,
                  "decision_note": note[:1000], "resulting_operation": resulting_operation},
-        kind="approved" if status == Compensation.Status.APPROVED else "rejected",
-        actor=ctx.actor, at=now,
+        step="approved" if status == Compensation.Status.APPROVED else "rejected",
+        actor=ctx.actor,
     )
     idempotency_complete(ctx, status=ctx.success_status, body=compensation_payload(compensation))
     return compensation

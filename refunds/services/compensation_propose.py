@@ -6,9 +6,9 @@ from django.utils.translation import gettext_lazy as _
 
 from coupons import clock
 from coupons.errors import CompensationPending, NotFound, ValidationFailed
-from coupons.evidence.journal import journaled_insert
 from coupons.models import CouponOperation
 from coupons.services.reversals import reversal_target
+from coupons.write.declared import declared_insert
 from coupons.write.idempotency import idempotency_complete
 from coupons.write.refusals import refusals_recorded
 from coupons.write.rows import lock_coupon_row
@@ -53,7 +53,7 @@ def compensation_propose(
             idempotency_key=ctx.idempotency_key, request_hash=ctx.request_hash,
         )
         # The proposal is its journal entry: the approval decides what that entry says.
-        journaled_insert(compensation, kind="proposed", actor=ctx.actor, at=now)
+        declared_insert(compensation, kind="proposed", actor=ctx.actor)
         idempotency_complete(ctx, status=ctx.success_status,
                              body=compensation_payload(compensation))
         return compensation

@@ -3,10 +3,10 @@ from django.utils.translation import gettext_lazy as _
 
 from coupons import clock
 from coupons.errors import InvalidState, VersionConflict
-from coupons.evidence.journal import journaled_moves
 from coupons.ledger_reasons import reason_fields
 from coupons.models import CouponOperation, CouponStatus, OperationType, Redemption
 from coupons.services.release import StateResult
+from coupons.write.declared import declared_moves
 from coupons.write.refusals import refusals_recorded
 from coupons.write.rows import lock_coupon_row
 from coupons.write.transitions import apply_transition, guard, is_past_validity
@@ -38,8 +38,8 @@ def coupon_return(*, coupon_id, redemption: Redemption, refund_id: str, expected
                 or not Redemption.objects.filter(pk=redemption.pk, succeeded=True).exists()):
             raise InvalidState(_("This redemption is not the coupon's current one."), coupon=coupon,
                                redemption_id=redemption.pk)
-        journaled_moves(Redemption.objects.filter(pk=redemption.pk, succeeded=True),
-                        {"succeeded": False}, kind="returned", actor=ctx.actor, at=now)
+        declared_moves(Redemption.objects.filter(pk=redemption.pk, succeeded=True),
+                       {"succeeded": False}, step="returned", actor=ctx.actor)
         to_state = CouponStatus.EXPIRED if is_past_validity(coupon, now) else CouponStatus.AVAILABLE
         operation = apply_transition(
             coupon=coupon, op_type=OperationType.RETURN, to_state=to_state,

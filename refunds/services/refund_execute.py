@@ -9,11 +9,11 @@ from decimal import Decimal
 from coupons import clock
 from coupons.effects import Plan, Step
 from coupons.errors import CouponError, DecisionNotPending
-from coupons.evidence.journal import journaled_update
 from coupons.ledger_reasons import reason
 from coupons.models import CouponOperation, CouponStatus, OperationType
 from coupons.services.issue import coupon_issue
 from coupons.services.void import coupon_void
+from coupons.write.declared import declared_update
 from coupons.write.transitions import guard, is_past_validity
 from refunds.models import Compensation, RefundCoupon
 from refunds.services.compensation_record import compensation_record
@@ -35,10 +35,10 @@ def move_kind(status: str, fields: dict) -> str:
 def decision_move(decision: RefundCoupon, *, from_status: str, actor: str, now,
                   **fields) -> RefundCoupon:
     """Compare-and-set the decision's status: exactly one row must still be in `from_status`.
-    Its journal entry is written in the same statement."""
-    kind = move_kind(fields.get("status", from_status), fields)
-    if not journaled_update(decision, where={"status": from_status}, changes=fields, kind=kind,
-                            actor=actor, at=now):
+    The database journals it as the step move_kind names."""
+    step = move_kind(fields.get("status", from_status), fields)
+    if not declared_update(decision, where={"status": from_status}, changes=fields, step=step,
+                           actor=actor):
         decision.refresh_from_db()
         raise DecisionNotPending(current_state=decision.status, decision_id=decision.pk)
     return decision

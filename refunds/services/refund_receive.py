@@ -22,7 +22,7 @@ from django.db import transaction
 
 from coupons import clock
 from coupons.errors import CouponError, RefundIdReused
-from coupons.evidence.journal import fold_problem, journaled_insert, with_journal
+from coupons.evidence.journal import fold_problem, with_journal
 from coupons.ledger_reasons import reason as ledger_reason
 from coupons.models import (
     CouponOperation,
@@ -34,6 +34,7 @@ from coupons.models import (
 )
 from coupons.services.release import coupon_release
 from coupons.write.context import LeaseProof
+from coupons.write.declared import declared_insert
 from coupons.write.idempotency import idempotency_complete
 from coupons.write.payloads import money
 from coupons.write.rows import lock_coupon_row
@@ -116,7 +117,7 @@ def _receive_for_coupon(coupon, *, refund_id, order_id, refund_amount, ctx, **re
         refund_id=refund_id, order_id=order_id, coupon=coupon, refund_amount=refund_amount,
         status=Status.AWAITING_REDEMPTION, created_by=ctx.actor, received_at=now, **refund,
     )
-    journaled_insert(decision, kind="received", actor=ctx.actor, at=now)
+    declared_insert(decision, kind="received", actor=ctx.actor)
     if redemption is not None:
         return refund_decide(decision, ctx=ctx), ""
     if _deposit_only(order_id):

@@ -14,7 +14,6 @@ from decimal import Decimal
 from django.db import connection
 
 from coupons.errors import CouponError
-from coupons.evidence.journal import journaled_bulk_create
 from coupons.models import (
     CouponLock,
     CouponOperation,
@@ -25,6 +24,7 @@ from coupons.models import (
     UserCoupon,
 )
 from coupons.services import CommandContext, LeaseProof, coupon_lock, coupon_redeem, coupon_release
+from coupons.write.declared import declared_bulk_create
 from coupons.write.records import append_outboxes
 from coupons.write.tokens import current_lease_key_id
 from refunds.services import refund_receive
@@ -113,8 +113,8 @@ def bulk_history(coupon, clock, *, ledger_rows: int, batch: int = 2000):
                 version += 1
             n += 1
         CouponLock.objects.bulk_create(locks)
-        journaled_bulk_create(bindings, actor=CTX.actor)
-        append_outboxes(journaled_bulk_create(operations))
+        declared_bulk_create(bindings, actor=CTX.actor)
+        append_outboxes(declared_bulk_create(operations, actor=CTX.actor))
     clock.advance(seconds=1)
     # The database lets a coupon's version rise one step per UPDATE (coupons/models/
     # state_moves.py), and 20,000 UPDATEs of one row in one transaction take seconds: this one

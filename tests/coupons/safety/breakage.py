@@ -17,7 +17,6 @@ from django.db import connection
 from django.db.models import F
 
 from coupons import clock
-from coupons.evidence.journal import journaled_insert, journaled_moves
 from coupons.evidence.replay import coupon_check
 from coupons.models import (
     CheckWatermark,
@@ -41,6 +40,7 @@ from coupons.services import (
     coupon_renew,
 )
 from coupons.services.cases import case_open
+from coupons.write.declared import declared_insert, declared_moves
 from coupons.write.records import append_operation, append_outbox
 from refunds.services.refund_receive import refund_receive
 from tests.app_role import as_owner, past_the_triggers
@@ -135,9 +135,9 @@ def two_successful_redemptions(template, ctx):
     proof_b = lock_b_proof(coupon)
     coupon_redeem(coupon_id=coupon.pk, lease=proof_b, payment_id="P-B", ctx=ctx)
     drop_unique_index("one_successful_redemption")
-    journaled_insert(Redemption(coupon=coupon, lock=lock_a, order_id="order-A", payment_id="P-A",
-                                discount_amount="30.00", created_at=clock.now()),
-                     actor=ROGUE.actor)
+    declared_insert(Redemption(coupon=coupon, lock=lock_a, order_id="order-A", payment_id="P-A",
+                               discount_amount="30.00", created_at=clock.now()),
+                    actor=ROGUE.actor)
     return coupon
 
 
@@ -150,8 +150,8 @@ def used_without_a_redemption(template, ctx):
 def stop_counting(coupon):
     """The coupon's redemption stops counting, journaled as the services would: a writer that
     skipped the ledger, not one that skipped the journal."""
-    journaled_moves(Redemption.objects.filter(coupon=coupon), {"succeeded": False},
-                    kind="returned", actor=ROGUE.actor, at=clock.now())
+    declared_moves(Redemption.objects.filter(coupon=coupon), {"succeeded": False},
+                   step="returned", actor=ROGUE.actor)
 
 
 def lock_b_proof(coupon):
@@ -218,9 +218,9 @@ def lock_without_ledger_row(template, ctx):
 
 def redemption_without_ledger_row(template, ctx):
     coupon, lock_a = taken_over(template, ctx)
-    journaled_insert(Redemption(coupon=coupon, lock=lock_a, order_id="order-A", payment_id="P-A",
-                                discount_amount="30.00", succeeded=False,
-                                created_at=clock.now()), actor=ROGUE.actor)
+    declared_insert(Redemption(coupon=coupon, lock=lock_a, order_id="order-A", payment_id="P-A",
+                               discount_amount="30.00", succeeded=False,
+                               created_at=clock.now()), actor=ROGUE.actor)
     return coupon
 
 
@@ -284,11 +284,11 @@ def issued_twice(template, ctx):
 def inbox_message_edited_past_the_journal(template, ctx):
     """A payment fact about the coupon's order whose payload was changed after it was received."""
     coupon = redeemed(template, ctx)
-    message = journaled_insert(InboxMessage(
+    message = declared_insert(InboxMessage(
         message_id="m-1", fact_type="PaymentSucceeded", order_id="order-A",
         occurred_at=clock.now(), payload={"payment_id": "P1"}, sender="orders",
         sender_scope="client:1", content_hash="0" * 64, received_at=clock.now()),
-        actor="client:1", at=clock.now())
+        actor="client:1")
     with past_the_triggers():
         InboxMessage.objects.filter(pk=message.pk).update(payload={"payment_id": "P-forged"})
     return coupon

@@ -22,6 +22,7 @@ from coupons.models import (
 )
 from coupons.services import coupon_redeem, coupon_release, coupon_void
 from coupons.write.context import LeaseProof
+from coupons.write.declared import declared_moves
 from operations.retention import retention_prune
 from tests.conftest import START, lock
 from tests.db_clock import db_now
@@ -198,7 +199,8 @@ def test_only_a_redemptions_succeeded_flag_moves(history):
     redemption = Redemption.objects.get(coupon=history)
 
     with transaction.atomic():
-        assert Redemption.objects.filter(pk=redemption.pk).update(succeeded=False) == 1
+        assert declared_moves(Redemption.objects.filter(pk=redemption.pk), {"succeeded": False},
+                              step="returned", actor="test") == 1
         transaction.set_rollback(True)  # the coupon is still USED: keep its evidence whole
     error = refused_raw("UPDATE coupons_redemption SET discount_amount = 0 WHERE id = %s",
                         [redemption.pk])

@@ -2,9 +2,11 @@
 journaled row held to their fold.
 
 Each guard is shown firing on a broken case: the triggers and grants on an UPDATE or DELETE,
-the unique constraints on a forged second history, the fold on a forged step, `verify_journal`
-on an edited entry, a row without entries and entries without a row, and a case closed by an
-UPDATE refused at its resolution.
+the grants on any INSERT by the app's login and the unique constraints on the owner's forged
+second history, the fold on a forged step, `verify_journal` on an edited entry, a row without
+entries and entries without a row, and a case closed by an UPDATE past the triggers refused at
+its resolution. The database's own journal triggers: tests/coupons/safety/
+test_database_journal.py.
 """
 
 import hashlib
@@ -98,9 +100,12 @@ def test_a_second_history_for_a_row_is_refused_by_the_database(case):
     forged = dict(subject=entry.subject, subject_id=entry.subject_id, kind="opened",
                   actor="user:mallory", content=entry.content + " ", created_at=clock.now())
 
-    with pytest.raises(IntegrityError), transaction.atomic():  # a second first entry
+    # The app's login inserts no entry at all; the owner's second history is refused too.
+    with pytest.raises(DatabaseError, match="permission denied"), transaction.atomic():
         JournalEntry.objects.create(parent_hash=None, content_hash="1" * 64, **forged)
-    with pytest.raises(IntegrityError), transaction.atomic():  # a fork after the first
+    with as_owner(), pytest.raises(IntegrityError), transaction.atomic():  # a second first
+        JournalEntry.objects.create(parent_hash=None, content_hash="1" * 64, **forged)
+    with as_owner(), pytest.raises(IntegrityError), transaction.atomic():  # a fork
         JournalEntry.objects.create(parent_hash=entry.content_hash, content_hash="2" * 64,
                                     **forged)
         JournalEntry.objects.create(parent_hash=entry.content_hash, content_hash="3" * 64,
@@ -108,8 +113,8 @@ def test_a_second_history_for_a_row_is_refused_by_the_database(case):
 
 
 def test_a_forged_step_that_changes_what_was_proposed_does_not_fold(coupon, broken_on_purpose):
-    """The app's login may append an entry; it cannot make one that moves a proposal's amount
-    count as a step, so the row the owner then edits to match still fails."""
+    """The owner may append an entry (the app's login may not); it cannot make one that moves
+    a proposal's amount count as a step, so the row it then edits to match still fails."""
     owed = compensation_record(kind=Compensation.Kind.ORDER_DISCOUNT_REFUND, order_id="o-1",
                                coupon=coupon, amount="20.00", reason="owed", actor="test")
     [first] = entries(owed)
@@ -117,11 +122,11 @@ def test_a_forged_step_that_changes_what_was_proposed_does_not_fold(coupon, brok
             "kind": "approved", "parent": first.content_hash, "row": {"amount": "2000.00"},
             "table": "refunds.compensation"}
     content = content_text(owed.pk, body)
-    JournalEntry.objects.create(
-        subject="refunds.compensation", subject_id=owed.pk, kind="approved",
-        actor="user:mallory", parent_hash=first.content_hash, content=content,
-        content_hash=hashlib.sha256(content.encode()).hexdigest(), created_at=clock.now())
-    with as_owner():  # the application's login may not (no grant on the amount)
+    with past_the_triggers():
+        JournalEntry.objects.create(
+            subject="refunds.compensation", subject_id=owed.pk, kind="approved",
+            actor="user:mallory", parent_hash=first.content_hash, content=content,
+            content_hash=hashlib.sha256(content.encode()).hexdigest(), created_at=clock.now())
         raw("UPDATE refunds_compensation SET amount = 2000.00 WHERE id = %s", owed.pk)
     broken_on_purpose.add(coupon.pk)
 
@@ -134,9 +139,9 @@ def test_a_forged_step_that_changes_what_was_proposed_does_not_fold(coupon, brok
 
 def test_an_open_case_closed_by_update_is_refused_at_its_resolution(case, ctx,
                                                                    broken_on_purpose):
-    with as_owner():  # the application's login may not (no grant on the recommendation)
-        raw("UPDATE coupons_conflictcase SET recommendation = 'COMPENSATING_REDEEM'"
-            " WHERE id = %s", case.pk)
+    with past_the_triggers():  # the app's login: refused by the grant and the journal trigger
+        raw("UPDATE coupons_conflictcase SET recommendation = 'COMPENSATING_REDEEM' "
+            "WHERE id = %s", case.pk)
     broken_on_purpose.add(case.coupon_id)
 
     with pytest.raises(EvidenceMismatch) as refused:
@@ -157,8 +162,9 @@ def test_an_honest_resolution_is_the_second_entry_of_the_case(case, ctx):
 
 
 def test_verify_journal_names_a_dismissal_by_update(case, broken_on_purpose):
-    raw("UPDATE coupons_conflictcase SET status = 'DISMISSED', resolved_by = 'user:op2', "
-        "resolution_note = 'duplicate' WHERE id = %s", case.pk)
+    with past_the_triggers():
+        raw("UPDATE coupons_conflictcase SET status = 'DISMISSED', resolved_by = 'user:op2', "
+            "resolution_note = 'duplicate' WHERE id = %s", case.pk)
     broken_on_purpose.add(case.coupon_id)
 
     out, failed = verify_journal()
@@ -183,9 +189,10 @@ def test_verify_journal_names_an_entry_edited_past_the_triggers(case, broken_on_
 
 def test_verify_journal_names_rows_without_entries_and_entries_without_rows(
         case, coupon, broken_on_purpose):
-    unjournaled = ConflictCase.objects.create(
-        coupon=coupon, order_id="o-2", fact_type="PaymentSucceeded",
-        recommendation="MANUAL_REVIEW", summary="s", evidence={}, opened_at=clock.now())
+    with past_the_triggers():
+        unjournaled = ConflictCase.objects.create(
+            coupon=coupon, order_id="o-2", fact_type="PaymentSucceeded",
+            recommendation="MANUAL_REVIEW", summary="s", evidence={}, opened_at=clock.now())
     [entry] = entries(case)
     with as_owner():
         JournalEntry.objects.create(

@@ -8,7 +8,7 @@ from django.db import DatabaseError, connection, transaction
 
 from console.models import StaffNote, ViewRecord
 from console.notes import note_add
-from coupons.evidence.journal import journaled_insert
+from coupons.write.declared import declared_insert
 from tests.app_role import as_owner
 from tests.coupons.safety.test_evidence_journal import edit_past_triggers, verify_journal
 
@@ -22,8 +22,9 @@ def note(coupon):
 
 @pytest.fixture
 def view(coupon):
-    return journaled_insert(ViewRecord(actor="user:sam", page="coupon", path="/coupons/1/",
-                                       coupon_id=coupon.pk, created_at=coupon.issued_at))
+    return declared_insert(ViewRecord(actor="user:sam", page="coupon", path="/coupons/1/",
+                                      coupon_id=coupon.pk, created_at=coupon.issued_at),
+                           actor="user:sam")
 
 
 def refused(sql: str, params=()) -> str:

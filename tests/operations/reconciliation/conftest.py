@@ -9,9 +9,9 @@ import pika.exceptions
 import pytest
 
 from coupons import clock
-from coupons.evidence.journal import journaled_insert
 from coupons.models import FactType, Finding, FindingStatus, InboxMessage, OrderFact
 from coupons.services import CommandContext, coupon_issue
+from coupons.write.declared import declared_insert
 from operations.reconcile import reconcile_run
 from tests.conftest import lock
 
@@ -20,12 +20,12 @@ _messages = itertools.count(1)
 
 def fact_without_handler(order_id: str, fact_type: str, payment_id: str = "") -> OrderFact:
     """The order service's fact as stored, but its handler (redeem, release) never ran."""
-    message = journaled_insert(InboxMessage(
+    message = declared_insert(InboxMessage(
         message_id=f"skipped-{next(_messages)}", fact_type=fact_type, order_id=order_id,
         occurred_at=clock.now(), payload={"order_id": order_id, "payment_id": payment_id},
         sender="order-service", sender_scope="client:0", content_hash="0" * 64,
         received_at=clock.now(), outcome={"action": "HANDLER_SKIPPED"},
-    ), actor="client:0", at=clock.now())
+    ), actor="client:0")
     return OrderFact.objects.create(
         order_id=order_id, fact_type=fact_type, payment_id=payment_id, occurred_at=clock.now(),
         payload=message.payload, first_message=message, recorded_at=clock.now(),

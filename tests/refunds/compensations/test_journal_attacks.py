@@ -1,9 +1,10 @@
 """A decision is taken on what its journal says was written, not on the row as it is now.
 
-The application's login may UPDATE only the columns the services move, and the triggers hold
-a pending recommendation (tests/coupons/safety/test_database_holds_the_rules.py): each test
-first shows `coupon_app` refused, then edits the row with the owner's login (past the triggers
-where they hold), and an honest operator then decides: the decision is refused with
+The application's login may UPDATE only the columns the services move (column grants), every
+UPDATE is journaled by the database as the step the transaction declares, and a step may move
+only its own columns: each edit below, sent with raw SQL as `coupon_app`, is refused by the
+grant or a trigger. The same edit past the triggers (the owner's login) is what the
+journal catches: an honest operator then decides, the decision is refused with
 EVIDENCE_MISMATCH, nothing is appended to the ledger, and the coupon's check names the
 difference (invariant 9).
 """
@@ -22,7 +23,7 @@ from coupons.models import (
 )
 from coupons.services import coupon_redeem
 from refunds.models import Compensation, RefundCoupon
-from tests.app_role import as_owner, past_the_triggers
+from tests.app_role import past_the_triggers
 from tests.conftest import lock
 from tests.console.test_team_lists import bulk
 from tests.refunds.compensations.conftest import approve, error, ok, propose
@@ -38,13 +39,21 @@ def raw(sql, *params):
         return cursor.rowcount
 
 
-def edited(sql, *params, past=as_owner):
-    """Refused to the application role (what a stolen DATABASE_URL can send), then written with
-    the owner's login (`past`: as_owner, triggers on, or past_the_triggers)."""
-    with pytest.raises(DatabaseError, match="permission denied|pgtrigger: Cannot"), \
-            transaction.atomic():
-        raw(sql, *params)
-    with past():
+# A column without a grant, a trigger that holds a pending row, or the journal's step rules.
+REFUSED = "permission denied|pgtrigger: Cannot|journal: "
+
+
+def forged(sql, *params):
+    """Refused to the app's login, whatever step it declares (none, or the approval that
+    comes next); written past the triggers by the owner's."""
+    for step in ("", "approved"):
+        with pytest.raises(DatabaseError, match=REFUSED), transaction.atomic():
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT set_config('coupons.step.refunds_compensation', %s, true),"
+                               " set_config('coupons.step.refunds_refundcoupon', %s, true)",
+                               [step, step])
+            raw(sql, *params)
+    with past_the_triggers():
         return raw(sql, *params)
 
 
@@ -55,8 +64,8 @@ def journal_problems(coupon_id):
 def test_a_proposed_amount_raised_by_update_is_refused_at_the_approval(
         alice, bob, redeemed, broken_on_purpose):
     proposal = ok(propose(alice, redeemed, amount="20.00"), 201)
-    assert edited("UPDATE refunds_compensation SET amount = 2000.00 WHERE id = %s",
-                  proposal["id"]) == 1
+    assert forged("UPDATE refunds_compensation SET amount = 2000.00 WHERE id = %s",
+               proposal["id"]) == 1
     broken_on_purpose.add(redeemed.coupon_id)
 
     details = error(approve(bob, proposal["id"], note="fine"), 409, "EVIDENCE_MISMATCH")
@@ -74,8 +83,7 @@ def test_a_proposed_amount_raised_by_update_is_refused_at_the_approval(
 def test_a_proposer_renamed_by_update_cannot_approve_their_own_proposal(
         alice, redeemed, broken_on_purpose):
     proposal = ok(propose(alice, redeemed, amount="20.00"), 201)
-    edited("UPDATE refunds_compensation SET created_by = 'user:op2' WHERE id = %s",
-           proposal["id"])
+    forged("UPDATE refunds_compensation SET created_by = 'user:op2' WHERE id = %s", proposal["id"])
     broken_on_purpose.add(redeemed.coupon_id)
 
     details = error(approve(alice, proposal["id"], note="mine"), 409, "EVIDENCE_MISMATCH")
@@ -101,8 +109,8 @@ def test_an_honest_approval_names_the_proposal_entry_it_approves(alice, bob, red
 def test_a_manual_review_turned_into_a_return_by_update_is_not_executed(
         operator, coupon, ctx, broken_on_purpose):
     decision = pending(coupon, ctx)
-    edited("UPDATE refunds_refundcoupon SET action = 'RETURN', risk_flag = false, "
-           "requires_approval = false WHERE id = %s", decision.pk, past=past_the_triggers)
+    forged("UPDATE refunds_refundcoupon SET action = 'RETURN', risk_flag = false, "
+        "requires_approval = false WHERE id = %s", decision.pk)
     broken_on_purpose.add(coupon.pk)
 
     answer = operator.post(f"/api/v1/refunds/{decision.pk}/approve", {"note": "ok"},
@@ -121,8 +129,7 @@ def test_a_manual_review_turned_into_a_return_by_update_is_not_executed(
 def test_bulk_approve_in_the_console_refuses_an_edited_decision(
         client, coupon, ctx, broken_on_purpose):
     decision = pending(coupon, ctx)
-    edited("UPDATE refunds_refundcoupon SET action = 'RETURN' WHERE id = %s", decision.pk,
-           past=past_the_triggers)
+    forged("UPDATE refunds_refundcoupon SET action = 'RETURN' WHERE id = %s", decision.pk)
     broken_on_purpose.add(coupon.pk)
     olga = User.objects.create_user("olga")
     olga.groups.add(Group.objects.get(name="operator"))
@@ -155,8 +162,7 @@ def test_a_waiting_refund_edited_by_update_is_not_decided_when_the_redemption_co
     _, proof = lock(coupon, ctx, order_id="order-A")
     [decision] = refund(ctx, "r-early").decisions
     assert decision.status == "AWAITING_REDEMPTION"
-    edited("UPDATE refunds_refundcoupon SET refund_amount = 2700.00 WHERE id = %s",
-           decision.pk)
+    forged("UPDATE refunds_refundcoupon SET refund_amount = 2700.00 WHERE id = %s", decision.pk)
     broken_on_purpose.add(coupon.pk)
 
     coupon_redeem(coupon_id=coupon.pk, lease=proof, payment_id="pay-order-A", ctx=ctx)
