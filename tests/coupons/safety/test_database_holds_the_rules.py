@@ -11,12 +11,12 @@ from decimal import Decimal
 import pytest
 from django.db import DatabaseError, connection, transaction
 
-from coupons.evidence.journal import journaled_insert
 from coupons.models import CaseStatus, CouponStatus, FactType, Finding, UserCoupon
 from coupons.models import OperationType as Op
 from coupons.services import coupon_redeem, coupon_void
 from coupons.services.cases import case_open, case_resolve
 from coupons.write import transitions
+from coupons.write.declared import declared_insert
 from operations.db_roles import APP_ROLE, UPDATABLE_COLUMNS
 from refunds.models import Compensation, RefundCoupon
 from refunds.services.compensation_decide import compensation_reject
@@ -260,8 +260,8 @@ def test_a_finding_opens_only_open_and_its_fault_is_never_rewritten(coupon, cloc
 
     with pytest.raises(DatabaseError, match="rows open only in their first status"), \
             transaction.atomic():
-        journaled_insert(finding("RESOLVED"), kind="opened", actor="test", at=clock.now())
-    found = journaled_insert(finding("OPEN"), kind="opened", actor="test", at=clock.now())
+        declared_insert(finding("RESOLVED"), kind="opened", actor="test")
+    found = declared_insert(finding("OPEN"), kind="opened", actor="test")
 
     assert PERMISSION in refused(
         "UPDATE coupons_finding SET kind = 'GHOST_REDEMPTION' WHERE id = %s", [found.pk])
