@@ -106,7 +106,7 @@ class QueueAction(ConsolePage):
             # in the error box, never as field errors.
             fields_refused = outcome.error.get("details", {}) \
                 if outcome.error.get("code") == ValidationFailed.code else {}
-            again = form.with_fresh_key(refused=fields_refused)
+            again = form.with_fresh_key(refused=fields_refused, record=record)
             forms = {self.form_slot: again}
             return self.answer(request, self.item(request, record, **forms), outcome,
                                status=outcome.status)

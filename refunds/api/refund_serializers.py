@@ -3,7 +3,7 @@
 from django.utils.translation import gettext as _
 from rest_framework import serializers
 
-from api.fields import external_id, money_field
+from api.fields import external_id, journal_tip_field, money_field, seen_entry_field
 from refunds.models import RefundCoupon
 from refunds.policy_engine import RefundType
 
@@ -79,6 +79,10 @@ class RefundDecisionOutput(serializers.Serializer):
     created_by = serializers.CharField()
 
 
+class RefundDecisionShownOutput(RefundDecisionOutput):
+    journal_tip = journal_tip_field()
+
+
 class RefundNoteOutput(serializers.Serializer):
     coupon_id = serializers.IntegerField(allow_null=True)
     note = serializers.CharField()
@@ -92,6 +96,7 @@ class RefundReceiptOutput(serializers.Serializer):
 
 
 class ApproveInput(serializers.Serializer):
+    seen_entry = seen_entry_field()
     note = serializers.CharField(max_length=1000, required=False, default="", allow_blank=True)
     action = serializers.ChoiceField(
         choices=["RETURN", "KEEP_USED", "VOID"], required=False, allow_null=True, default=None,
@@ -100,6 +105,7 @@ class ApproveInput(serializers.Serializer):
 
 
 class RejectInput(serializers.Serializer):
+    seen_entry = seen_entry_field()
     note = serializers.CharField(max_length=1000)
 
 

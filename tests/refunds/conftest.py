@@ -4,7 +4,9 @@ import pytest
 from django.contrib.auth.models import Group, User
 from rest_framework.test import APIClient
 
+from coupons.evidence.tips import journal_tip
 from coupons.services import coupon_issue, coupon_redeem, template_create
+from refunds.models import RefundCoupon
 from refunds.services import refund_receive
 from tests.conftest import lock
 
@@ -14,6 +16,11 @@ def redeem(coupon, ctx, order_id="order-A", amount="300.00", payment_id=None):
     _, proof = lock(coupon, ctx, order_id=order_id, amount=amount)
     return coupon_redeem(coupon_id=coupon.pk, lease=proof,
                          payment_id=payment_id or f"pay-{order_id}", ctx=ctx).redemption
+
+
+def shown(decision_id) -> str:
+    """The decision's version now, as an operator who just read it names it (seen_entry)."""
+    return journal_tip(RefundCoupon, decision_id) or "0" * 64
 
 
 def refund(ctx, refund_id, order_id="order-A", amount="270.00", refund_type="FULL", **extra):
