@@ -20,7 +20,8 @@ from console.queue_selectors import operations_written
 from console.views.access import ConsolePage
 from coupons.errors import CouponError, ValidationFailed
 from coupons.identity import actor_of, idempotency_scope_of
-from coupons.write.idempotency import request_fingerprint, run_once
+from coupons.write.idempotency import run_once
+from coupons.write.idempotency_seal import request_fingerprint
 
 # A partial answering a refusal (409, 422 ...) carries this header so console.js swaps it in:
 # htmx leaves error answers unswapped by default, and the 403 page must stay unswapped.
