@@ -60,9 +60,13 @@ def note_unless(action: str) -> dict:
 SEEN_ENTRY_PATTERN = r"^[0-9a-f]{64}$"
 
 
+class SeenEntryField(serializers.RegexField):
+    schema_extra = {"pattern": SEEN_ENTRY_PATTERN, "minLength": 64}  # api.schema states it
+
+
 def seen_entry_field():
     """What an approval or rejection names: the version of the record its decider saw."""
-    return serializers.RegexField(
+    return SeenEntryField(
         SEEN_ENTRY_PATTERN, max_length=64,
         help_text="The `journal_tip` of the record as you read it (GET it first): the hash of "
                   "its newest journal entry. If the record moved since, nothing is decided "
@@ -77,7 +81,8 @@ def seen_entry_field():
 
 def journal_tip_field():
     return serializers.CharField(
-        allow_null=True,
-        help_text="The hash of the record's newest journal entry: the version this answer "
-                  "shows. Send it as `seen_entry` to approve or reject.",
+        required=False,
+        help_text="The hash of the record's newest journal entry: the version this read "
+                  "shows (answered by the reads, GET, not by commands). Send it as "
+                  "`seen_entry` to approve or reject.",
     )

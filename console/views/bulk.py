@@ -8,9 +8,10 @@ what happens to the coupon) is set aside and listed with a link to its own form,
 Each item goes through exactly what its own button does: the item's form, validated for that
 record, run once by `run_action` under a key of its own (derived from the bulk form's key and
 the item, so the same bulk form sent twice replays every item instead of running it again),
-calling the same service. Every item answers for itself: a refusal (already decided, the
-four-eyes rule, a form that does not fit the record) is shown beside it and never stops the
-others.
+calling the same service, and naming the version of the item the list showed beside its
+checkbox (`seen-<id>`), as its own form would. Every item answers for itself: a refusal
+(already decided, changed since the list, the four-eyes rule, a form that does not fit the
+record) is shown beside it and never stops the others.
 """
 
 import uuid

@@ -29,7 +29,7 @@ def with_journal_tip(queryset):
 def require_tip(row, seen_entry: str) -> None:
     """Refuse to decide on `row` (its `journal_tip` known from the fold that checked it) when
     its newest entry is not the one the decider saw (EVIDENCE_CHANGED)."""
-    if not hmac.compare_digest(str(seen_entry), str(row.journal_tip)):
+    if not hmac.compare_digest(str(seen_entry).encode(), str(row.journal_tip).encode()):
         raise EvidenceChanged(table=row._meta.label_lower, id=row.pk, seen_entry=seen_entry,
                               journal_tip=row.journal_tip)
 

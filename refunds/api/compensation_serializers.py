@@ -62,7 +62,4 @@ class CompensationOutput(serializers.Serializer):
     redacted = serializers.ListField(
         child=serializers.CharField(), help_text="Fields hidden from this caller."
     )
-
-
-class CompensationShownOutput(CompensationOutput):
     journal_tip = journal_tip_field()

@@ -107,7 +107,7 @@ def shown(compensation) -> dict:
 
 
 class CompensationListApi(GenericAPIView):
-    serializer_class = s.CompensationShownOutput
+    serializer_class = s.CompensationOutput
     filterset_class = CompensationFilter
 
     def get_queryset(self):
@@ -115,7 +115,7 @@ class CompensationListApi(GenericAPIView):
                                 .order_by("-created_at", "-id"))
 
     @extend_schema(operation_id="compensations_list",
-                   responses=s.CompensationShownOutput(many=True))
+                   responses=s.CompensationOutput(many=True))
     def get(self, request):
         """Compensations, newest first, each with the `journal_tip` a decision names; amounts
         only with view_case_details."""
@@ -125,7 +125,7 @@ class CompensationListApi(GenericAPIView):
 
 
 class CompensationDetailApi(APIView):
-    @extend_schema(responses=s.CompensationShownOutput)
+    @extend_schema(responses=s.CompensationOutput)
     def get(self, request, compensation_id):
         """One compensation, the ledger row its approval appended, and the `journal_tip` an
         approval or rejection names as `seen_entry`."""

@@ -77,9 +77,6 @@ class RefundDecisionOutput(serializers.Serializer):
     review = ReviewOutput()
     reason = serializers.CharField()
     created_by = serializers.CharField()
-
-
-class RefundDecisionShownOutput(RefundDecisionOutput):
     journal_tip = journal_tip_field()
 
 

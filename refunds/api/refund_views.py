@@ -36,13 +36,13 @@ class RefundFilter(django_filters.FilterSet):
 
 class RefundListReceiveApi(GenericAPIView):
     capabilities = {"POST": Capability.SEND_REFUNDS}
-    serializer_class = s.RefundDecisionShownOutput
+    serializer_class = s.RefundDecisionOutput
     filterset_class = RefundFilter
 
     def get_queryset(self):
         return with_journal_tip(selectors.decision_list())
 
-    @extend_schema(operation_id="refunds_list", responses=s.RefundDecisionShownOutput(many=True))
+    @extend_schema(operation_id="refunds_list", responses=s.RefundDecisionOutput(many=True))
     def get(self, request):
         """Refund decisions, newest first, by pages, each with the `journal_tip` an approval
         names."""
@@ -67,7 +67,7 @@ class RefundListReceiveApi(GenericAPIView):
 
 
 class RefundDetailApi(APIView):
-    @extend_schema(responses={200: s.RefundDecisionShownOutput})
+    @extend_schema(responses={200: s.RefundDecisionOutput})
     def get(self, request, decision_id):
         """One refund decision: the refund, the money and coupon decisions, the review, and the
         `journal_tip` an approval or rejection names as `seen_entry`."""

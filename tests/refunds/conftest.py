@@ -2,9 +2,13 @@ from decimal import Decimal
 
 import pytest
 from django.contrib.auth.models import Group, User
+from django.db import connection
+from django.utils import timezone
 from rest_framework.test import APIClient
 
+from coupons.evidence.journal import content_hash, content_text
 from coupons.evidence.tips import journal_tip
+from coupons.models import JournalEntry
 from coupons.services import coupon_issue, coupon_redeem, template_create
 from refunds.models import RefundCoupon
 from refunds.services import refund_receive
@@ -91,3 +95,23 @@ def default_policy(db):
                   "published_by": "migration", "published_at": shipped.DEFAULT_SINCE},
     )
     return policy
+
+
+def moved_past_the_services(model, pk, kind, **columns):
+    """What a stolen database login can do to an open row so that it still folds: UPDATE it
+    and append the entry that says so (where the database does not write that entry itself).
+    The row is what its journal says, so only the version the decider saw tells the change."""
+    table = model._meta.db_table
+    tip = journal_tip(model, pk)
+    with connection.cursor() as cursor:
+        assignments = ", ".join(f"{connection.ops.quote_name(name)} = %s" for name in columns)
+        cursor.execute(f"UPDATE {table} SET {assignments} WHERE id = %s",  # noqa: S608
+                       [*columns.values(), pk])
+    if journal_tip(model, pk) != tip:
+        return  # the database journaled the UPDATE itself
+    body = {"actor": "user:mallory", "at": timezone.now().isoformat(timespec="microseconds"),
+            "kind": kind, "parent": tip, "row": columns, "table": model._meta.label_lower}
+    content = content_text(pk, body)
+    JournalEntry.objects.create(subject=body["table"], subject_id=pk, kind=kind,
+                                actor=body["actor"], parent_hash=tip, content=content,
+                                content_hash=content_hash(content), created_at=timezone.now())
