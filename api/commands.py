@@ -10,7 +10,8 @@ from api.inputs import input_of
 from coupons.errors import IdempotencyKeyMissing, ValidationFailed
 from coupons.identity import actor_of, idempotency_scope_of
 from coupons.models import ServiceClient
-from coupons.write.idempotency import request_fingerprint, run_once
+from coupons.write.idempotency import run_once
+from coupons.write.idempotency_seal import request_fingerprint
 
 IDEMPOTENCY_KEY_MAX_LENGTH = 255
 # Printable ASCII with at least one visible character: a NUL or control character cannot be

@@ -4,6 +4,7 @@ import re
 from decimal import Decimal
 
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from rest_framework import serializers
 
 from .identifiers import ExternalIdField
@@ -54,3 +55,34 @@ def note_unless(action: str) -> dict:
     """JSON Schema: `action` is `action`, or a note with something in it is given."""
     return {"anyOf": [{"properties": {"action": {"type": "string", "pattern": f"^{action}$"}}},
                       {"required": ["note"], "properties": {"note": {"pattern": r"\S"}}}]}
+
+
+SEEN_ENTRY_PATTERN = r"^[0-9a-f]{64}$"
+
+
+class SeenEntryField(serializers.RegexField):
+    schema_extra = {"pattern": SEEN_ENTRY_PATTERN, "minLength": 64}  # api.schema states it
+
+
+def seen_entry_field():
+    """What an approval or rejection names: the version of the record its decider saw."""
+    return SeenEntryField(
+        SEEN_ENTRY_PATTERN, max_length=64,
+        help_text="The `journal_tip` of the record as you read it (GET it first): the hash of "
+                  "its newest journal entry. If the record moved since, nothing is decided "
+                  "(409 EVIDENCE_CHANGED).",
+        error_messages={
+            "required": gettext_lazy("Name the version you decide on: send the record's "
+                                     "journal_tip as seen_entry."),
+            "invalid": gettext_lazy("Must be a journal_tip: 64 lowercase hex characters."),
+        },
+    )
+
+
+def journal_tip_field():
+    return serializers.CharField(
+        required=False,
+        help_text="The hash of the record's newest journal entry: the version this read "
+                  "shows (answered by the reads, GET, not by commands). Send it as "
+                  "`seen_entry` to approve or reject.",
+    )

@@ -31,6 +31,7 @@ from common.roles import APP_ROLE
 SECRET_SETTINGS = (
     "SECRET_KEY",
     "LEASE_TOKEN_SECRETS",
+    "IDEMPOTENCY_SEAL_SECRET",
     "METRICS_TOKEN",
     "LEDGER_SIGNING_KEY",
 )
@@ -42,6 +43,7 @@ MIN_SECRET_BYTES = 32
 DEMO_SECRETS = frozenset({
     "demo-only-secret-key-public-never-use-in-production",
     "demo-only-lease-token-secret-public-never-use",
+    "demo-only-idempotency-seal-secret-public-never-use",
     "ZGVtby1vbmx5LWxlZGdlci1zaWduaW5nLWtleS0zMmI=",  # the demo's checkpoint signing key
 })
 TAG = "secrets"

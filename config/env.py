@@ -92,6 +92,18 @@ def lease_token_secrets(*, secret_key: str) -> dict[str, str]:
     return secrets
 
 
+def idempotency_seal_secret(*, others: list[str]) -> str:
+    """The key that seals Idempotency-Key records (coupons/write/idempotency_seal.py); it must
+    be none of the server's other keys."""
+    secret = required_secret("IDEMPOTENCY_SEAL_SECRET")
+    if secret in others:
+        raise ImproperlyConfigured(
+            "IDEMPOTENCY_SEAL_SECRET must differ from DJANGO_SECRET_KEY and the lease-token "
+            "keys: one leaked key must not also forge stored answers."
+        )
+    return secret
+
+
 def parse_key_list(name: str, value: str) -> dict[str, str]:
     secrets = {}
     for item in value.split(","):

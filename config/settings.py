@@ -22,6 +22,7 @@ from config.env import (
     env_int,
     env_list,
     env_rate,
+    idempotency_seal_secret,
     lease_token_secrets,
     required_secret,
 )
@@ -38,6 +39,10 @@ SECRET_KEY = required_secret("DJANGO_SECRET_KEY")
 # Lease tokens are HMACs of the lock id under one of these keys (current first); only their
 # SHA-256 is stored, with the key id on the lock so a rotation keeps old leases valid.
 LEASE_TOKEN_SECRETS = lease_token_secrets(secret_key=SECRET_KEY)
+# Idempotency-Key records and request fingerprints are HMACs under this key, which the
+# database never holds: a record written past the server is never replayed.
+IDEMPOTENCY_SEAL_SECRET = idempotency_seal_secret(
+    others=[SECRET_KEY, *LEASE_TOKEN_SECRETS.values()])
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", default="127.0.0.1,localhost,testserver")
 
 # --- HTTPS: on unless DEBUG; docs/deploy.md ---------------------------

@@ -42,13 +42,17 @@ class ActionForm(forms.Form):
         return {name: value for name, value in self.cleaned_data.items()
                 if name != "idempotency_key"}
 
-    def with_fresh_key(self, refused: dict) -> "ActionForm":
+    def with_fresh_key(self, refused: dict, record=None) -> "ActionForm":
         """The same choices under a new key, for another attempt after a refusal (the refused
         key keeps answering its refusal); `refused` puts the service's reasons by their
-        fields."""
+        fields. `record` is the record as the answer shows it, read again after the refusal:
+        a decision form then names that version, the one the operator now sees."""
+        record = record if record is not None else self.record
         data = self.data.copy()
         data["idempotency_key"] = fresh_key()
-        again = type(self)(data, record=self.record)
+        if "seen_entry" in self.fields:
+            data["seen_entry"] = getattr(record, "journal_tip", None) or ""
+        again = type(self)(data, record=record)
         again.is_valid()
         for name, reason in refused.items():
             if name in again.fields:
@@ -84,7 +88,24 @@ class CaseResolveForm(ActionForm):
         self.fields["action"].choices = choices.items()
 
 
-class ApproveDecisionForm(ActionForm):
+class DecideForm(ActionForm):
+    """Approves or rejects a record: names the version shown with the form, the hash of the
+    record's newest journal entry (read with it, coupons.evidence.tips). The service refuses
+    the decision when the record moved since (EVIDENCE_CHANGED)."""
+
+    seen_entry = forms.RegexField(
+        r"^[0-9a-f]{64}$", widget=forms.HiddenInput, label=_("Version shown"),
+        error_messages={"required": _("The page did not say which version you saw; open "
+                                      "the queue again."),
+                        "invalid": _("The page did not say which version you saw; open "
+                                     "the queue again.")})
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["seen_entry"].initial = getattr(self.record, "journal_tip", None)
+
+
+class ApproveDecisionForm(DecideForm):
     action = forms.ChoiceField(label=_("What happens to the coupon"), required=False,
                                choices=[("", _("As decided"))] + [(a, a) for a in MANUAL_CHOICES])
     note = forms.CharField(label=_("Note"), max_length=NOTE_MAX, required=False,
@@ -104,12 +125,12 @@ class ApproveDecisionForm(ActionForm):
             self.fields["action"].widget = forms.HiddenInput()
 
 
-class RejectForm(ActionForm):
+class RejectForm(DecideForm):
     note = forms.CharField(label=_("Reason"), max_length=NOTE_MAX,
                            widget=forms.Textarea(attrs={"rows": 2}))
 
 
-class ApproveCompensationForm(ActionForm):
+class ApproveCompensationForm(DecideForm):
     note = forms.CharField(label=_("Note"), max_length=NOTE_MAX, required=False,
                            widget=forms.Textarea(attrs={"rows": 2}))
 

@@ -11,6 +11,7 @@ from decimal import Decimal
 from django.db.models import Case, IntegerField, QuerySet, Value, When
 from django.utils.translation import pgettext_lazy
 
+from coupons.evidence.tips import with_journal_tip
 from coupons.ledger_reasons import reason_words
 from coupons.models import CaseStatus, ConflictCase, CouponOperation, OrderCoupon
 from coupons.redaction import visible
@@ -56,7 +57,9 @@ def case_queue(*, shown: str) -> QuerySet[ConflictCase]:
 
 
 def approval_queue(*, shown: str) -> QuerySet[RefundCoupon]:
-    decisions = RefundCoupon.objects.select_related("policy_version__policy", "coupon")
+    """Each with the `journal_tip` its forms name (coupons.evidence.tips)."""
+    decisions = with_journal_tip(
+        RefundCoupon.objects.select_related("policy_version__policy", "coupon"))
     decisions = _waiting_first(decisions, RefundCoupon.Status.PENDING_APPROVAL,
                                "received_at", "id")
     # Only decisions a person reviews: AUTO-executed ones never waited in this queue.
@@ -64,9 +67,10 @@ def approval_queue(*, shown: str) -> QuerySet[RefundCoupon]:
 
 
 def compensation_queue(*, shown: str) -> QuerySet[Compensation]:
-    """With what each waiting reversal's Approve preview reads, in the page's own query."""
-    compensations = with_reversal_reads(Compensation.objects.select_related(
-        "operation", "resulting_operation", "coupon"))
+    """With what each waiting reversal's Approve preview reads and the `journal_tip` its forms
+    name, in the page's own query."""
+    compensations = with_journal_tip(with_reversal_reads(Compensation.objects.select_related(
+        "operation", "resulting_operation", "coupon")))
     compensations = _waiting_first(compensations, Compensation.Status.PROPOSED,
                                    "-created_at", "-id")
     return _filtered(compensations, COMPENSATION_FILTERS[shown])
@@ -77,12 +81,13 @@ def case_get(*, case_id) -> ConflictCase | None:
 
 
 def decision_get(*, decision_id) -> RefundCoupon | None:
-    return RefundCoupon.objects.select_related("policy_version__policy").filter(
-        pk=decision_id).first()
+    return with_journal_tip(RefundCoupon.objects.select_related("policy_version__policy")) \
+        .filter(pk=decision_id).first()
 
 
 def compensation_get(*, compensation_id) -> Compensation | None:
-    return (Compensation.objects.select_related("operation", "resulting_operation")
+    return (with_journal_tip(Compensation.objects.select_related("operation",
+                                                                 "resulting_operation"))
             .filter(pk=compensation_id).first())
 
 

@@ -137,6 +137,16 @@ class IdempotencyRequestInProgress(CouponError):
     message = _("A request with this Idempotency-Key is still being processed; retry later.")
 
 
+class IdempotencyRecordInvalid(CouponError):
+    """The record stored under this Idempotency-Key does not carry the server's seal over its
+    scope, key, request and answer: written or changed past the server. Never replayed."""
+
+    code = "IDEMPOTENCY_RECORD_INVALID"
+    http_status = 409
+    message = _("The stored answer of this Idempotency-Key cannot be verified, so it is not "
+                "replayed; send the request with a new key.")
+
+
 class ReplayInProgress(CouponError):
     """A 429: this person's impact replay is still running; one at a time."""
 
@@ -271,3 +281,14 @@ class EvidenceMismatch(CouponError):
     http_status = 409
     message = _("The record differs from its journal; it was changed outside the service and "
                 "cannot be decided.")
+
+
+class EvidenceChanged(CouponError):
+    """The decision names the version of the row its decider saw (the hash of its newest
+    journal entry) and the row has moved on since: decided by someone else, or changed, past
+    the services or through them. Details name the row, the entry seen and the newest one."""
+
+    code = "EVIDENCE_CHANGED"
+    http_status = 409
+    message = _("This record changed after you opened it. Nothing was decided: look at it "
+                "again and decide on what it says now.")

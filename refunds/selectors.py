@@ -8,6 +8,7 @@ from django.utils.translation import gettext_lazy as _
 from common.reads_together import Read
 from coupons.diagnosis import Waiting
 from coupons.errors import NotFound
+from coupons.evidence.tips import with_journal_tip
 from coupons.models import OrderCoupon
 from coupons.write.payloads import iso, money
 from refunds.models import Compensation, RefundCoupon
@@ -18,7 +19,8 @@ def decision_list() -> QuerySet[RefundCoupon]:
 
 
 def decision_get(*, decision_id) -> RefundCoupon:
-    decision = decision_list().filter(pk=decision_id).first()
+    """With its `journal_tip`, read with the row (coupons.evidence.tips)."""
+    decision = with_journal_tip(decision_list()).filter(pk=decision_id).first()
     if decision is None:
         raise NotFound(_("No such refund decision."), decision_id=decision_id)
     return decision
@@ -75,6 +77,11 @@ def decision_payload(decision: RefundCoupon) -> dict:
         "reason": decision.reason,
         "created_by": decision.created_by,
     }
+
+
+def decision_shown(decision: RefundCoupon) -> dict:
+    """A read's answer: the payload and the version it shows (read `with_journal_tip`)."""
+    return {**decision_payload(decision), "journal_tip": decision.journal_tip}
 
 
 def pending_approval_counts() -> tuple[int, int]:

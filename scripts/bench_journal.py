@@ -47,10 +47,12 @@ def measure(samples: dict, name: str, command):
 
 
 def one_round(n: int, template, samples: dict) -> None:
+    from coupons.evidence.tips import journal_tip
     from coupons.services import CommandContext, coupon_issue, coupon_redeem
     from coupons.services.cases import case_open, case_resolve
     from coupons.services.lock import coupon_lock
     from coupons.write.context import LeaseProof
+    from refunds.models import Compensation, RefundCoupon
     from refunds.services.compensation_decide import compensation_approve
     from refunds.services.compensation_propose import compensation_propose
     from refunds.services.refund_receive import refund_receive
@@ -72,8 +74,9 @@ def one_round(n: int, template, samples: dict) -> None:
     proposal = measure(samples, "compensation propose", lambda: compensation_propose(
         coupon_id=coupon.pk, operation_id=redeem_op.pk, reason="paid twice",
         amount=Decimal("20.00"), ctx=alice))
+    seen = journal_tip(Compensation, proposal.pk)  # what the operator read, before it
     measure(samples, "compensation approve", lambda: compensation_approve(
-        compensation_id=proposal.pk, note="fine", ctx=bob))
+        compensation_id=proposal.pk, seen_entry=seen, note="fine", ctx=bob))
 
     redeemed(f"order-r{n}")
     measure(samples, "refund receive (executed)", lambda: refund_receive(
@@ -84,8 +87,10 @@ def one_round(n: int, template, samples: dict) -> None:
     receipt = measure(samples, "refund receive (to review)", lambda: refund_receive(
         refund_id=f"m{n}", order_id=f"order-m{n}", payment_id=f"pay-order-m{n}",
         refund_amount=Decimal("270.00"), refund_type="FULL", ctx=alice, risk_flag=True))
+    seen = journal_tip(RefundCoupon, receipt.decisions[0].pk)
     measure(samples, "refund approve", lambda: refund_approve(
-        decision_id=receipt.decisions[0].pk, note="verified", action="RETURN", ctx=bob))
+        decision_id=receipt.decisions[0].pk, seen_entry=seen, note="verified",
+        action="RETURN", ctx=bob))
 
     case = measure(samples, "case open", lambda: case_open(
         coupon=coupon, order_id=f"order-late{n}", fact_type="PAYMENT_SUCCEEDED",

@@ -75,6 +75,7 @@ def main() -> None:
     env = {"PATH": os.environ["PATH"], "PYTHON": sys.executable,
            "DJANGO_SECRET_KEY": "benchmark-only-secret-key-of-32-bytes-or-more",
            "LEASE_TOKEN_SECRET": "benchmark-only-lease-token-secret-of-32-bytes",
+           "IDEMPOTENCY_SEAL_SECRET": "benchmark-only-idempotency-seal-secret-32b",
            "DJANGO_ALLOWED_HOSTS": "127.0.0.1", "DJANGO_HTTPS": "0",
            "MIGRATION_DATABASE_URL": owner_url, "DATABASE_URL": app_url,
            "COUPON_APP_DB_PASSWORD": APP_PASSWORD, "GUNICORN_BIND": f"127.0.0.1:{args.port}"}

@@ -88,6 +88,7 @@ def setup_django(database_url: str, *, settings_module: str | None = None) -> No
     os.environ["DB_POOL_MAX_SIZE"] = "0"
     # The settings have no default secrets; a throwaway database needs no real ones.
     os.environ.setdefault("DJANGO_SECRET_KEY", "benchmark-only-secret-key-of-32-bytes-or-more")
+    os.environ.setdefault("IDEMPOTENCY_SEAL_SECRET", "benchmark-only-idempotency-seal-secret-32b")
     if not os.environ.get("LEASE_TOKEN_SECRETS"):
         os.environ.setdefault("LEASE_TOKEN_SECRET", "benchmark-only-lease-token-secret-of-32-bytes")
     sys.path.insert(0, str(ROOT))

@@ -8,9 +8,10 @@ what happens to the coupon) is set aside and listed with a link to its own form,
 Each item goes through exactly what its own button does: the item's form, validated for that
 record, run once by `run_action` under a key of its own (derived from the bulk form's key and
 the item, so the same bulk form sent twice replays every item instead of running it again),
-calling the same service. Every item answers for itself: a refusal (already decided, the
-four-eyes rule, a form that does not fit the record) is shown beside it and never stops the
-others.
+calling the same service, and naming the version of the item the list showed beside its
+checkbox (`seen-<id>`), as its own form would. Every item answers for itself: a refusal
+(already decided, changed since the list, the four-eyes rule, a form that does not fit the
+record) is shown beside it and never stops the others.
 """
 
 import uuid
@@ -58,6 +59,13 @@ class BulkForm(forms.Form):
             raise forms.ValidationError(_("At most %(max)s items at once.") % {"max": BULK_MAX})
         return list(dict.fromkeys(ids))
 
+    @property
+    def seen(self) -> dict[int, str]:
+        """Per item, the version of it the list showed (`seen-<id>`, beside its checkbox), for
+        the forms that name one: each item's own form checks it."""
+        return {item_id: self.data[f"seen-{item_id}"] for item_id in self.cleaned_data["ids"]
+                if f"seen-{item_id}" in self.data}
+
 
 @dataclass
 class ItemResult:
@@ -82,7 +90,9 @@ class BulkAction(ConsolePage):
     def load(self, item_id):
         raise NotImplementedError
 
-    def item_data(self, verb: str, note: str) -> dict:
+    def item_data(self, verb: str, note: str, seen_entry: str) -> dict:
+        """The item's own form data; `seen_entry` is the version the list showed of it, ""
+        when it showed none."""
         raise NotImplementedError
 
     def set_aside(self, verb: str, record) -> str:
@@ -104,7 +114,9 @@ class BulkAction(ConsolePage):
         verb, note = form.cleaned_data["verb"], form.cleaned_data["note"]
         if request.POST.get("confirmed") != "yes":
             return self.confirm(request, form)
-        results = [self.run_item(request, verb, note, form.cleaned_data["bulk_key"], item_id)
+        seen = form.seen
+        results = [self.run_item(request, verb, note, form.cleaned_data["bulk_key"], item_id,
+                                 seen.get(item_id, ""))
                    for item_id in form.cleaned_data["ids"]]
         return render(request, "console/team/bulk_results.html", {
             "title": self.title, "results": results, "back": self.list_url_name,
@@ -114,6 +126,7 @@ class BulkAction(ConsolePage):
 
     def confirm(self, request, form):
         verb = form.cleaned_data["verb"]
+        seen = form.seen
         items = []
         for item_id in form.cleaned_data["ids"]:
             record = self.load(item_id)
@@ -121,13 +134,16 @@ class BulkAction(ConsolePage):
                 items.append({"id": item_id, "missing": True})
                 continue
             aside = self.set_aside(verb, record)
+            # Said before it is confirmed; the item's own service refuses it all the same.
+            changed = item_id in seen and seen[item_id] != getattr(record, "journal_tip", None)
             items.append({"id": item_id, "set_aside": aside, "url": self.item_url(record),
-                          "effect": "" if aside else self.effect(verb, record)})
+                          "changed": changed,
+                          "effect": "" if aside or changed else self.effect(verb, record)})
         return render(request, "console/team/bulk_confirm.html", {
             "title": self.title, "items": items, "form": form, "back": self.list_url_name,
             "verb_label": dict(self.verbs)[verb], "action": request.path})
 
-    def run_item(self, request, verb, note, bulk_key, item_id) -> ItemResult:
+    def run_item(self, request, verb, note, bulk_key, item_id, seen_entry) -> ItemResult:
         action = self.actions[verb]()
         record = self.load(item_id)
         if record is None:
@@ -136,8 +152,8 @@ class BulkAction(ConsolePage):
         if aside:
             return ItemResult(item_id, False, aside, set_aside=True, url=self.item_url(record))
         key = str(uuid.uuid5(BULK_KEYS, f"{bulk_key}:{verb}:{item_id}"))
-        item_form = action.form_class({**self.item_data(verb, note), "idempotency_key": key},
-                                      record=record)
+        item_form = action.form_class(
+            {**self.item_data(verb, note, seen_entry), "idempotency_key": key}, record=record)
         if not item_form.is_valid():
             # Named by the field's label: "What happens to the coupon: This field is required."
             reasons = "; ".join(
@@ -163,8 +179,8 @@ class DecisionBulk(BulkAction):
     def load(self, item_id):
         return decision_get(decision_id=item_id)
 
-    def item_data(self, verb, note):
-        return {"note": note, "action": ""}
+    def item_data(self, verb, note, seen_entry):
+        return {"note": note, "action": "", "seen_entry": seen_entry}
 
     def set_aside(self, verb, decision):
         if verb == "approve" and decision.action == RefundCoupon.Action.MANUAL_REVIEW:
@@ -191,7 +207,7 @@ class CaseBulk(BulkAction):
     def load(self, item_id):
         return case_get(case_id=item_id)
 
-    def item_data(self, verb, note):
+    def item_data(self, verb, note, seen_entry):
         return {"action": verb, "note": note}
 
     def effect(self, verb, case):

@@ -20,7 +20,8 @@ from console.queue_selectors import operations_written
 from console.views.access import ConsolePage
 from coupons.errors import CouponError, ValidationFailed
 from coupons.identity import actor_of, idempotency_scope_of
-from coupons.write.idempotency import request_fingerprint, run_once
+from coupons.write.idempotency import run_once
+from coupons.write.idempotency_seal import request_fingerprint
 
 # A partial answering a refusal (409, 422 ...) carries this header so console.js swaps it in:
 # htmx leaves error answers unswapped by default, and the 403 page must stay unswapped.
@@ -106,7 +107,7 @@ class QueueAction(ConsolePage):
             # in the error box, never as field errors.
             fields_refused = outcome.error.get("details", {}) \
                 if outcome.error.get("code") == ValidationFailed.code else {}
-            again = form.with_fresh_key(refused=fields_refused)
+            again = form.with_fresh_key(refused=fields_refused, record=record)
             forms = {self.form_slot: again}
             return self.answer(request, self.item(request, record, **forms), outcome,
                                status=outcome.status)

@@ -87,7 +87,8 @@ class DecisionApprove(DecisionAction):
 
     def execute(self, ctx, data, decision):
         return decision_payload(refund_approve(
-            decision_id=decision.pk, note=data["note"], action=data["action"] or None, ctx=ctx))
+            decision_id=decision.pk, seen_entry=data["seen_entry"], note=data["note"],
+            action=data["action"] or None, ctx=ctx))
 
 
 class DecisionReject(DecisionAction):
@@ -96,5 +97,6 @@ class DecisionReject(DecisionAction):
     verb = gettext_lazy("Reject refund decision")
 
     def execute(self, ctx, data, decision):
-        return decision_payload(refund_reject(decision_id=decision.pk, note=data["note"],
+        return decision_payload(refund_reject(decision_id=decision.pk,
+                                              seen_entry=data["seen_entry"], note=data["note"],
                                               ctx=ctx))

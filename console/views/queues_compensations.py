@@ -153,7 +153,8 @@ class CompensationApprove(CompensationAction):
 
     def execute(self, ctx, data, compensation):
         return compensation_payload(compensation_approve(
-            compensation_id=compensation.pk, note=data["note"], ctx=ctx))
+            compensation_id=compensation.pk, seen_entry=data["seen_entry"], note=data["note"],
+            ctx=ctx))
 
 
 class CompensationReject(CompensationAction):
@@ -163,4 +164,5 @@ class CompensationReject(CompensationAction):
 
     def execute(self, ctx, data, compensation):
         return compensation_payload(compensation_reject(
-            compensation_id=compensation.pk, note=data["note"], ctx=ctx))
+            compensation_id=compensation.pk, seen_entry=data["seen_entry"], note=data["note"],
+            ctx=ctx))

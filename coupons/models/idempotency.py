@@ -18,6 +18,9 @@ class IdempotencyRecord(models.Model):
     # A lease token is never part of the stored body; a LOCK replay re-derives it.
     response_status = models.PositiveSmallIntegerField(null=True, blank=True)
     response_body = models.JSONField(null=True, blank=True)
+    # HMAC under IDEMPOTENCY_SEAL_SECRET of everything above (coupons/write/idempotency_seal.py):
+    # a record that does not carry it is never replayed.
+    seal = models.CharField(max_length=200, blank=True, default="")
     claimed_at = models.DateTimeField()
     completed_at = models.DateTimeField(null=True, blank=True)
 

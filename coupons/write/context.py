@@ -16,6 +16,7 @@ class CommandContext:
 
     actor: str
     client_id: int | None = None
+    idempotency_scope: str = ""  # whose key: what the stored answer's seal names
     idempotency_key: str = ""
     request_hash: str = ""
     # Set when the API claimed the key; the command completes the record in its own transaction.

@@ -7,8 +7,7 @@ still running after a short wait the twin is told 409. A command that rolls back
 claim with it, so a retry simply runs.
 """
 
-import hashlib
-import json
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -18,7 +17,12 @@ from django.conf import settings
 from django.db import OperationalError, connection, transaction
 
 from coupons import clock
-from coupons.errors import CouponError, IdempotencyKeyReused, IdempotencyRequestInProgress
+from coupons.errors import (
+    CouponError,
+    IdempotencyKeyReused,
+    IdempotencyRecordInvalid,
+    IdempotencyRequestInProgress,
+)
 from coupons.models import IdempotencyRecord
 from coupons.write.context import (
     CommandContext,
@@ -26,6 +30,9 @@ from coupons.write.context import (
     answer_record_id,
     pending_claim,
 )
+from coupons.write.idempotency_seal import record_seal, seal_holds
+
+logger = logging.getLogger(__name__)
 
 # PostgreSQL's lock_not_available: the twin's wait on the first transaction ran out.
 LOCK_NOT_AVAILABLE = "55P03"
@@ -40,12 +47,6 @@ class Claim:
     @property
     def is_replay(self) -> bool:
         return self.record_id is None
-
-
-def request_fingerprint(method: str, path: str, body) -> str:
-    canonical = json.dumps([method, path, body], sort_keys=True, separators=(",", ":"),
-                           default=str)
-    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 def idempotency_claim(*, scope: str, key: str, request_hash: str) -> Claim:
@@ -82,8 +83,9 @@ def claim_ctes(scope, key, request_hash, now) -> tuple[str, list]:
     locks keep the session's setting.
     """
     wait = f"{settings.COUPONS['IDEMPOTENCY_TWIN_WAIT_MS']}ms"
-    return _claim_text(), [wait, scope, key, request_hash,
-                           IdempotencyRecord.Status.IN_PROGRESS, now]
+    status = IdempotencyRecord.Status.IN_PROGRESS
+    seal = record_seal(scope=scope, key=key, request_hash=request_hash, status=status)
+    return _claim_text(), [wait, scope, key, request_hash, status, now, seal]
 
 
 @cache
@@ -96,8 +98,8 @@ def _claim_text() -> str:
                    set_config('lock_timeout', %s, true) AS waiting
         ),
         claim AS (
-            INSERT INTO {table} (scope, "key", request_hash, status, claimed_at)
-            SELECT %s, %s, %s, %s, %s FROM bound
+            INSERT INTO {table} (scope, "key", request_hash, status, claimed_at, seal)
+            SELECT %s, %s, %s, %s, %s, %s FROM bound
             ON CONFLICT (scope, "key") DO UPDATE SET status = {table}.status
             RETURNING id, xmax = 0 AS inserted,
                       set_config('lock_timeout', (SELECT previous FROM bound), true) AS restored
@@ -134,6 +136,12 @@ def _claim_alone(ctes: str) -> str:
 
 
 def _existing_claim(record, request_hash, now) -> Claim:
+    # First: nothing is read from a record the server did not write, its answer least of
+    # all (a LOCK replay would derive the lease token of whatever lock it names).
+    if not seal_holds(record):
+        logger.warning("idempotency record %s (%s, key %r) does not carry its seal: refused",
+                       record.pk, record.scope, record.key)
+        raise IdempotencyRecordInvalid()
     if record.request_hash != request_hash:
         raise IdempotencyKeyReused()
     if record.status == IdempotencyRecord.Status.COMPLETED:
@@ -148,6 +156,13 @@ def _existing_claim(record, request_hash, now) -> Claim:
     return Claim(record_id=record.pk)
 
 
+def answer_seal(ctx, *, status: int, body: dict, filled: tuple[str, ...] = ()) -> str:
+    """The seal of the record `ctx` claimed once it holds this answer."""
+    return record_seal(scope=ctx.idempotency_scope, key=ctx.idempotency_key,
+                       request_hash=ctx.request_hash, status=IdempotencyRecord.Status.COMPLETED,
+                       response_status=status, response_body=body, filled=filled)
+
+
 def idempotency_complete(ctx, *, status: int, body: dict) -> None:
     """Store the answer in the command's transaction (the claim's own); `ctx.answered_records`
     tells the API it need not store it again."""
@@ -159,6 +174,7 @@ def idempotency_complete(ctx, *, status: int, body: dict) -> None:
     ).update(
         status=IdempotencyRecord.Status.COMPLETED, response_status=status,
         response_body=body, completed_at=clock.now(),
+        seal=answer_seal(ctx, status=status, body=body),
     )
     ctx.answered_records.add(record_id)
 
@@ -190,7 +206,8 @@ def run_once(
     answers from the held record: in the same transaction when nothing came before the claim,
     else after rolling back what the command did.
     """
-    run = {"key": key, "request_hash": request_hash, "actor": actor, "client_id": client_id,
+    run = {"scope": scope, "key": key, "request_hash": request_hash, "actor": actor,
+           "client_id": client_id,
            "command": command, "success_status": success_status}
     try:
         claim = DeferredClaim(scope, key, request_hash)
@@ -217,11 +234,12 @@ def _run_claimed(claim: Claim, **run) -> Answer:
     return _run(claim.record_id, **run)
 
 
-def _run(record, *, key, request_hash, actor, client_id, command, success_status) -> Answer:
+def _run(record, *, scope, key, request_hash, actor, client_id, command,
+         success_status) -> Answer:
     """The command under its claim `record` (an id, or a DeferredClaim), its answer stored."""
     ctx = CommandContext(
-        actor=actor, client_id=client_id, idempotency_key=key, request_hash=request_hash,
-        idempotency_record_id=record, success_status=success_status,
+        actor=actor, client_id=client_id, idempotency_scope=scope, idempotency_key=key,
+        request_hash=request_hash, idempotency_record_id=record, success_status=success_status,
     )
     try:
         answer = Answer(success_status, command(ctx))

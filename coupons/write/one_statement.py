@@ -42,7 +42,7 @@ def write(*, cas, rows, updates, operation, event, answer) -> list | None:
     `cas` is (where, changes) on the coupon, as UserCoupon.objects.filter(**where)
     .update(**changes) takes them; each of `updates` is (model, pk, changes), a row updated
     only if the CAS hit; `answer` is None or (record id, status, body, {body key: row of
-    `rows` whose id it takes}).
+    `rows` whose id it takes}, the record's seal: coupons.write.idempotency_seal).
     """
     where, changes = cas
     answer_rows = () if answer is None else tuple(
@@ -65,11 +65,11 @@ def write(*, cas, rows, updates, operation, event, answer) -> list | None:
     params += _row_insert(type(operation), False, "cas").bind(operation)
     params += _outbox().bind(event)
     if answer is not None:
-        record_id, status, body, _ = answer
+        record_id, status, body, _, seal = answer
         Status = IdempotencyRecord.Status
         body_field = IdempotencyRecord._meta.get_field("response_body")
         params += [Status.COMPLETED, status, body_field.get_db_prep_save(body, db),
-                   clock.now(), record_id, Status.IN_PROGRESS]
+                   clock.now(), seal, record_id, Status.IN_PROGRESS]
     with db.numbered_cursor() as cursor:
         cursor.execute(sql, params)
         ids = list(cursor.fetchone())
@@ -119,5 +119,5 @@ def _answer_sql(answer_rows, names) -> str:
         body_sql += f" || jsonb_build_object('{key}', (SELECT id FROM {names[index]}))"
     table = connection.ops.quote_name(IdempotencyRecord._meta.db_table)
     return (f"UPDATE {table} SET status = %s, response_status = %s, "  # noqa: S608
-            f"response_body = {body_sql}, completed_at = %s "
+            f"response_body = {body_sql}, completed_at = %s, seal = %s "
             f"WHERE id = %s AND status = %s AND {CAS_HIT}")

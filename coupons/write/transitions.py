@@ -7,6 +7,7 @@ from coupons.models import UserCoupon
 from coupons.refusal_messages import refusal_message
 from coupons.write import one_statement
 from coupons.write.context import answer_record_id
+from coupons.write.idempotency import answer_seal
 from coupons.write.records import appended, ledger_row, outbox_row
 
 # op → {from state → allowed to states}.
@@ -63,6 +64,12 @@ def is_past_validity(coupon: UserCoupon, now) -> bool:
     return coupon.valid_until is not None and now >= coupon.valid_until
 
 
+def _sealed_answer(ctx, record_id, body, answer_ids) -> tuple:
+    """one_statement's answer: the row ids it fills in are named by the seal, not covered."""
+    seal = answer_seal(ctx, status=ctx.success_status, body=body, filled=tuple(answer_ids))
+    return record_id, ctx.success_status, body, answer_ids, seal
+
+
 def apply_transition(
     *, coupon, op_type, to_state, expected_version, ctx, now,
     owner=None, changes=None, rows=(), updates=(), answer=None, answer_ids=None,
@@ -97,7 +104,7 @@ def apply_transition(
     ids = one_statement.write(
         cas=(where, values), rows=rows, updates=updates, operation=operation, event=event,
         answer=None if record_id is None
-        else (record_id, ctx.success_status, answer(), answer_ids or {}),
+        else _sealed_answer(ctx, record_id, answer(), answer_ids or {}),
     )
     if ids is None:
         coupon.refresh_from_db()

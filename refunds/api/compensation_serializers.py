@@ -2,7 +2,7 @@
 
 from rest_framework import serializers
 
-from api.fields import MONEY, money_field
+from api.fields import MONEY, journal_tip_field, money_field, seen_entry_field
 from coupons.models import CouponStatus, OperationType
 from refunds.models import Compensation
 
@@ -19,6 +19,7 @@ class CompensationProposeInput(serializers.Serializer):
 
 
 class CompensationDecideInput(serializers.Serializer):
+    seen_entry = seen_entry_field()
     note = serializers.CharField(
         max_length=1000, required=False, default="", allow_blank=True,
         help_text="Why; required to reject.",
@@ -61,3 +62,4 @@ class CompensationOutput(serializers.Serializer):
     redacted = serializers.ListField(
         child=serializers.CharField(), help_text="Fields hidden from this caller."
     )
+    journal_tip = journal_tip_field()

@@ -11,6 +11,7 @@ from api.commands import IDEMPOTENCY_KEY_HEADER, run_command
 from api.filters import ExternalIdFilter, IdFilter
 from coupons.capabilities import Capability
 from coupons.errors import CapabilityMissing, NotFound
+from coupons.evidence.tips import with_journal_tip
 from coupons.identity import actor_of, can_see_details
 from coupons.models import CouponOperation
 from coupons.redaction import redacted
@@ -100,31 +101,39 @@ class CompensationFilter(django_filters.FilterSet):
         fields = ["status", "kind", "order_id", "coupon_id"]
 
 
+def shown(compensation) -> dict:
+    """A read's answer: the payload and the version it shows (read `with_journal_tip`)."""
+    return {**compensation_payload(compensation), "journal_tip": compensation.journal_tip}
+
+
 class CompensationListApi(GenericAPIView):
     serializer_class = s.CompensationOutput
     filterset_class = CompensationFilter
 
     def get_queryset(self):
-        return (Compensation.objects.select_related("resulting_operation")
-                .order_by("-created_at", "-id"))
+        return with_journal_tip(Compensation.objects.select_related("resulting_operation")
+                                .order_by("-created_at", "-id"))
 
-    @extend_schema(operation_id="compensations_list", responses=s.CompensationOutput(many=True))
+    @extend_schema(operation_id="compensations_list",
+                   responses=s.CompensationOutput(many=True))
     def get(self, request):
-        """Compensations, newest first; amounts only with view_case_details."""
+        """Compensations, newest first, each with the `journal_tip` a decision names; amounts
+        only with view_case_details."""
         page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
         render = for_caller(request)
-        return self.get_paginated_response([render(compensation_payload(c)) for c in page])
+        return self.get_paginated_response([render(shown(c)) for c in page])
 
 
 class CompensationDetailApi(APIView):
     @extend_schema(responses=s.CompensationOutput)
     def get(self, request, compensation_id):
-        """One compensation and the ledger row its approval appended."""
-        compensation = (Compensation.objects.select_related("resulting_operation")
-                        .filter(pk=compensation_id).first())
+        """One compensation, the ledger row its approval appended, and the `journal_tip` an
+        approval or rejection names as `seen_entry`."""
+        compensation = with_journal_tip(Compensation.objects.select_related(
+            "resulting_operation")).filter(pk=compensation_id).first()
         if compensation is None:
             raise NotFound(_("No such compensation."), compensation_id=compensation_id)
-        return Response(for_caller(request)(compensation_payload(compensation)))
+        return Response(for_caller(request)(shown(compensation)))
 
 
 def decision_schema(action: str):
@@ -136,7 +145,8 @@ def decision_schema(action: str):
             "moved on since), money a COMPENSATE row with the amount; the answer carries it as "
             "`resulting_operation`." if action == "approve" else
             "Reject with a `note`: nothing is written to the ledger."
-        ) + " Never by the proposer (403 SAME_OPERATOR).",
+        ) + " `seen_entry` names the version read (its `journal_tip`): one that moved since "
+            "is refused (409 EVIDENCE_CHANGED). Never by the proposer (403 SAME_OPERATOR).",
     )
 
 
@@ -149,7 +159,8 @@ class CompensationApproveApi(DecisionRefusalsLogged, APIView):
         return run_command(
             request, s.CompensationDecideInput, render=for_caller(request),
             command=lambda ctx, data: compensation_payload(compensation_approve(
-                compensation_id=compensation_id, note=data["note"], ctx=ctx)),
+                compensation_id=compensation_id, seen_entry=data["seen_entry"],
+                note=data["note"], ctx=ctx)),
         )
 
 
@@ -162,5 +173,6 @@ class CompensationRejectApi(DecisionRefusalsLogged, APIView):
         return run_command(
             request, s.CompensationDecideInput, render=for_caller(request),
             command=lambda ctx, data: compensation_payload(compensation_reject(
-                compensation_id=compensation_id, note=data["note"], ctx=ctx)),
+                compensation_id=compensation_id, seen_entry=data["seen_entry"],
+                note=data["note"], ctx=ctx)),
         )

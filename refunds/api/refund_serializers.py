@@ -3,7 +3,7 @@
 from django.utils.translation import gettext as _
 from rest_framework import serializers
 
-from api.fields import external_id, money_field
+from api.fields import external_id, journal_tip_field, money_field, seen_entry_field
 from refunds.models import RefundCoupon
 from refunds.policy_engine import RefundType
 
@@ -77,6 +77,7 @@ class RefundDecisionOutput(serializers.Serializer):
     review = ReviewOutput()
     reason = serializers.CharField()
     created_by = serializers.CharField()
+    journal_tip = journal_tip_field()
 
 
 class RefundNoteOutput(serializers.Serializer):
@@ -92,6 +93,7 @@ class RefundReceiptOutput(serializers.Serializer):
 
 
 class ApproveInput(serializers.Serializer):
+    seen_entry = seen_entry_field()
     note = serializers.CharField(max_length=1000, required=False, default="", allow_blank=True)
     action = serializers.ChoiceField(
         choices=["RETURN", "KEEP_USED", "VOID"], required=False, allow_null=True, default=None,
@@ -100,6 +102,7 @@ class ApproveInput(serializers.Serializer):
 
 
 class RejectInput(serializers.Serializer):
+    seen_entry = seen_entry_field()
     note = serializers.CharField(max_length=1000)
 
 

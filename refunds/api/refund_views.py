@@ -12,6 +12,7 @@ from api.commands import IDEMPOTENCY_KEY_HEADER, run_command
 from api.filters import ExternalIdFilter, IdFilter
 from coupons.capabilities import Capability
 from coupons.errors import CapabilityMissing, NotFound
+from coupons.evidence.tips import with_journal_tip
 from coupons.identity import idempotency_scope_of
 from coupons.models import ServiceClient
 from refunds import selectors
@@ -39,13 +40,14 @@ class RefundListReceiveApi(GenericAPIView):
     filterset_class = RefundFilter
 
     def get_queryset(self):
-        return selectors.decision_list()
+        return with_journal_tip(selectors.decision_list())
 
     @extend_schema(operation_id="refunds_list", responses=s.RefundDecisionOutput(many=True))
     def get(self, request):
-        """Refund decisions, newest first, by pages."""
+        """Refund decisions, newest first, by pages, each with the `journal_tip` an approval
+        names."""
         page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
-        return self.get_paginated_response([selectors.decision_payload(d) for d in page])
+        return self.get_paginated_response([selectors.decision_shown(d) for d in page])
 
     @extend_schema(
         request=s.RefundInput, parameters=[IDEMPOTENCY_KEY_HEADER],
@@ -67,9 +69,10 @@ class RefundListReceiveApi(GenericAPIView):
 class RefundDetailApi(APIView):
     @extend_schema(responses={200: s.RefundDecisionOutput})
     def get(self, request, decision_id):
-        """One refund decision: the refund, the money and coupon decisions, the review."""
+        """One refund decision: the refund, the money and coupon decisions, the review, and the
+        `journal_tip` an approval or rejection names as `seen_entry`."""
         decision = selectors.decision_get(decision_id=decision_id)
-        return Response(selectors.decision_payload(decision))
+        return Response(selectors.decision_shown(decision))
 
 
 def people_only(request) -> None:
@@ -87,12 +90,14 @@ class RefundApproveApi(APIView):
                    parameters=[IDEMPOTENCY_KEY_HEADER])
     def post(self, request, decision_id):
         """Approve a decision waiting for review and run it (a MANUAL_REVIEW names the `action`).
-        Operators only, never a service client."""
+        `seen_entry` names the version read (its `journal_tip`): one that moved since is
+        refused (409 EVIDENCE_CHANGED). Operators only, never a service client."""
         people_only(request)
         return run_command(
             request, s.ApproveInput,
             command=lambda ctx, data: selectors.decision_payload(refund_approve(
-                decision_id=decision_id, note=data["note"], action=data["action"], ctx=ctx,
+                decision_id=decision_id, seen_entry=data["seen_entry"], note=data["note"],
+                action=data["action"], ctx=ctx,
             )),
         )
 
@@ -105,13 +110,14 @@ class RefundRejectApi(APIView):
                    parameters=[IDEMPOTENCY_KEY_HEADER])
     def post(self, request, decision_id):
         """Reject a decision waiting for review, with a note: the coupon stays as it is.
-        Operators only."""
+        `seen_entry` as for approving. Operators only."""
         people_only(request)
         return run_command(
             request, s.RejectInput,
-            command=lambda ctx, data: selectors.decision_payload(
-                refund_reject(decision_id=decision_id, note=data["note"], ctx=ctx)
-            ),
+            command=lambda ctx, data: selectors.decision_payload(refund_reject(
+                decision_id=decision_id, seen_entry=data["seen_entry"], note=data["note"],
+                ctx=ctx,
+            )),
         )
 
 

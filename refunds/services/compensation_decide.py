@@ -15,6 +15,7 @@ from coupons.errors import (
     ValidationFailed,
 )
 from coupons.evidence.journal import require_folds, with_journal
+from coupons.evidence.tips import require_tip
 from coupons.ledger_reasons import reason, reason_fields
 from coupons.models import CouponStatus, OperationType
 from coupons.services.reversals import restore_redemption, reversal_reads_of, reversal_target
@@ -27,11 +28,14 @@ from refunds.models import Compensation
 from refunds.services.compensation_payloads import compensation_payload
 
 
-def compensation_approve(*, compensation_id, note: str = "", ctx) -> Compensation:
+def compensation_approve(*, compensation_id, seen_entry: str, note: str = "",
+                         ctx) -> Compensation:
     """A second operator approves: a reversal appends a REVERSE row that names the reversed
     operation and restores the state before it; money appends a COMPENSATE row with the
-    amount and no change of state. Both through the one compare-and-set (docs/design.md)."""
-    with _deciding(compensation_id, "COMP_APPROVE", ctx) as (coupon, compensation, now):
+    amount and no change of state. Both through the one compare-and-set (docs/design.md).
+    `seen_entry` is the hash of the compensation's newest journal entry the operator saw."""
+    with _deciding(compensation_id, seen_entry, "COMP_APPROVE", ctx) as (
+            coupon, compensation, now):
         step = _approval_step(coupon, compensation, now)
         if step.op_type == OperationType.REVERSE:
             operation = _reverse(coupon, compensation, step, ctx=ctx, now=now)
@@ -72,9 +76,10 @@ def _approval_step(coupon, compensation, now, *, reads=None) -> Step:
                     amount=compensation.amount)
 
 
-def compensation_reject(*, compensation_id, note: str, ctx) -> Compensation:
+def compensation_reject(*, compensation_id, seen_entry: str, note: str, ctx) -> Compensation:
     """A second operator rejects, saying why: no ledger row, the proposal stays on record."""
-    with _deciding(compensation_id, "COMP_REJECT", ctx) as (_coupon, compensation, now):
+    with _deciding(compensation_id, seen_entry, "COMP_REJECT", ctx) as (
+            _coupon, compensation, now):
         if not note.strip():
             raise ValidationFailed(_("Say why it is rejected."),
                                    note=gettext("Required to reject."))
@@ -82,10 +87,11 @@ def compensation_reject(*, compensation_id, note: str, ctx) -> Compensation:
 
 
 @contextmanager
-def _deciding(compensation_id, op_type: str, ctx):
+def _deciding(compensation_id, seen_entry: str, op_type: str, ctx):
     """Lock the coupon, then the compensation (coupon before its compensations, everywhere);
-    check that it is what its journal says was proposed, that it is still open and that the
-    decider is not its proposer. A refusal rolls back and is recorded with the decider."""
+    check that it is what its journal says was proposed, that it is still open, that it is
+    the version the decider saw and that the decider is not its proposer. A refusal rolls
+    back and is recorded with the decider."""
     coupon_id, order_id = (
         Compensation.objects.filter(pk=compensation_id).values_list("coupon_id", "order_id")
         .first() or (None, "")
@@ -106,6 +112,8 @@ def _deciding(compensation_id, op_type: str, ctx):
             raise CompensationNotOpen(current_state=compensation.status,
                                       compensation_id=compensation.pk,
                                       decided_by=compensation.decided_by)
+        # Decided on the version the operator was shown, not one that moved since.
+        require_tip(compensation, seen_entry)
         if compensation.created_by == ctx.actor:
             # Four eyes: the proposer never decides, whatever capabilities they hold.
             raise SameOperator(compensation_id=compensation.pk,

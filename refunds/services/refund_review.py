@@ -1,5 +1,7 @@
 """Operators approve or reject refund decisions waiting for them (docs/api.md)."""
 
+from contextlib import contextmanager
+
 from django.db import transaction
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
@@ -7,7 +9,9 @@ from django.utils.translation import gettext_lazy as _
 from coupons import clock
 from coupons.errors import DecisionNotPending, NotFound, ValidationFailed
 from coupons.evidence.journal import require_folds, with_journal
+from coupons.evidence.tips import require_tip
 from coupons.write.idempotency import idempotency_complete
+from coupons.write.refusals import refusals_recorded
 from coupons.write.rows import lock_coupon_row
 from refunds.models import RefundCoupon
 from refunds.services.refund_execute import Action, Status, decision_finish, decision_move
@@ -17,12 +21,23 @@ from refunds.services.refund_execute import Action, Status, decision_finish, dec
 MANUAL_CHOICES = (Action.RETURN, Action.KEEP_USED, Action.VOID)
 
 
-def _pending(decision_id) -> RefundCoupon:
+@contextmanager
+def _reviewing(decision_id, op_type: str, ctx):
+    """A refusal rolls back and is recorded with the reviewer, as a compensation's is."""
+    coupon_id, order_id = (
+        RefundCoupon.objects.filter(pk=decision_id).values_list("coupon_id", "order_id")
+        .first() or (None, "")
+    )
+    with refusals_recorded(op_type, ctx, coupon_id=coupon_id, order_id=order_id), \
+            transaction.atomic():
+        if coupon_id is None:
+            raise NotFound(_("No such refund decision."), decision_id=decision_id)
+        yield coupon_id
+
+
+def _pending(coupon_id, decision_id, seen_entry: str) -> RefundCoupon:
     """Lock order: the coupon row, then the decision row."""
-    decision = RefundCoupon.objects.filter(pk=decision_id).first()
-    if decision is None:
-        raise NotFound(_("No such refund decision."), decision_id=decision_id)
-    lock_coupon_row(decision.coupon_id)
+    lock_coupon_row(coupon_id)
     # of=self: the joined redemption is nullable (PostgreSQL cannot lock through an outer join).
     decision = with_journal(RefundCoupon.objects.select_for_update(of=("self",))
                             .select_related("redemption")).get(pk=decision_id)
@@ -31,13 +46,19 @@ def _pending(decision_id) -> RefundCoupon:
     require_folds(decision)
     if decision.status != Status.PENDING_APPROVAL:
         raise DecisionNotPending(current_state=decision.status, decision_id=decision.pk)
+    # What the operator approves is also the version they were shown: a decision whose
+    # journal moved since (a compensation recorded, a step appended by a stolen login) is
+    # looked at again, not decided on sight of the one before.
+    require_tip(decision, seen_entry)
     return decision
 
 
-def refund_approve(*, decision_id, note: str, ctx, action: str | None = None) -> RefundCoupon:
-    """Execute the decision (or, for a manual review, the action the operator chose)."""
-    with transaction.atomic():
-        decision = _pending(decision_id)
+def refund_approve(*, decision_id, seen_entry: str, note: str, ctx,
+                   action: str | None = None) -> RefundCoupon:
+    """Execute the decision (or, for a manual review, the action the operator chose).
+    `seen_entry` is the hash of the decision's newest journal entry the operator was shown."""
+    with _reviewing(decision_id, "REFUND_APPROVE", ctx) as coupon_id:
+        decision = _pending(coupon_id, decision_id, seen_entry)
         if decision.action == Action.MANUAL_REVIEW:
             if action not in MANUAL_CHOICES:
                 raise ValidationFailed(_("Choose what happens to the coupon."),
@@ -58,12 +79,12 @@ def refund_approve(*, decision_id, note: str, ctx, action: str | None = None) ->
         return decision
 
 
-def refund_reject(*, decision_id, note: str, ctx) -> RefundCoupon:
+def refund_reject(*, decision_id, seen_entry: str, note: str, ctx) -> RefundCoupon:
     """Record that the coupon keeps its state; the note says why."""
     if not note.strip():
         raise ValidationFailed(_("Say why the decision is rejected."), note=gettext("Required."))
-    with transaction.atomic():
-        decision = _pending(decision_id)
+    with _reviewing(decision_id, "REFUND_REJECT", ctx) as coupon_id:
+        decision = _pending(coupon_id, decision_id, seen_entry)
         now = clock.now()
         decision = decision_move(
             decision, from_status=Status.PENDING_APPROVAL, actor=ctx.actor, now=now,

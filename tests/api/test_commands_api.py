@@ -19,7 +19,7 @@ from coupons.models import (
     UserCoupon,
 )
 from coupons.services import coupon_issue, service_client_create, template_create
-from coupons.write.idempotency import request_fingerprint
+from coupons.write.idempotency_seal import record_seal, request_fingerprint
 from tests.conftest import ALL_GRANTS, START
 
 pytestmark = pytest.mark.django_db
@@ -536,11 +536,9 @@ def test_a_retried_refusal_answers_the_stored_refusal_even_after_the_state_chang
 def test_a_key_still_in_progress_is_409_until_its_claim_times_out(api, coupon, service_client,
                                                                    clock):
     path = f"/api/v1/coupons/{coupon.pk}/lock"
-    IdempotencyRecord.objects.create(
-        scope=service_client[0].idempotency_scope, key="busy",
-        request_hash=request_fingerprint("POST", path, ORDER),
-        status="IN_PROGRESS", claimed_at=clock.now(),
-    )
+    claim = {"scope": service_client[0].idempotency_scope, "key": "busy",
+             "request_hash": request_fingerprint("POST", path, ORDER), "status": "IN_PROGRESS"}
+    IdempotencyRecord.objects.create(**claim, seal=record_seal(**claim), claimed_at=clock.now())
 
     error(post(api, f"coupons/{coupon.pk}/lock", ORDER, key="busy"), 409,
           "IDEMPOTENCY_REQUEST_IN_PROGRESS")

@@ -26,6 +26,7 @@ PRODUCTION_ENV = {
     **SUITE_DATABASE,
     "DJANGO_SECRET_KEY": "Zq3-production-like-secret-key-of-sixty-characters-k7Pw92LmXc4",
     "LEASE_TOKEN_SECRET": "lease-token-secret-of-its-own-R8vTq2Lm9XcP4wZ7",
+    "IDEMPOTENCY_SEAL_SECRET": "idempotency-seal-secret-of-its-own-Vb3Kq8Zt5Wm2",
     "DJANGO_ALLOWED_HOSTS": "coupons.example.com",
     "DJANGO_CSRF_TRUSTED_ORIGINS": "https://coupons.example.com",
     "DJANGO_BEHIND_TLS_PROXY": "1",
@@ -79,7 +80,11 @@ def test_check_deploy_flags_debug_when_it_is_turned_on():
      "LEASE_TOKEN_SECRET must differ from DJANGO_SECRET_KEY"),
     ({**without("LEASE_TOKEN_SECRET"), "LEASE_TOKEN_SECRETS": "k2"},
      "LEASE_TOKEN_SECRETS must look like k2:<secret>,k1:<secret>"),
-], ids=["no-secret-key", "no-lease-secret", "same-secret", "bad-key-list"])
+    (without("IDEMPOTENCY_SEAL_SECRET"), "IDEMPOTENCY_SEAL_SECRET is not set"),
+    ({**PRODUCTION_ENV, "IDEMPOTENCY_SEAL_SECRET": PRODUCTION_ENV["LEASE_TOKEN_SECRET"]},
+     "IDEMPOTENCY_SEAL_SECRET must differ"),
+], ids=["no-secret-key", "no-lease-secret", "same-secret", "bad-key-list", "no-seal-secret",
+        "seal-secret-reused"])
 def test_the_server_refuses_to_start_without_its_secrets(env, named):
     result = manage("check", env=env)
 

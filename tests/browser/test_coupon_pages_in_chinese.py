@@ -10,6 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 from coupons.errors import CouponError
+from coupons.evidence.tips import journal_tip
 from coupons.ledger_reasons import reason
 from coupons.services import (
     CommandContext,
@@ -21,6 +22,7 @@ from coupons.services import (
     template_create,
 )
 from coupons.write.context import LeaseProof
+from refunds.models import Compensation
 from refunds.services import refund_receive
 from refunds.services.compensation_decide import compensation_approve
 from refunds.services.compensation_propose import compensation_propose
@@ -104,6 +106,7 @@ def with_a_compensation(coupon, clock):
     proposed = compensation_propose(coupon_id=coupon.pk, operation_id=operation.pk,
                                     reason="误核销", ctx=CommandContext(actor="user:alice"))
     compensation_approve(compensation_id=proposed.pk, note="同意",
+                         seen_entry=journal_tip(Compensation, proposed.pk),
                          ctx=CommandContext(actor="user:olga"))
     return coupon
 

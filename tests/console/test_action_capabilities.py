@@ -11,6 +11,7 @@ from django.contrib.auth.models import Group
 from django.urls import reverse
 
 from coupons.capabilities import Capability
+from coupons.evidence.tips import journal_tip
 from coupons.models import CaseStatus, ConflictCase, CouponOperation
 from refunds.models import Compensation
 from tests.console.queue_helpers import new_key, press, text
@@ -105,7 +106,8 @@ def test_a_confirm_form_acts_only_on_confirmed_yes(confirmed, signed_in, coupon)
     bob = signed_in("operator", "bob")
     url = reverse("console:compensation_approve", kwargs={"compensation_id": compensation.pk})
 
-    answer = bob.post(url, {"idempotency_key": new_key(), "note": "ok", "confirmed": confirmed})
+    answer = bob.post(url, {"idempotency_key": new_key(), "note": "ok", "confirmed": confirmed,
+                            "seen_entry": journal_tip(Compensation, compensation.pk)})
 
     assert answer.status_code == 200
     assert "Yes, approve compensation" in text(answer)

@@ -8,8 +8,10 @@ from django.urls import reverse
 
 from console.activity import ActivityFilters, activity_page
 from console.models import ViewRecord
+from coupons.evidence.tips import journal_tip
 from coupons.models import CommandRejection
 from coupons.services import CommandContext
+from refunds.models import Compensation
 from refunds.services.compensation_decide import compensation_reject
 from tests.console.queue_objects import fresh_coupon, proposal
 from tests.console.test_coupon_page import codes
@@ -61,6 +63,7 @@ def test_a_compensation_decision_is_credited_to_who_decided_it_not_who_proposed_
         signed_in, coupon):
     compensation = proposal(coupon, proposer="user:alice")
     compensation_reject(compensation_id=compensation.pk, note="not our mistake",
+                        seen_entry=journal_tip(Compensation, compensation.pk),
                         ctx=CommandContext(actor="user:bob"))
     auditor = signed_in("policy_admin", "pat")
     decided = f"Decided compensation #{compensation.pk}: REJECTED"

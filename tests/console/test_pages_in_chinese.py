@@ -9,7 +9,8 @@ from django.test import override_settings
 from django.urls import reverse
 from django.utils import translation
 
-from refunds.models import ReturnPolicy
+from coupons.evidence.tips import journal_tip
+from refunds.models import RefundCoupon, ReturnPolicy
 from refunds.services.policies import policy_draft_create
 from tests.console.incident import incident_coupon
 from tests.console.queue_helpers import new_key
@@ -92,7 +93,8 @@ def test_queues_and_their_confirmations_read_in_chinese(signed_in, template, zh)
     assert f'hx-confirm="驳回补偿 #{compensation.pk}？"' in compensations
     # Without JS the server asks on a page of its own, in the same language.
     asked = client.post(reverse("console:decision_approve", args=[decision.pk]),
-                        {"idempotency_key": new_key(), "action": "RETURN"}, **CHINESE)
+                        {"idempotency_key": new_key(), "action": "RETURN",
+                         "seen_entry": journal_tip(RefundCoupon, decision.pk)}, **CHINESE)
     assert asked.status_code == 200
     assert "确定" in asked.content.decode() and "取消" in asked.content.decode()
     assert "Cancel" not in asked.content.decode()

@@ -13,6 +13,7 @@ from django.urls import reverse
 
 from console.exports import neutralised
 from console.models import SavedFilter, ViewRecord
+from coupons.evidence.tips import journal_tip
 from coupons.models import CaseStatus
 from coupons.services import CommandContext
 from coupons.services.cases import case_resolve
@@ -129,10 +130,15 @@ def test_nobody_deletes_or_sees_another_persons_filter(signed_in, client):
     assert other.post(reverse("console:filter_delete", args=[kept.pk])).status_code == 404
     assert SavedFilter.objects.filter(pk=kept.pk).exists()
 
-def bulk(client, name, ids, verb, note="", key=None, confirmed=True):
+def bulk(client, name, ids, verb, note="", key=None, confirmed=True, seen=None):
+    """As the list sends it: with each decision's version shown beside its checkbox (the
+    current one unless `seen` says otherwise)."""
+    if seen is None:
+        seen = {i: journal_tip(RefundCoupon, i) for i in ids} if name == "decision_bulk" else {}
     return client.post(reverse(f"console:{name}"), {
         "ids": [str(i) for i in ids], "verb": verb, "note": note,
-        "bulk_key": key or str(uuid.uuid4()), **({"confirmed": "yes"} if confirmed else {})})
+        "bulk_key": key or str(uuid.uuid4()), **({"confirmed": "yes"} if confirmed else {}),
+        **{f"seen-{i}": tip for i, tip in seen.items() if tip}})
 
 def test_bulk_reject_runs_each_decision_and_one_refused_item_blocks_none(signed_in,
                                                                         template):
@@ -155,10 +161,11 @@ def test_bulk_reject_runs_each_decision_and_one_refused_item_blocks_none(signed_
 def test_the_same_bulk_form_sent_twice_replays_each_item(signed_in, template):
     decision = pending_decision(fresh_coupon(template))
     client = signed_in("operator")
-    key = str(uuid.uuid4())
-    bulk(client, "decision_bulk", [decision.pk], "reject", note="twice", key=key)
+    key, seen = str(uuid.uuid4()), {decision.pk: journal_tip(RefundCoupon, decision.pk)}
+    bulk(client, "decision_bulk", [decision.pk], "reject", note="twice", key=key, seen=seen)
 
-    again = bulk(client, "decision_bulk", [decision.pk], "reject", note="twice", key=key)
+    again = bulk(client, "decision_bulk", [decision.pk], "reject", note="twice", key=key,
+                 seen=seen)
 
     assert "1 item: 1 done, 0 refused." in again.content.decode()
     assert "Already done (this form was sent before)" in again.content.decode()

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator, FormatChecker
 
+from coupons.evidence.tips import journal_tip
 from coupons.models import CouponStatus, OutboxEvent
 from coupons.services import CommandContext, coupon_issue, coupon_redeem
 from coupons.services.expiry_warning import EVENT_TYPE as EXPIRY_WARNING
@@ -19,6 +20,7 @@ from operations.checkpoint import EVENT_TYPE as CHECKPOINTED
 from operations.checkpoint import ledger_checkpoint
 from operations.relay import message_properties
 from operations.scanners import scan_presale_expiry
+from refunds.models import Compensation
 from refunds.services.compensation_decide import compensation_approve
 from refunds.services.compensation_propose import compensation_propose
 from tests.conftest import lock
@@ -88,7 +90,8 @@ def every_event(template, ctx, clock, send) -> list[OutboxEvent]:
         latest = coupon.operations.latest("to_version")
         proposal = compensation_propose(coupon_id=coupon.pk, operation_id=latest.pk,
                                         reason="support call", amount=amount, ctx=proposer)
-        compensation_approve(compensation_id=proposal.pk, ctx=approver)
+        compensation_approve(compensation_id=proposal.pk, ctx=approver,
+                             seen_entry=journal_tip(Compensation, proposal.pk))
     ledger_checkpoint()
     ledger_checkpoint()
     return list(OutboxEvent.objects.order_by("pk"))

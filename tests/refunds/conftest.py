@@ -2,9 +2,15 @@ from decimal import Decimal
 
 import pytest
 from django.contrib.auth.models import Group, User
+from django.db import connection
+from django.utils import timezone
 from rest_framework.test import APIClient
 
+from coupons.evidence.journal import content_hash, content_text
+from coupons.evidence.tips import journal_tip
+from coupons.models import JournalEntry
 from coupons.services import coupon_issue, coupon_redeem, template_create
+from refunds.models import RefundCoupon
 from refunds.services import refund_receive
 from tests.conftest import lock
 
@@ -14,6 +20,11 @@ def redeem(coupon, ctx, order_id="order-A", amount="300.00", payment_id=None):
     _, proof = lock(coupon, ctx, order_id=order_id, amount=amount)
     return coupon_redeem(coupon_id=coupon.pk, lease=proof,
                          payment_id=payment_id or f"pay-{order_id}", ctx=ctx).redemption
+
+
+def shown(decision_id) -> str:
+    """The decision's version now, as an operator who just read it names it (seen_entry)."""
+    return journal_tip(RefundCoupon, decision_id) or "0" * 64
 
 
 def refund(ctx, refund_id, order_id="order-A", amount="270.00", refund_type="FULL", **extra):
@@ -84,3 +95,23 @@ def default_policy(db):
                   "published_by": "migration", "published_at": shipped.DEFAULT_SINCE},
     )
     return policy
+
+
+def moved_past_the_services(model, pk, kind, **columns):
+    """What a stolen database login can do to an open row so that it still folds: UPDATE it
+    and append the entry that says so (where the database does not write that entry itself).
+    The row is what its journal says, so only the version the decider saw tells the change."""
+    table = model._meta.db_table
+    tip = journal_tip(model, pk)
+    with connection.cursor() as cursor:
+        assignments = ", ".join(f"{connection.ops.quote_name(name)} = %s" for name in columns)
+        cursor.execute(f"UPDATE {table} SET {assignments} WHERE id = %s",  # noqa: S608
+                       [*columns.values(), pk])
+    if journal_tip(model, pk) != tip:
+        return  # the database journaled the UPDATE itself
+    body = {"actor": "user:mallory", "at": timezone.now().isoformat(timespec="microseconds"),
+            "kind": kind, "parent": tip, "row": columns, "table": model._meta.label_lower}
+    content = content_text(pk, body)
+    JournalEntry.objects.create(subject=body["table"], subject_id=pk, kind=kind,
+                                actor=body["actor"], parent_hash=tip, content=content,
+                                content_hash=content_hash(content), created_at=timezone.now())

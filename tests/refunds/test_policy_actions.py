@@ -4,6 +4,7 @@ from decimal import Decimal
 
 import pytest
 
+from coupons.evidence.tips import journal_tip
 from coupons.models import CouponOperation, UserCoupon
 from coupons.services import template_create
 from coupons.write.context import CommandContext
@@ -81,6 +82,7 @@ def test_a_rule_that_requires_approval_returns_only_once_approved(ctx, clock):
     assert (decision.status, row(coupon)) == ("PENDING_APPROVAL", ("USED", 3))
 
     approved = refund_approve(decision_id=decision.pk, note="fine",
+                              seen_entry=journal_tip(RefundCoupon, decision.pk),
                               ctx=CommandContext(actor="user:operator"))
 
     assert (approved.status, approved.executed_action, approved.reviewed_by) == (

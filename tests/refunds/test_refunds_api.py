@@ -8,7 +8,7 @@ from coupons.models import CouponOperation, UserCoupon
 from coupons.services import coupon_release, service_client_create
 from refunds.models import RefundCoupon
 from tests.conftest import START, lock
-from tests.refunds.conftest import redeem, refund
+from tests.refunds.conftest import redeem, refund, shown
 
 pytestmark = pytest.mark.django_db
 
@@ -53,7 +53,7 @@ def test_post_refund_answers_201_with_both_decisions(api, coupon, ctx):
     assert coupon_row(coupon) == ("AVAILABLE", 4)
 
     fetched = api.get(f"/api/v1/refunds/{decision['id']}").json()
-    assert fetched == decision
+    assert fetched == {**decision, "journal_tip": shown(decision["id"])}
     listed = api.get("/api/v1/refunds", {"order_id": "order-A", "status": "EXECUTED"}).json()
     assert [d["id"] for d in listed["results"]] == [decision["id"]]
     assert api.get("/api/v1/refunds", {"coupon_id": coupon.pk + 1}).json()["results"] == []
@@ -171,9 +171,11 @@ def pending(coupon, ctx, clock=None):
 
 def test_an_operator_approves_a_manual_review_with_the_action_to_apply(operator, coupon, ctx):
     decision = pending(coupon, ctx)
+    read = operator.get(f"/api/v1/refunds/{decision.pk}").json()
 
     answer = operator.post(f"/api/v1/refunds/{decision.pk}/approve",
-                           {"note": "customer verified", "action": "RETURN"},
+                           {"note": "customer verified", "action": "RETURN",
+                            "seen_entry": read["journal_tip"]},
                            format="json", HTTP_IDEMPOTENCY_KEY="approve-1")
 
     assert answer.status_code == 200, answer.json()
@@ -183,10 +185,12 @@ def test_an_operator_approves_a_manual_review_with_the_action_to_apply(operator,
     assert body["review"]["note"] == "customer verified"
     assert coupon_row(coupon) == ("AVAILABLE", 4)
     again = operator.post(f"/api/v1/refunds/{decision.pk}/approve",
-                          {"note": "customer verified", "action": "RETURN"},
+                          {"note": "customer verified", "action": "RETURN",
+                           "seen_entry": read["journal_tip"]},
                           format="json", HTTP_IDEMPOTENCY_KEY="approve-1")
     assert again.json() == body and again.headers["Idempotent-Replayed"] == "true"
-    twice = operator.post(f"/api/v1/refunds/{decision.pk}/approve", {"action": "RETURN"},
+    twice = operator.post(f"/api/v1/refunds/{decision.pk}/approve",
+                          {"action": "RETURN", "seen_entry": shown(decision.pk)},
                           format="json", HTTP_IDEMPOTENCY_KEY="approve-2")
     assert twice.status_code == 409
     assert twice.json()["error"]["details"]["current_state"] == "EXECUTED"
@@ -195,7 +199,8 @@ def test_an_operator_approves_a_manual_review_with_the_action_to_apply(operator,
 def test_a_manual_review_cannot_be_approved_without_an_action(operator, coupon, ctx):
     decision = pending(coupon, ctx)
 
-    answer = operator.post(f"/api/v1/refunds/{decision.pk}/approve", {"note": "ok"},
+    answer = operator.post(f"/api/v1/refunds/{decision.pk}/approve",
+                           {"note": "ok", "seen_entry": shown(decision.pk)},
                            format="json", HTTP_IDEMPOTENCY_KEY="approve-1")
 
     assert answer.status_code == 400
@@ -206,10 +211,11 @@ def test_a_manual_review_cannot_be_approved_without_an_action(operator, coupon, 
 def test_an_operator_rejects_with_a_note_and_the_coupon_stays_used(operator, coupon, ctx):
     decision = pending(coupon, ctx)
 
-    no_note = operator.post(f"/api/v1/refunds/{decision.pk}/reject", {},
+    no_note = operator.post(f"/api/v1/refunds/{decision.pk}/reject",
+                            {"seen_entry": shown(decision.pk)},
                             format="json", HTTP_IDEMPOTENCY_KEY="reject-0")
     answer = operator.post(f"/api/v1/refunds/{decision.pk}/reject",
-                           {"note": "refund abuse pattern"},
+                           {"note": "refund abuse pattern", "seen_entry": shown(decision.pk)},
                            format="json", HTTP_IDEMPOTENCY_KEY="reject-1")
 
     assert no_note.status_code == 400
@@ -261,7 +267,8 @@ def test_the_timeline_shows_the_refund_its_approval_and_the_return_in_order(
 ):
     decision = pending(coupon, ctx, clock)
     clock.advance(hours=1)
-    operator.post(f"/api/v1/refunds/{decision.pk}/approve", {"action": "RETURN", "note": "ok"},
+    operator.post(f"/api/v1/refunds/{decision.pk}/approve",
+                  {"action": "RETURN", "note": "ok", "seen_entry": shown(decision.pk)},
                   format="json", HTTP_IDEMPOTENCY_KEY="approve-1")
 
     page = api.get(f"/api/v1/coupons/{coupon.pk}/timeline").json()

@@ -19,13 +19,15 @@ DEMO_ENV = dict(re.findall(r'export (\w+)="\$\{\w+:-([^}]+)\}"', RUN_DEMO))
 
 
 def test_every_secret_bin_run_demo_exports_is_listed_as_a_demo_secret():
-    exported = {DEMO_ENV["DJANGO_SECRET_KEY"], DEMO_ENV["LEASE_TOKEN_SECRET"]}
+    exported = {DEMO_ENV["DJANGO_SECRET_KEY"], DEMO_ENV["LEASE_TOKEN_SECRET"],
+                DEMO_ENV["IDEMPOTENCY_SEAL_SECRET"]}
 
     assert exported <= DEMO_SECRETS
     assert "export COUPONS_DEMO=1" in RUN_DEMO
 
 
-@pytest.mark.parametrize("name", ["DJANGO_SECRET_KEY", "LEASE_TOKEN_SECRET"])
+@pytest.mark.parametrize("name", ["DJANGO_SECRET_KEY", "LEASE_TOKEN_SECRET",
+                                  "IDEMPOTENCY_SEAL_SECRET"])
 def test_check_deploy_refuses_a_demo_secret_and_says_why(name):
     result = manage("check", "--deploy", env={**PRODUCTION_ENV, name: DEMO_ENV[name]})
 
@@ -36,7 +38,8 @@ def test_check_deploy_refuses_a_demo_secret_and_says_why(name):
 
 def test_the_demo_secrets_pass_in_the_demo():
     env = {**PRODUCTION_ENV, "DJANGO_SECRET_KEY": DEMO_ENV["DJANGO_SECRET_KEY"],
-           "LEASE_TOKEN_SECRET": DEMO_ENV["LEASE_TOKEN_SECRET"], "COUPONS_DEMO": "1"}
+           "LEASE_TOKEN_SECRET": DEMO_ENV["LEASE_TOKEN_SECRET"],
+           "IDEMPOTENCY_SEAL_SECRET": DEMO_ENV["IDEMPOTENCY_SEAL_SECRET"], "COUPONS_DEMO": "1"}
 
     result = manage("check", env=env)
 

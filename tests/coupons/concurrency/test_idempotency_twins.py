@@ -9,11 +9,8 @@ from rest_framework.test import APIClient
 
 from coupons.models import CouponOperation, IdempotencyRecord
 from coupons.services import CommandContext
-from coupons.write.idempotency import (
-    idempotency_claim,
-    idempotency_complete,
-    request_fingerprint,
-)
+from coupons.write.idempotency import idempotency_claim, idempotency_complete
+from coupons.write.idempotency_seal import request_fingerprint
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -33,7 +30,9 @@ def first_request_holding_its_claim(scope, path, release):
                 claim = idempotency_claim(scope=scope, key="twin", request_hash=request_hash)
                 claimed.set()
                 release.wait(timeout=30)
-                ctx = CommandContext(actor="first", idempotency_record_id=claim.record_id)
+                ctx = CommandContext(actor="first", idempotency_scope=scope,
+                                     idempotency_key="twin", request_hash=request_hash,
+                                     idempotency_record_id=claim.record_id)
                 idempotency_complete(ctx, status=200, body=STORED)
         finally:
             connection.close()

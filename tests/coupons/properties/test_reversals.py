@@ -28,6 +28,7 @@ from hypothesis.stateful import (
 
 from coupons.errors import CouponError
 from coupons.evidence.replay import coupon_check
+from coupons.evidence.tips import journal_tip
 from coupons.models import CouponOperation, CouponStatus, Redemption, UserCoupon
 from coupons.services import (
     CommandContext,
@@ -166,12 +167,14 @@ class ReversalMachine(RuleBasedStateMachine):
                      if f"user:{name}" != compensation.created_by)
         ctx = CommandContext(actor=compensation.created_by if same else other)
         label = f"{compensation.kind} of {compensation.operation.op_type}"
+        seen = journal_tip(Compensation, compensation.pk)
         if approve:
             result = self.compensation_command("approve", label, lambda: compensation_approve(
-                compensation_id=compensation.pk, ctx=ctx), same_operator=same)
+                compensation_id=compensation.pk, seen_entry=seen, ctx=ctx), same_operator=same)
         else:
             result = self.compensation_command("reject", label, lambda: compensation_reject(
-                compensation_id=compensation.pk, note="no", ctx=ctx), same_operator=same)
+                compensation_id=compensation.pk, seen_entry=seen, note="no", ctx=ctx),
+                same_operator=same)
         if result is not None and approve:
             row = result.resulting_operation
             assert row.original_operation_id == compensation.operation_id

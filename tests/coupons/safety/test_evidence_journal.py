@@ -19,6 +19,7 @@ from django.db import connection
 
 from coupons.errors import StateConflict
 from coupons.evidence.replay import coupon_check
+from coupons.evidence.tips import journal_tip
 from coupons.models import (
     CommandRejection,
     CouponOperation,
@@ -205,7 +206,8 @@ def after_sale(evidence, ctx):
     owed = compensation_record(kind=Compensation.Kind.ORDER_DISCOUNT_REFUND, order_id="order-A",
                                coupon=evidence, amount=Decimal("30.00"), reason="test",
                                actor="test")
-    compensation_reject(compensation_id=owed.pk, note="paid by hand", ctx=replace(
+    compensation_reject(compensation_id=owed.pk, note="paid by hand",
+                        seen_entry=journal_tip(Compensation, owed.pk), ctx=replace(
         ctx, actor="user:second-operator"))
     evidence.refresh_from_db()
     return evidence

@@ -17,7 +17,8 @@ ROOT = Path(__file__).resolve().parents[3]
 def test_peak_memory_stays_flat_while_the_coupons_grow_tenfold():
     env = {key: value for key, value in os.environ.items() if key != "DATABASE_URL"}
     env.update(DJANGO_SECRET_KEY="test-only-secret-key-of-32-bytes-or-more",
-               LEASE_TOKEN_SECRET="test-only-lease-token-secret-of-32-bytes")
+               LEASE_TOKEN_SECRET="test-only-lease-token-secret-of-32-bytes",
+               IDEMPOTENCY_SEAL_SECRET="test-only-idempotency-seal-secret-of-32-bytes")
     result = subprocess.run(
         [sys.executable, "scripts/bench_reconcile.py", "--sizes", "1000", "10000",
          "--batch", "200"],

@@ -8,10 +8,11 @@ import pytest
 from django.conf import settings
 
 from coupons.evidence.journal import existing_entries
+from coupons.evidence.tips import journal_tip
 from coupons.models import FactType, Finding, JournalEntry, OutboxEvent, UserCoupon
 from coupons.services import coupon_issue, coupon_redeem, coupon_release
 from operations.relay import Relay
-from refunds.models import RefundCoupon, ReturnPolicyVersion
+from refunds.models import Compensation, RefundCoupon, ReturnPolicyVersion
 from refunds.services.refund_receive import refund_receive
 from tests.app_role import past_the_triggers
 from tests.conftest import lock
@@ -363,7 +364,8 @@ def test_a_return_an_approved_compensation_reversed_is_not_a_redrive(template, c
     proposal = compensation_propose(coupon_id=coupon.pk, operation_id=wrong_return.pk,
                                     reason="refund was cancelled",
                                     ctx=CommandContext(actor="alice"))
-    compensation_approve(compensation_id=proposal.pk, ctx=CommandContext(actor="bob"))
+    compensation_approve(compensation_id=proposal.pk, ctx=CommandContext(actor="bob"),
+                         seen_entry=journal_tip(Compensation, proposal.pk))
     # USED again, its redemption counting again, under a decision that still says RETURN.
     assert UserCoupon.objects.get(pk=coupon.pk).status == "USED"
     assert coupon.redemptions.get().succeeded

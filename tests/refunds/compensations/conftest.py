@@ -6,8 +6,10 @@ import pytest
 from django.contrib.auth.models import Group, User
 from rest_framework.test import APIClient
 
+from coupons.evidence.tips import journal_tip
 from coupons.models import CouponOperation, OperationType
 from coupons.services import coupon_redeem
+from refunds.models import Compensation
 from tests.conftest import lock
 
 _keys = itertools.count(1)
@@ -48,11 +50,20 @@ def propose(client, operation, key=None, **body):
 
 
 def approve(client, compensation_id, key=None, **body):
+    """As an operator who read it first: names its current version unless `seen_entry` is
+    given."""
+    body.setdefault("seen_entry", seen(compensation_id))
     return post(client, f"compensations/{compensation_id}/approve", key, **body)
 
 
 def reject(client, compensation_id, key=None, **body):
+    body.setdefault("seen_entry", seen(compensation_id))
     return post(client, f"compensations/{compensation_id}/reject", key, **body)
+
+
+def seen(compensation_id) -> str:
+    """Its version now; a well-formed hash for one that does not exist."""
+    return journal_tip(Compensation, compensation_id) or "0" * 64
 
 
 def ok(response, status=200) -> dict:

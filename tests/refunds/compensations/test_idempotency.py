@@ -5,7 +5,7 @@ import pytest
 from coupons.models import CouponOperation, OperationType
 from refunds.models import Compensation
 from tests.command_checks import world
-from tests.refunds.compensations.conftest import approve, error, ok, propose, reject
+from tests.refunds.compensations.conftest import approve, error, ok, propose, reject, seen
 
 pytestmark = pytest.mark.django_db
 
@@ -24,11 +24,12 @@ def test_the_same_proposal_twice_is_one_proposal(alice, redeemed):
 
 def test_the_same_approval_twice_appends_one_reverse(alice, bob, clock, redeemed):
     proposal = ok(propose(alice, redeemed), 201)
-    first = approve(bob, proposal["id"], key="a-1", note="ok")
+    shown = seen(proposal["id"])
+    first = approve(bob, proposal["id"], key="a-1", note="ok", seen_entry=shown)
     clock.advance(minutes=3)
     before = world()
 
-    again = approve(bob, proposal["id"], key="a-1", note="ok")
+    again = approve(bob, proposal["id"], key="a-1", note="ok", seen_entry=shown)
 
     assert again.status_code == 200 and again["Idempotent-Replayed"] == "true"
     assert again.json() == first.json()
@@ -38,9 +39,11 @@ def test_the_same_approval_twice_appends_one_reverse(alice, bob, clock, redeemed
 
 def test_the_same_rejection_twice_answers_the_first(alice, bob, redeemed):
     proposal = ok(propose(alice, redeemed), 201)
-    first = ok(reject(bob, proposal["id"], key="r-1", note="not a mistake"))
+    shown = seen(proposal["id"])
+    first = ok(reject(bob, proposal["id"], key="r-1", note="not a mistake", seen_entry=shown))
 
-    assert ok(reject(bob, proposal["id"], key="r-1", note="not a mistake")) == first
+    assert ok(reject(bob, proposal["id"], key="r-1", note="not a mistake",
+                     seen_entry=shown)) == first
 
 
 def test_a_refused_approval_repeated_gets_the_same_refusal(alice, redeemed):
@@ -59,8 +62,10 @@ def test_the_same_key_with_another_body_is_refused(alice, bob, redeemed, command
     if command == "propose":
         response = propose(alice, redeemed, key="k-1", reason="another reason")
     else:
-        ok(approve(bob, proposal["id"], key="k-2", note="fine"))
-        response = approve(bob, proposal["id"], key="k-2", note="changed my mind")
+        shown = seen(proposal["id"])
+        ok(approve(bob, proposal["id"], key="k-2", note="fine", seen_entry=shown))
+        response = approve(bob, proposal["id"], key="k-2", note="changed my mind",
+                           seen_entry=shown)
 
     error(response, 422, "IDEMPOTENCY_KEY_REUSED")
     assert Compensation.objects.count() == 1

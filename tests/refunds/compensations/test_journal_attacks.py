@@ -27,7 +27,7 @@ from tests.app_role import past_the_triggers
 from tests.conftest import lock
 from tests.console.test_team_lists import bulk
 from tests.refunds.compensations.conftest import approve, error, ok, propose
-from tests.refunds.conftest import refund
+from tests.refunds.conftest import refund, shown
 from tests.refunds.test_refunds_api import pending
 
 pytestmark = pytest.mark.django_db
@@ -113,7 +113,8 @@ def test_a_manual_review_turned_into_a_return_by_update_is_not_executed(
         "requires_approval = false WHERE id = %s", decision.pk)
     broken_on_purpose.add(coupon.pk)
 
-    answer = operator.post(f"/api/v1/refunds/{decision.pk}/approve", {"note": "ok"},
+    answer = operator.post(f"/api/v1/refunds/{decision.pk}/approve",
+                           {"note": "ok", "seen_entry": shown(decision.pk)},
                            format="json", HTTP_IDEMPOTENCY_KEY="approve-1")
 
     assert answer.status_code == 409, answer.json()
@@ -145,7 +146,8 @@ def test_bulk_approve_in_the_console_refuses_an_edited_decision(
 def test_every_move_of_a_decision_is_an_entry_chained_to_the_one_before(operator, coupon, ctx):
     decision = pending(coupon, ctx)
     answer = operator.post(f"/api/v1/refunds/{decision.pk}/approve",
-                           {"note": "verified", "action": "RETURN"}, format="json",
+                           {"note": "verified", "action": "RETURN",
+                            "seen_entry": shown(decision.pk)}, format="json",
                            HTTP_IDEMPOTENCY_KEY="approve-1")
     assert answer.status_code == 200
 

@@ -4,6 +4,7 @@ from collections import Counter
 
 import pytest
 
+from coupons.evidence.tips import journal_tip
 from coupons.models import CouponOperation, OperationType, Redemption, UserCoupon
 from coupons.services import CommandContext, coupon_void
 from refunds.models import Compensation
@@ -29,8 +30,10 @@ def reversals(coupon_id):
 
 
 def test_two_operators_approving_at_once_append_exactly_one_reverse(proposal):
+    seen = journal_tip(Compensation, proposal.pk)
     outcomes = race(*[
-        lambda name=name: compensation_approve(compensation_id=proposal.pk, ctx=as_user(name))
+        lambda name=name: compensation_approve(compensation_id=proposal.pk, ctx=as_user(name),
+                                               seen_entry=seen)
         for name in ("bob", "carol", "dave", "erin")
     ])
 
@@ -48,7 +51,8 @@ def test_two_operators_approving_at_once_append_exactly_one_reverse(proposal):
 
 def test_an_approval_racing_a_void_lets_exactly_one_through(proposal):
     outcomes = race(
-        lambda: compensation_approve(compensation_id=proposal.pk, ctx=as_user("bob")),
+        lambda: compensation_approve(compensation_id=proposal.pk, ctx=as_user("bob"),
+                                     seen_entry=journal_tip(Compensation, proposal.pk)),
         lambda: coupon_void(coupon_id=proposal.coupon_id, expected_version=3, reason="risk",
                             ctx=as_user("risk")),
     )

@@ -4,7 +4,7 @@ import pytest
 
 from coupons.models import OperationType
 from coupons.services import coupon_issue, coupon_void
-from tests.refunds.compensations.conftest import approve, last_op, ok, propose, staff
+from tests.refunds.compensations.conftest import approve, last_op, ok, propose, seen, staff
 
 pytestmark = pytest.mark.django_db
 
@@ -76,8 +76,9 @@ def test_an_approver_without_case_details_gets_no_amount_even_in_the_answer(alic
     dana = staff("dana", "reviewers")
     money = ok(propose(alice, redeemed, amount="9.99"), 201)
 
-    body = ok(approve(dana, money["id"], key="dana-1"))
-    replay = approve(dana, money["id"], key="dana-1")
+    shown = seen(money["id"])
+    body = ok(approve(dana, money["id"], key="dana-1", seen_entry=shown))
+    replay = approve(dana, money["id"], key="dana-1", seen_entry=shown)
 
     assert (body["amount"], body["resulting_operation"]["amount"]) == (None, None)
     assert replay["Idempotent-Replayed"] == "true"
