@@ -11,7 +11,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("coupons", "0037_watermark_rests_on_signed_head"),
+        ("coupons", "0039_database_holds_the_rules"),
     ]
 
     operations = [
