@@ -1,22 +1,29 @@
 """`ledger_checkpoint`: sign the head of the journal's Merkle log, keep it three ways.
 
-In one snapshot (REPEATABLE READ on PostgreSQL; no LOCK TABLE, which the application role may
-not take) it recomputes the log from the entries' contents, checks that it extends the head
-this signer signed last (an RFC 9162 consistency proof) and folds the rows of the entries new
-since then (coupons/evidence/new_entries.py); anything else is refused and nothing is signed.
-The signed checkpoint then goes (a) into `LedgerCheckpoint`, append-only, (b) to the `coupons`
-exchange as a `LedgerCheckpointed` outbox event, written in the same transaction, and (c)
-after commit, to a new file in LEDGER_CHECKPOINT_DIR, opened with O_EXCL so a file is never
-overwritten. A file missing from an earlier run (the disk was full) is written by the next run.
+The signer trusts only its own files (operations/signer_files.py): its chain of signed heads
+and the leaf hashes each one signed. In one snapshot (REPEATABLE READ on PostgreSQL) it reads
+the log, compares the positions it signed before with the leaves it kept, takes the new
+positions as the sequencer wrote them, folds the rows of the new entries
+(coupons/evidence/new_entries.py) and compares the database's checkpoint rows with its files.
+What disagrees is a finding (reported, exit status 3), never a reason to stop: it signs its
+own signed log extended by the new positions, so its chain never forks and a witness accepts
+the new head. It refuses only when its own record was changed (exit status 1; recovery:
+`--new-chain`) and gives up, signing nothing, when another signer holds its directory (75).
+
+The checkpoint is written (a) to its files, leaves first, before the database hears of it,
+(b) to `LedgerCheckpoint`, a published copy, journaled, and (c) to the `coupons` exchange as a
+`LedgerCheckpointed` outbox event. The database's copies are published each in a savepoint
+under a lock timeout: a row any login inserted under the number, or holds uncommitted, is a
+finding, and a file whose row is missing is published by the next run.
 """
 
 import json
-import os
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
+from django.db import DatabaseError, connection, transaction
 
 from coupons import clock
 from coupons.evidence import merkle
@@ -25,103 +32,183 @@ from coupons.evidence.checkpoint_keys import (
     checkpoint_document,
     key_id,
     sign,
+    signature_holds,
     signing_key,
 )
-from coupons.evidence.checkpoint_proofs import unverified_checkpoints
-from coupons.evidence.checkpoint_verify import signed_body
 from coupons.evidence.journal import journaled_insert
+from coupons.evidence.journal_verify import coupons_of_entries
 from coupons.evidence.new_entries import unfolded_rows
-from coupons.models import JournalLeaf, LedgerCheckpoint, OutboxEvent
+from coupons.models import LedgerCheckpoint, OutboxEvent
 from coupons.write.payloads import iso
+from operations import signer_files
+from operations.signer_files import OwnRecordChanged
 
 EVENT_TYPE = "LedgerCheckpointed"
 SIGNER = "system:ledger_checkpoint"
 STREAM_ROWS = 5000
-
+# Bounds every lock the signer waits for in the database (a row another login inserted under
+# the number and holds uncommitted): past it the copy is a finding, the signing goes on.
+LOCK_TIMEOUT = "5s"
+# How long a second signer waits for the first before it gives up.
+DIRECTORY_WAIT_SECONDS = 30.0
 
 class CheckpointRefused(Exception):
-    """Why no checkpoint was written (the command prints it and exits non-zero)."""
+    """Why no checkpoint was written (the command prints it and exits 1)."""
 
 
 @dataclass
 class CheckpointRun:
     checkpoint: LedgerCheckpoint
     files_written: list[Path] = field(default_factory=list)
-    # Ids of stored rows this signer did not sign (any login can INSERT one): left alone.
-    ignored_rows: list[int] = field(default_factory=list)
+    # What disagrees with the signer's record: reported, signed over all the same.
+    findings: list[str] = field(default_factory=list)
 
 
 def checkpoint_directory() -> Path:
     if not settings.LEDGER_CHECKPOINT_DIR:
-        raise CheckpointRefused("LEDGER_CHECKPOINT_DIR is not set: the directory that keeps a "
-                                "copy of every signed checkpoint outside the database")
+        raise CheckpointRefused("LEDGER_CHECKPOINT_DIR is not set: the directory that keeps the "
+                                "signer's own record of every signed checkpoint")
     directory = Path(settings.LEDGER_CHECKPOINT_DIR)
     directory.mkdir(parents=True, exist_ok=True)
     return directory
 
 
-def ledger_checkpoint() -> CheckpointRun:
+def ledger_checkpoint(*, new_chain: bool = False) -> CheckpointRun:
     key = signing_key()  # first: refuse before reading anything
     directory = checkpoint_directory()
     # Only the outermost block can choose its isolation (a test's transaction already is one).
     snapshot = not connection.in_atomic_block
-    try:
+    with signer_files.signer_lock(directory, DIRECTORY_WAIT_SECONDS):
+        if new_chain:
+            signer_files.move_chain_aside(directory)
         with transaction.atomic(durable=True):
-            run = _checkpoint_in_snapshot(key, directory, snapshot=snapshot)
-    except IntegrityError as twin:
-        raise CheckpointRefused("another ledger_checkpoint committed the same number first; "
-                                "run it again") from twin
-    run.files_written = write_missing_files(directory, key.public_key(), run.ignored_rows)
-    return run
+            return _sign_in_snapshot(key, directory, snapshot=snapshot)
 
 
-def _checkpoint_in_snapshot(key, directory: Path, *, snapshot: bool) -> CheckpointRun:
-    if snapshot:
-        with connection.cursor() as cursor:
+def _sign_in_snapshot(key, directory: Path, *, snapshot: bool) -> CheckpointRun:
+    with connection.cursor() as cursor:
+        if snapshot:
             # The log and the rows from one moment, while commands go on; must be the first
             # statement.
             cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-    now = clock.now()
+        cursor.execute("SELECT set_config('lock_timeout', %s, true)", [LOCK_TIMEOUT])
     public = key.public_key()
-    ignored = unverified_checkpoints(public)
-    previous = own_previous(directory, public, ignored)
-    if previous is not None:
-        stored = LedgerCheckpoint.objects.filter(number=previous["number"]).first()
-        if stored is None or json.loads(stored.body) != previous:
-            raise CheckpointRefused(
-                f"refusing to sign: the database no longer holds checkpoint "
-                f"{previous['number']} as this signer signed it")
-    journal = journal_head(previous)
-    unfolded = unfolded_rows((previous or {}).get("journal_size") or 0)
-    if unfolded:
-        raise CheckpointRefused(
-            f"refusing to sign: {len(unfolded)} journaled rows are not what the entries to be "
-            "signed say (rolled back or rewritten past the services): "
-            + "; ".join(unfolded[:10]))
+    log = read_log()
+    try:
+        chain = signer_files.own_chain(directory, public, log.stored_leaves)
+    except OwnRecordChanged as changed:
+        raise CheckpointRefused(f"refusing to sign: {changed}; put the files back, or start "
+                                "a new chain with `ledger_checkpoint --new-chain`") from changed
+    rows = list(LedgerCheckpoint.objects.order_by("number")
+                .values_list("pk", "number", "body", "signature"))
+    _refuse_a_lost_file(max((chain.newest or {}).get("number") or 0,
+                            signer_files.highest_number_ever(directory)), rows, public)
+    findings = log.signed_part_findings(chain.leaves)
+    new, gap = log.new_leaves(chain.signed_size)
+    findings += gap
+    findings += unfolded_rows(chain.signed_size)
+    previous = chain.newest
+    number = previous["number"] + 1 if previous else _first_number(directory, rows, public)
+    findings += _rows_unlike_the_files(chain, rows, chain.bodies[0]["number"] if previous
+                                       else number)
+    head = _head(chain, new)
+    now = clock.now()
     body = {
         "format": FORMAT,
-        "number": _free_number(previous["number"] + 1 if previous else 1),
+        "number": number,
         "time": iso(now),
         "previous_number": previous["number"] if previous else None,
-        "journal_size": journal.size,
-        "journal_root": journal.root,
-        "previous_journal_size": journal.previous_size,
-        "previous_journal_root": journal.previous_root,
-        "journal_consistency": journal.consistency,
+        "journal_size": head.size,
+        "journal_root": head.root,
+        "previous_journal_size": head.previous_size,
+        "previous_journal_root": head.previous_root,
+        "journal_consistency": head.consistency,
         "key_id": key_id(public),
     }
     text, signature = sign(body, key)
-    # With its journal entry, in one statement: the next checkpoint's head covers this one.
-    checkpoint = journaled_insert(LedgerCheckpoint(
-        number=body["number"], signed_at=now, key_id=body["key_id"], body=text,
-        signature=signature,
-    ), actor=SIGNER, at=now)
-    OutboxEvent.objects.create(
-        event_type=EVENT_TYPE, coupon=None, operation=None, created_at=now,
-        payload={**{k: v for k, v in body.items() if k != "format"},
-                 "checkpoint_id": checkpoint.pk, **checkpoint_document(checkpoint)},
-    )
-    return CheckpointRun(checkpoint=checkpoint, ignored_rows=ignored)
+    checkpoint = LedgerCheckpoint(number=body["number"], signed_at=now, key_id=body["key_id"],
+                                  body=text, signature=signature)
+    try:
+        path = signer_files.keep_signed(directory, body["number"],
+                                        checkpoint_document(checkpoint), new)
+    except OwnRecordChanged as changed:
+        raise CheckpointRefused(f"refusing to sign: {changed}") from changed
+    chain.documents[body["number"]] = checkpoint_document(checkpoint)
+    published, refused = _publish(chain, {taken for _, taken, _, _ in rows}, now)
+    return CheckpointRun(checkpoint=published.get(body["number"], checkpoint),
+                         files_written=[path], findings=findings + refused)
+
+
+@dataclass
+class Log:
+    """The journal's log as the database holds it: per position its entry and the leaf the
+    sequencer stored, and the leaf recomputed from the entry's content."""
+
+    entry_ids: list[int] = field(default_factory=list)
+    stored: list[bytes] = field(default_factory=list)
+    recomputed: list[bytes] = field(default_factory=list)
+    missing_from: int | None = None  # the first position with no leaf, when one is missing
+
+    def stored_leaves(self, start: int, end: int) -> list[bytes]:
+        return self.stored[start:end]
+
+    def signed_part_findings(self, own: list[bytes]) -> list[str]:
+        """A sentence per position the signer signed whose entry now makes another leaf."""
+        changed = [position for position, leaf in enumerate(own)
+                   if position >= len(self.recomputed) or self.recomputed[position] != leaf]
+        return _named(self, changed, "its entry is not the one the signer signed there "
+                                     "(rewritten or removed after it was signed)")
+
+    def new_leaves(self, signed: int) -> tuple[list[bytes], list[str]]:
+        """The leaves of the positions after `signed` up to the first one missing, as the
+        sequencer stored them; and a sentence per entry whose content no longer makes its
+        leaf, and for a missing position."""
+        end = len(self.stored) if self.missing_from is None else self.missing_from
+        rewritten = [position for position in range(signed, end)
+                     if self.stored[position] != self.recomputed[position]]
+        findings = _named(self, rewritten, "its entry's content is not what the sequencer "
+                                           "logged (signed as logged)")
+        if self.missing_from is not None and self.missing_from >= signed:
+            findings.append(f"journal log position {self.missing_from} is missing: signed up "
+                            "to it, not past it")
+        return self.stored[signed:end], findings
+
+
+def read_log() -> Log:
+    log = Log()
+    while True:  # by pages of positions: no cursor left open in the transaction
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT l.index, l.entry_id, l.leaf_hash, e.content FROM coupons_journalleaf l "
+                "LEFT JOIN coupons_journalentry e ON e.id = l.entry_id WHERE l.index >= %s "
+                "ORDER BY l.index LIMIT %s", [len(log.stored), STREAM_ROWS])
+            page = cursor.fetchall()
+        for index, entry_id, stored, content in page:
+            if index != len(log.stored):
+                log.missing_from = len(log.stored)
+                return log
+            log.entry_ids.append(entry_id)
+            log.stored.append(bytes.fromhex(stored))
+            log.recomputed.append(merkle.leaf_hash(content.encode()) if content is not None
+                                  else b"")
+        if len(page) < STREAM_ROWS:
+            return log
+
+
+def _named(log: Log, positions: list[int], problem: str) -> list[str]:
+    entries = [log.entry_ids[p] for p in positions if p < len(log.entry_ids)]
+    about = coupons_of_entries(entries)
+    findings = []
+    for position in positions:
+        if position >= len(log.entry_ids):
+            findings.append(f"journal log position {position}: {problem}")
+            continue
+        entry = log.entry_ids[position]
+        table, row_id, coupon = about.get(entry, (None, None, None))
+        of = f" of coupon {coupon}" if coupon is not None else ""
+        findings.append(f"journal log position {position} (entry {entry}, {table} {row_id}"
+                        f"{of}): {problem}")
+    return findings
 
 
 @dataclass(frozen=True)
@@ -135,103 +222,93 @@ class JournalHead:
     consistency: list[str]
 
 
-def journal_head(previous: dict | None) -> JournalHead:
-    """The journal's Merkle log as it is, every leaf recomputed from its entry's content;
-    refused unless it extends the log `previous` signed (RFC 9162 consistency proof from its
-    size and root to these)."""
-    nodes = []
-    while True:  # by pages of positions: a refusal leaves no cursor open in the transaction
-        page = list(JournalLeaf.objects.filter(index__gte=len(nodes)).order_by("index")
-                    .values_list("index", "leaf_hash", "entry__content")[:STREAM_ROWS])
-        for index, stored, content in page:
-            leaf = merkle.leaf_hash(content.encode())
-            if index != len(nodes) or leaf.hex() != stored:
-                raise CheckpointRefused(
-                    f"refusing to sign: journal log position {len(nodes)} is missing or its "
-                    "entry is not the one sequenced there")
-            nodes.append(leaf)
-        if len(page) < STREAM_ROWS:
-            break
+def _head(chain, new: list[bytes]) -> JournalHead:
+    """The signer's own signed leaves extended by the new ones: by construction an extension
+    of the head it signed last, which the consistency proof it signs shows."""
+    nodes = [*chain.leaves, *new]
     root = merkle.root_of_nodes(nodes)
-    signed_size = (previous or {}).get("journal_size") or 0
-    proof = []
-    if signed_size:
-        signed_root = bytes.fromhex(previous["journal_root"])
-        proof = merkle.consistency_proof(signed_size, nodes) if signed_size <= len(nodes) else []
-        if signed_size > len(nodes) or not merkle.consistency_holds(
-                signed_size, len(nodes), proof, signed_root, root):
-            raise CheckpointRefused(
-                f"refusing to sign: the journal log ({len(nodes)} entries) is not an "
-                f"extension of the {signed_size} entries checkpoint {previous['number']} signed")
+    previous = chain.newest or {}
+    signed = chain.signed_size
+    proof = merkle.consistency_proof(signed, nodes) if signed else []
+    if signed and not merkle.consistency_holds(signed, len(nodes), proof,
+                                               bytes.fromhex(previous["journal_root"]), root):
+        raise CheckpointRefused(f"refusing to sign: its own leaves do not extend checkpoint "
+                                f"{previous['number']}")
     return JournalHead(size=len(nodes), root=root.hex(),
-                       previous_size=(previous or {}).get("journal_size"),
-                       previous_root=(previous or {}).get("journal_root"),
+                       previous_size=previous.get("journal_size"),
+                       previous_root=previous.get("journal_root"),
                        consistency=[node.hex() for node in proof])
 
 
-def own_previous(directory: Path, public, ignored: list[int]) -> dict | None:
-    """The body of the newest checkpoint this signer signed: its files, each verified under its
-    own key and linked to the one before, and the rows of the table that verify under that key
-    (a run whose file was not written yet). Never a row it did not sign. A file that does not
-    verify or does not follow is refused: the signer's own record was changed."""
-    previous = None
-    for path in sorted(directory.glob("checkpoint-*.json")):
+def _genuine(body_text: str, signature: str, public) -> dict | None:
+    if not signature_holds(body_text, signature, public):
+        return None
+    return json.loads(body_text)
+
+
+def _refuse_a_lost_file(newest: int, rows, public) -> None:
+    """A row this signer signed, under its own number, newer than every file it has or set
+    aside (`newest`): one of its files went missing. Signing that number again would fork
+    the chain under the real key."""
+    for _, number, text, signature in rows:
+        if number > newest and (body := _genuine(text, signature, public)) is not None \
+                and body["number"] == number:
+            raise CheckpointRefused(
+                f"refusing to sign: the database holds checkpoint {number}, signed by this key, "
+                f"which {signer_files.checkpoint_file_name(number)} no longer holds: put the "
+                "file back (its row's signed text and signature are its content), or start a "
+                "new chain with `ledger_checkpoint --new-chain`")
+
+
+def _rows_unlike_the_files(chain, rows, first: int) -> list[str]:
+    """A sentence per checkpoint row that is not the checkpoint this signer signed under its
+    number (a copy under another number, a forgery), and per own checkpoint with no row. Rows
+    numbered before its chain began (`first`: a chain set aside by `--new-chain`) are history."""
+    findings, present = [], set()
+    for pk, number, text, signature in rows:
+        present.add(number)
+        if number >= first and chain.documents.get(number) != {
+                "signed": text, "signature": signature}:
+            findings.append(f"checkpoint row {pk} numbered {number} is not the checkpoint "
+                            f"this signer signed as {number}: a copy or a forgery, ignored")
+    findings.extend(f"checkpoint {body['number']} has no row in the database: published again"
+                    for body in chain.bodies if body["number"] not in present)
+    return findings
+
+
+def _first_number(directory: Path, rows, public) -> int:
+    """A chain's first number: after every number its files ever had and every row this key
+    signed, so a new chain never reuses one; a row any login inserted counts for nothing."""
+    signed = [number for _, number, text, signature in rows
+              if (body := _genuine(text, signature, public)) is not None
+              and body["number"] == number]
+    return max([signer_files.highest_number_ever(directory), *signed]) + 1
+
+
+def _publish(chain, present: set[int], now) -> tuple[dict, list[str]]:
+    """The database's copies of every own checkpoint without a row: the row (journaled) and its
+    event, in a savepoint each. A refusal is a finding, not a stop; the next run tries again.
+    Answers the rows written, by number, and the findings."""
+    published, findings = {}, []
+    for number in sorted(set(chain.documents) - present):
+        document = chain.documents[number]
+        signed = json.loads(document["signed"])
+        row = LedgerCheckpoint(number=number, signed_at=datetime.fromisoformat(signed["time"]),
+                               key_id=signed["key_id"], body=document["signed"],
+                               signature=document["signature"])
         try:
-            body = signed_body(json.loads(path.read_text()), public)
-        except (ValueError, AttributeError):
-            body = None
-        if body is None:
-            raise CheckpointRefused(f"refusing to sign: {path.name} does not verify under this "
-                                    "signer's key (its own record was changed)")
-        if previous is not None and (
-                body["previous_number"], body.get("previous_journal_size"),
-                body.get("previous_journal_root")) != (
-                previous["number"], previous.get("journal_size"), previous.get("journal_root")):
-            raise CheckpointRefused(f"refusing to sign: {path.name} does not follow "
-                                    f"checkpoint {previous['number']}")
-        previous = body
-    newer = (LedgerCheckpoint.objects.exclude(pk__in=ignored)
-             .filter(number__gt=previous["number"] if previous else 0).order_by("-number")
-             .first())
-    return json.loads(newer.body) if newer is not None else previous
-
-
-def _free_number(number: int) -> int:
-    """`number`, or the next one no stored row holds: a row someone else inserted under the
-    number never takes it from the signer."""
-    taken = set(LedgerCheckpoint.objects.filter(number__gte=number)
-                .values_list("number", flat=True))
-    while number in taken:
-        number += 1
-    return number
-
-
-def checkpoint_file_name(number: int) -> str:
-    return f"checkpoint-{number:08d}.json"
-
-
-def write_missing_files(directory: Path, public, ignored: list[int]) -> list[Path]:
-    """Every stored checkpoint this signer signed without its file gets one; an existing file
-    is never touched, and a row it did not sign (`ignored`) never becomes a file."""
-    present = {p.name for p in directory.glob("checkpoint-*.json")}
-    signed = LedgerCheckpoint.objects.exclude(pk__in=ignored)
-    missing = [number for number in signed.values_list("number", flat=True)
-               if checkpoint_file_name(number) not in present]
-    written = []
-    for checkpoint in signed.filter(number__in=missing).order_by(
-            "number").only("number", "body", "signature"):
-        if signed_body(checkpoint_document(checkpoint), public) is None:
-            continue
-        path = directory / checkpoint_file_name(checkpoint.number)
-        # O_EXCL: a file that appeared meanwhile (another run) is left as it is.
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
-        except FileExistsError:
-            continue
-        with os.fdopen(fd, "w") as out:
-            json.dump(checkpoint_document(checkpoint), out, indent=2)
-            out.write("\n")
-            out.flush()
-            os.fsync(out.fileno())
-        written.append(path)
-    return written
+            with transaction.atomic():
+                # With its journal entry, in one statement: the next head covers this one.
+                if journaled_insert(row, actor=SIGNER, at=now, ignore_conflicts=True) is None:
+                    findings.append(f"checkpoint {number}: its number is held in the database "
+                                    "by a row this signer did not write; not published there")
+                    continue
+                OutboxEvent.objects.create(
+                    event_type=EVENT_TYPE, coupon=None, operation=None, created_at=now,
+                    payload={**{k: v for k, v in signed.items() if k != "format"},
+                             "checkpoint_id": row.pk, **document})
+            published[number] = row
+        except DatabaseError as refused:
+            findings.append(f"checkpoint {number} could not be published in the database "
+                            f"({str(refused).strip()}); the next run tries again")
+    return published, findings

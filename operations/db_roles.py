@@ -133,8 +133,12 @@ DROP_PARTITIONS_SQL = {
 # and is the only role that may INSERT a leaf.
 SEQUENCER_ROLE = "coupon_sequencer"
 SEQUENCE_FUNCTION = "coupons_sequence_journal"
-# Serialises sequencers: each INSERT then sees every position the one before it gave.
-SEQUENCER_LOCK = 9162
+# Sequencers take turns on the log table itself, in a mode that needs UPDATE on it (PostgreSQL's
+# LOCK rules): the application role, which may only read it, cannot take or hold a lock that
+# keeps a sequencer waiting (an advisory lock any login can take could). Each INSERT then sees
+# every position the one before it gave. A caller that bounds its waits by less keeps its bound.
+SEQUENCER_LOCK_SQL = "LOCK TABLE coupons_journalleaf IN SHARE ROW EXCLUSIVE MODE"
+SEQUENCER_LOCK_TIMEOUT = "10s"
 
 
 def _definer_sql(name: str, params: str, types: str, owner: str, *, declare: str,
@@ -169,7 +173,11 @@ def _sequencer_sql() -> sql.Composed:
     then every complete subtree those positions close gets its stored hash (JournalNode),
     computed by the database from the leaves and nodes below it."""
     body = sql.SQL("""
-            PERFORM pg_advisory_xact_lock({lock});
+            IF current_setting('lock_timeout')::interval = interval '0'
+               OR current_setting('lock_timeout')::interval > interval {bound} THEN
+                PERFORM set_config('lock_timeout', {bound}, true);
+            END IF;
+            {lock};
             SELECT coalesce(max(index) + 1, 0) INTO first_new FROM coupons_journalleaf;
             INSERT INTO coupons_journalleaf (index, entry_id, leaf_hash, sequenced_at)
             SELECT base.next + row_number() OVER (ORDER BY e.id) - 1, e.id,
@@ -202,7 +210,8 @@ def _sequencer_sql() -> sql.Composed:
                     VALUES (lvl, pos, encode(node, 'hex'));
                 END LOOP;
             END LOOP;
-            RETURN added;""").format(lock=sql.Literal(SEQUENCER_LOCK))
+            RETURN added;""").format(lock=sql.SQL(SEQUENCER_LOCK_SQL),
+                                     bound=sql.Literal(SEQUENCER_LOCK_TIMEOUT))
     return _definer_sql(SEQUENCE_FUNCTION, "max_entries integer", "integer", SEQUENCER_ROLE,
                         declare="added bigint; first_new bigint; leaf record; lvl integer; "
                                 "pos bigint; node bytea; left_node bytea;", body=body)
@@ -417,7 +426,9 @@ def setup_db_roles() -> list[str]:
             # Log positions come only from the sequencer: the application may read them.
             _run(cursor, sql.SQL("REVOKE INSERT ON coupons_journalleaf FROM {}").format(app))
             _run(cursor, sql.SQL("GRANT SELECT ON coupons_journalentry TO {}").format(sequencer))
-            _run(cursor, sql.SQL("GRANT SELECT, INSERT ON coupons_journalleaf TO {}")
+            # UPDATE only for its LOCK TABLE (operations/db_roles.py's SEQUENCER_LOCK_SQL); the
+            # append-only triggers refuse any UPDATE of a position, its owner's included.
+            _run(cursor, sql.SQL("GRANT SELECT, INSERT, UPDATE ON coupons_journalleaf TO {}")
                  .format(sequencer))
             # Its stored subtree hashes likewise: the application reads them for proofs.
             _run(cursor, sql.SQL("REVOKE ALL ON coupons_journalnode FROM {}").format(sequencer))

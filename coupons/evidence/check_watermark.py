@@ -62,7 +62,8 @@ SEAL_SALT = "coupons.check-watermark"
 # Python (its signature) before anything rests on it.
 CHECKPOINT = LedgerCheckpoint._meta.db_table
 NEWEST_CHECKPOINT_SQL = (
-    "(SELECT json_build_object('id', c.id, 'key_id', c.key_id, 'body', c.body, "  # noqa: S608
+    "(SELECT json_build_object('id', c.id, 'number', c.number, 'key_id', c.key_id, "  # noqa: S608
+    "'body', c.body, "
     f"'signature', c.signature)::text FROM {CHECKPOINT} c WHERE c.key_id = %s "
     "ORDER BY c.number DESC LIMIT 1)")
 COUNTS_SQL = {
@@ -173,8 +174,8 @@ def newest_verified(row, key) -> LedgerCheckpoint | None:
     if key is None or row.newest_checkpoint is None:
         return None
     data = json.loads(row.newest_checkpoint)
-    candidate = LedgerCheckpoint(pk=data["id"], key_id=data["key_id"], body=data["body"],
-                                 signature=data["signature"])
+    candidate = LedgerCheckpoint(pk=data["id"], number=data["number"], key_id=data["key_id"],
+                                 body=data["body"], signature=data["signature"])
     return verified(candidate, key) or latest_checkpoint()
 
 

@@ -28,10 +28,13 @@ from coupons.write.payloads import iso
 
 def verified(checkpoint: LedgerCheckpoint, key) -> LedgerCheckpoint | None:
     """The row with its number and time as signed, or None when its signature does not hold
-    under `key`."""
+    under `key` or it stands under another number than it signed (a genuine checkpoint copied
+    by any login under a higher number is not the newest)."""
     if not signature_holds(checkpoint.body, checkpoint.signature, key):
         return None
     body = json.loads(checkpoint.body)
+    if body["number"] != checkpoint.number:
+        return None
     checkpoint.number = body["number"]
     checkpoint.signed_at = datetime.fromisoformat(body["time"])
     return checkpoint
@@ -49,13 +52,6 @@ def latest_checkpoint() -> LedgerCheckpoint | None:
         if (found := verified(checkpoint, key)) is not None:
             return found
     return None
-
-
-def unverified_checkpoints(key) -> list[int]:
-    """Ids of the stored checkpoints that do not verify under `key`: the signer reports and
-    ignores them; pages and proofs never show them."""
-    return [checkpoint.pk for checkpoint in LedgerCheckpoint.objects.order_by("pk").iterator()
-            if checkpoint.key_id != key_id(key) or verified(checkpoint, key) is None]
 
 
 def coupon_proof(*, coupon: UserCoupon, since: int | None = None) -> dict:
@@ -153,7 +149,7 @@ def since_head(number: int, key) -> dict:
     stored = LedgerCheckpoint.objects.filter(number=number).first()
     body = (json.loads(stored.body) if stored is not None
             and signature_holds(stored.body, stored.signature, key) else None)
-    if body is None or body.get("journal_size") is None:
+    if body is None or body["number"] != number or body.get("journal_size") is None:
         raise NotFound(_("No verified checkpoint with this number signs a journal head."),
                        since=number)
     return body

@@ -13,6 +13,10 @@ naming the one before), it reads every log position once and checks:
    positions one of which was rewritten or removed, and the entries at them with their coupons;
 4. every journaled row is the fold of its entries (coupons.evidence.journal.journal_problems).
 
+With the signer's leaves files (operations/signer_files.py: the leaf hashes each checkpoint
+signed), once they make the newest signed root, 3 is exact: every position whose entry no
+longer makes the leaf signed there is named, and no other. Without them, the ranges of 3.
+
 Only the signed text is trusted; the stored subtree hashes (JournalNode) are not read here.
 """
 
@@ -153,9 +157,40 @@ def _with_coupons(rows):
     return [(key, (table, row_id), coupons.get((table, row_id))) for key, (table, row_id) in rows]
 
 
-def verify_journal(heads: list[dict], verdict) -> None:
+def signed_leaves(heads: list[dict], kept: dict[int, list[bytes]], verdict) -> list | None:
+    """The leaf hashes the chain `heads` signed, from the signer's leaves files `kept` (by
+    checkpoint number): None when one is missing, or when they do not make the newest signed
+    root (then they prove nothing, and say so)."""
+    leaves = []
+    for body in heads:
+        part = kept.get(body["number"])
+        if part is None or (body.get("previous_journal_size") or 0) != len(leaves):
+            return None
+        leaves.extend(part)
+    if not heads or len(leaves) != heads[-1]["journal_size"]:
+        return None
+    if merkle.root_of_nodes(leaves).hex() != heads[-1]["journal_root"]:
+        verdict.problems.append(f"the leaves files do not make the journal root checkpoint "
+                                f"{heads[-1]['number']} signed: positions are named by range")
+        return None
+    return leaves
+
+
+def _exactly(heads: list[dict], signed: list[bytes], log: Log) -> list[tuple[int, str]]:
+    """Every position whose entry no longer makes the leaf signed there."""
+    named, first = [], 0
+    for body in heads:
+        what = f"its entry is not the one checkpoint {body['number']} signed there"
+        named.extend((position, what) for position in range(first, body["journal_size"])
+                     if position >= len(log.leaves) or log.leaves[position] != signed[position])
+        first = body["journal_size"]
+    return named
+
+
+def verify_journal(heads: list[dict], verdict, kept: dict[int, list[bytes]] | None = None) -> None:
     """Adds to `verdict` (checkpoint_verify.Verdict) every broken position, entry and row:
-    under its coupon when it has one, as a general problem otherwise."""
+    under its coupon when it has one, as a general problem otherwise. `kept`: the signer's
+    leaves files, by checkpoint number, when the auditor has them."""
     heads = [body for body in heads if body.get("journal_size") is not None]
     log = read_log()
     levels = merkle.Levels(log.leaves)
@@ -163,6 +198,10 @@ def verify_journal(heads: list[dict], verdict) -> None:
     verdict.problems.extend(problems)
     verdict.problems.extend(_consistency_problems(heads, levels))
     named: list[tuple[int, str]] = list(log.broken)
+    signed = signed_leaves(heads, kept or {}, verdict)
+    if signed is not None:
+        named.extend(_exactly(heads, signed, log))
+        claims = []  # each position checked alone: no range to name
     for start, end, number in _smallest_failing(claims, levels):
         what = (f"one of log positions {start}..{end - 1} was rewritten or removed after "
                 f"checkpoint {number} signed them" if end - start > 1 else

@@ -13,6 +13,7 @@ from coupons.evidence.checkpoint_verify import (
     verify_checkpoint,
 )
 from coupons.evidence.journal_verify import verify_journal
+from coupons.evidence.signed_leaves import leaves_in
 
 
 class Command(BaseCommand):
@@ -44,7 +45,7 @@ class Command(BaseCommand):
             ledger = verify_checkpoint(newest, key)
             verdict.number = ledger.number
             verdict.problems[:0] = ledger.problems
-            verify_journal(chain, verdict)
+            verify_journal(chain, verdict, self._leaves(checkpoint))
         for problem in verdict.problems:
             self.stdout.write(f"BROKEN: {problem}")
         for coupon_id in sorted(verdict.broken):
@@ -73,6 +74,11 @@ class Command(BaseCommand):
                 raise CommandError(f"cannot read the checkpoint file {path}: {bad}") from bad
             documents.append((path.name, document if isinstance(document, dict) else {}))
         return documents
+
+    @staticmethod
+    def _leaves(given: list[str]) -> dict[int, list[bytes]]:
+        """The signer's leaves files in the given directories and beside the given files."""
+        return leaves_in({path if path.is_dir() else path.parent for path in map(Path, given)})
 
     @staticmethod
     def _public_key(text):

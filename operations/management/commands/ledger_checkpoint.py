@@ -1,21 +1,38 @@
 import json
+import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
 from coupons.evidence.checkpoint_keys import KeyProblem
 from operations.checkpoint import CheckpointRefused, ledger_checkpoint
+from operations.signer_files import SignerBusy
+
+# Signed, but something disagrees with the signer's record: alert on it, it keeps signing.
+EXIT_FINDINGS = 3
+# Another signer holds the directory: nothing signed, the next run signs (sysexits' TEMPFAIL).
+EXIT_BUSY = 75
 
 
 class Command(BaseCommand):
-    help = ("Sign the head of the journal's Merkle log (LEDGER_SIGNING_KEY) and keep it "
-            "in the database, on the coupons exchange (outbox) and in LEDGER_CHECKPOINT_DIR. "
-            "Cron, every 10 minutes.")
+    help = ("Sign the head of the journal's Merkle log (LEDGER_SIGNING_KEY) and keep it in "
+            "LEDGER_CHECKPOINT_DIR, in the database and on the coupons exchange (outbox). "
+            "Cron, every 10 minutes. Exit 0 signed; 3 signed, with findings (printed); 1 "
+            "refused (its own files were changed); 75 another signer is running.")
 
-    def handle(self, *args, **options):
+    def add_arguments(self, parser):
+        parser.add_argument("--new-chain", action="store_true",
+                            help="after a deliberate repair: move every checkpoint and leaves "
+                            "file into a superseded-<time> folder of LEDGER_CHECKPOINT_DIR and "
+                            "sign the first checkpoint of a new chain (tell the witnesses)")
+
+    def handle(self, *args, new_chain=False, **options):
         try:
-            run = ledger_checkpoint()
+            run = ledger_checkpoint(new_chain=new_chain)
         except (KeyProblem, CheckpointRefused) as refused:
             raise CommandError(str(refused)) from refused
+        except SignerBusy as busy:
+            self.stderr.write(f"ledger_checkpoint: {busy}")
+            sys.exit(EXIT_BUSY)
         checkpoint = run.checkpoint
         body = json.loads(checkpoint.body)
         self.stdout.write(
@@ -23,8 +40,8 @@ class Command(BaseCommand):
             f"{body['journal_root']}")
         for path in run.files_written:
             self.stdout.write(f"wrote {path}")
-        if run.ignored_rows:
-            # Someone inserted them: an alert, not a reason to stop signing.
-            self.stderr.write(
-                f"ignored {len(run.ignored_rows)} stored checkpoint rows this signer did not "
-                f"sign (ids {', '.join(map(str, run.ignored_rows[:20]))})")
+        for finding in run.findings:
+            self.stderr.write(f"FINDING: {finding}")
+        if run.findings:
+            self.stderr.write(f"signed, with {len(run.findings)} findings")
+            sys.exit(EXIT_FINDINGS)

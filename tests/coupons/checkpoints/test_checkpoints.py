@@ -2,6 +2,7 @@
 checkpoint can catch (a rewrite before the first one that covers the coupon)."""
 
 import json
+import re
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -10,7 +11,7 @@ from django.core.management.base import CommandError
 
 from coupons.evidence.checkpoint_keys import public_key_text
 from coupons.evidence.replay import coupon_check
-from coupons.models import LedgerCheckpoint, OutboxEvent
+from coupons.models import CouponOperation, LedgerCheckpoint, OutboxEvent
 from coupons.services import coupon_void
 from operations.checkpoint import CheckpointRefused, ledger_checkpoint
 from tests.coupons.checkpoints.conftest import checkpoint_file, rewrite, save_json, verify
@@ -51,18 +52,23 @@ def test_the_next_checkpoint_names_the_previous_and_its_journal_head(
     assert verify(checkpoint_file(checkpoint_dir, 2), "--public-key", public_key)[0] == 0
 
 
-def test_a_missing_file_is_written_by_the_next_run_from_the_row_it_signed(
+def test_a_removed_file_stops_the_signer_until_it_is_put_back_from_its_row(
         redeemed, checkpoint_dir):
+    """Signing its number again would fork the chain under the real key: it refuses, and the
+    row's signed text and signature are the file to put back."""
     ledger_checkpoint()
-    checkpoint_file(checkpoint_dir, 1).rename(checkpoint_dir / "elsewhere.json")
+    ledger_checkpoint()
+    removed = checkpoint_file(checkpoint_dir, 2)
+    removed.rename(checkpoint_dir / "elsewhere.json")
 
-    run = ledger_checkpoint()
+    with pytest.raises(CheckpointRefused, match="the database holds checkpoint 2, signed by "
+                                                "this key, which checkpoint-00000002.json no "
+                                                "longer holds"):
+        ledger_checkpoint()
+    row = LedgerCheckpoint.objects.get(number=2)
+    removed.write_text(json.dumps({"signed": row.body, "signature": row.signature}))
 
-    assert run.checkpoint.number == 2
-    assert run.files_written == [checkpoint_file(checkpoint_dir, 1),
-                                 checkpoint_file(checkpoint_dir, 2)]
-    assert (checkpoint_file(checkpoint_dir, 1).read_text()
-            == (checkpoint_dir / "elsewhere.json").read_text())
+    assert ledger_checkpoint().checkpoint.number == 3
 
 
 @pytest.mark.parametrize("content", ["kept as it is", '{"signed": "{}", "signature": "AA=="}'])
@@ -78,6 +84,27 @@ def test_a_changed_file_of_its_own_makes_the_signer_refuse_and_sign_nothing(
 
     assert LedgerCheckpoint.objects.count() == 1
     assert first.read_text() == content and not checkpoint_file(checkpoint_dir, 2).exists()
+
+
+def test_a_new_chain_is_the_documented_way_out_of_a_changed_file(redeemed, checkpoint_dir,
+                                                                  capsys):
+    """docs/operating.md: after a repair, `ledger_checkpoint --new-chain` sets the files aside
+    and signs the first checkpoint of a new chain, numbered after every one before."""
+    ledger_checkpoint()
+    first = checkpoint_file(checkpoint_dir)
+    first.chmod(0o644)
+    first.write_text("kept as it is")
+
+    call_command("ledger_checkpoint", "--new-chain")
+
+    body = json.loads(json.loads(checkpoint_file(checkpoint_dir, 2).read_text())["signed"])
+    assert (body["number"], body["previous_number"], body["previous_journal_size"]) == (
+        2, None, None)
+    [aside] = checkpoint_dir.glob("superseded-*")
+    assert (aside / "checkpoint-00000001.json").read_text() == "kept as it is"
+    assert "checkpoint 2: journal of" in capsys.readouterr().out
+    call_command("ledger_checkpoint")  # and it goes on from there
+    assert checkpoint_file(checkpoint_dir, 3).exists()
 
 
 def test_without_the_signing_key_the_command_refuses_and_writes_nothing(
@@ -152,24 +179,29 @@ def test_a_rewrite_after_the_checkpoint_is_named_though_the_row_folds(
     assert out.strip().endswith(f"broken coupons: {redeemed.pk}")
 
 
-def test_the_signer_refuses_a_rewrite_after_its_checkpoint_even_once_the_coupon_moved_on(
-        redeemed, checkpoint_dir, public_key, ctx):
-    """Rewritten with its entry after the checkpoint, then moved one step: the next checkpoint
-    would sign a log whose signed part is not the one signed. The signer refuses."""
+def test_the_signer_signs_on_over_a_rewrite_after_its_checkpoint_and_names_it(
+        redeemed, checkpoint_dir, public_key, ctx, capsys):
+    """Rewritten with its entry after the checkpoint, then moved one step: the signer signs
+    its own signed log extended by the new positions (no fork) and names the position, the
+    entry and the coupon; exit status 3."""
     sequence()
     ledger_checkpoint()
     rewrite(redeemed, 3, actor="attacker")
     coupon_void(coupon_id=redeemed.pk, expected_version=3, reason="one step on", ctx=ctx)
     sequence()
+    redeem = CouponOperation.objects.get(coupon=redeemed, to_version=3)
 
-    with pytest.raises(CheckpointRefused, match=r"journal log position \d is missing or its "
-                                                "entry is not the one sequenced there"):
-        ledger_checkpoint()
+    with pytest.raises(SystemExit) as exit_:
+        call_command("ledger_checkpoint")
 
-    assert LedgerCheckpoint.objects.count() == 1
-    assert not checkpoint_file(checkpoint_dir, 2).exists()
-    status, out = verify(checkpoint_file(checkpoint_dir, 1), "--public-key", public_key)
-    assert status == 1 and f"coupon {redeemed.pk}" in out
+    assert exit_.value.code == 3
+    err = capsys.readouterr().err
+    assert re.search(rf"FINDING: journal log position \d \(entry \d+, coupons.couponoperation "
+                     rf"{redeem.pk} of coupon {redeemed.pk}\): its entry is not the one the "
+                     "signer signed there", err), err
+    assert verify(checkpoint_dir, "--public-key", public_key)[0] == 1
+    second = json.loads(LedgerCheckpoint.objects.get(number=2).body)
+    assert (second["previous_number"], second["previous_journal_size"]) == (1, 5)
 
 
 def test_a_rewrite_before_any_checkpoint_is_undetectable(redeemed, checkpoint_dir, public_key):

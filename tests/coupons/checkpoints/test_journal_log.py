@@ -14,7 +14,7 @@ from coupons.evidence import merkle
 from coupons.evidence.journal import journal_problems
 from coupons.models import JournalEntry, JournalLeaf, LedgerCheckpoint
 from coupons.services.cases import case_open
-from operations.checkpoint import CheckpointRefused, ledger_checkpoint
+from operations.checkpoint import ledger_checkpoint
 from tests.app_role import past_the_triggers
 from tests.coupons.checkpoints.conftest import checkpoint_file
 
@@ -111,10 +111,10 @@ def test_a_checkpoint_signs_the_journal_log_and_the_next_one_extends_it(
                                     bytes.fromhex(second["journal_root"]))
 
 
-def test_an_entry_rewritten_below_the_signed_size_makes_the_signer_refuse(
+def test_an_entry_rewritten_below_the_signed_size_is_a_finding_and_the_chain_goes_on(
         redeemed, prior, checkpoint_dir, broken_on_purpose):
     """The owner rewrites an entry, its hash and its leaf consistently, behind the triggers:
-    the log no longer extends the one signed."""
+    the signer names the position and signs its own signed log extended, not the rewrite."""
     open_cases(redeemed, 3)
     sequence()
     ledger_checkpoint()
@@ -127,12 +127,21 @@ def test_an_entry_rewritten_below_the_signed_size_makes_the_signer_refuse(
             leaf_hash=hashlib.sha256(b"\0" + forged.encode()).hexdigest())
     broken_on_purpose.add(redeemed.pk)
 
-    with pytest.raises(CheckpointRefused, match=f"is not an extension of the {prior + 3} "
-                                                "entries checkpoint 1 signed"):
-        ledger_checkpoint()
+    run = ledger_checkpoint()
+
+    assert [finding for finding in run.findings if "log position" in finding] == [
+        f"journal log position {prior + 1} (entry {leaf.entry_id}, coupons.conflictcase "
+        f"{leaf.entry.subject_id} of coupon {redeemed.pk}): its entry is not the one the "
+        "signer signed there (rewritten or removed after it was signed)"]
+    first, second = signed(1, checkpoint_dir), signed(2, checkpoint_dir)
+    assert merkle.consistency_holds(
+        first["journal_size"], second["journal_size"],
+        [bytes.fromhex(node) for node in second["journal_consistency"]],
+        bytes.fromhex(first["journal_root"]), bytes.fromhex(second["journal_root"]))
+    assert second["journal_root"] != log_root()  # the rewrite is not what it signed
 
 
-def test_an_entry_changed_under_its_position_makes_the_signer_refuse(
+def test_an_entry_changed_under_its_position_is_signed_as_logged_and_named(
         redeemed, prior, checkpoint_dir, broken_on_purpose):
     open_cases(redeemed, 2)
     sequence()
@@ -142,9 +151,12 @@ def test_an_entry_changed_under_its_position_makes_the_signer_refuse(
                        "'\"n\":0', '\"n\":7') WHERE id = %s", [entry.pk])
     broken_on_purpose.add(redeemed.pk)
 
-    with pytest.raises(CheckpointRefused, match=f"journal log position {prior} is missing or "
-                                                "its entry is not the one sequenced there"):
-        ledger_checkpoint()
+    run = ledger_checkpoint()
+
+    assert f"journal log position {prior} (entry {entry.pk}, coupons.conflictcase " \
+           f"{entry.subject_id} of coupon {redeemed.pk}): its entry's content is not what the " \
+           "sequencer logged (signed as logged)" in run.findings
+    assert signed(1, checkpoint_dir)["journal_size"] == prior + 2
 
 
 def test_each_checkpoint_is_a_journal_entry_the_next_head_covers(redeemed, prior,

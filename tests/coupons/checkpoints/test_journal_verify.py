@@ -12,14 +12,16 @@ from django.db import DatabaseError, transaction
 from coupons.evidence import merkle
 from coupons.models import (
     ConflictCase,
+    CouponOperation,
     JournalEntry,
     JournalLeaf,
     JournalNode,
     LedgerCheckpoint,
 )
+from coupons.services import coupon_issue
 from operations.checkpoint import ledger_checkpoint
 from tests.app_role import past_the_triggers
-from tests.coupons.checkpoints.conftest import checkpoint_file, verify
+from tests.coupons.checkpoints.conftest import checkpoint_file, rewrite, verify
 from tests.coupons.checkpoints.test_journal_log import open_cases, sequence
 
 pytestmark = pytest.mark.django_db
@@ -87,24 +89,28 @@ def test_an_entry_rewritten_below_a_signed_size_is_named_with_its_coupon(
 
     assert status == 1
     assert (f"BROKEN coupon {redeemed.pk}: journal log position 10 (entry {leaf.entry_id}, "
-            f"coupons.conflictcase {case.pk}): was rewritten or removed after checkpoint 2 "
-            f"signed it") in out
+            f"coupons.conflictcase {case.pk}): its entry is not the one checkpoint 1 signed "
+            "there") in out
     assert "BROKEN: the log's first 14 leaves do not make the journal root checkpoint 2 " \
            "signed" in out
-    # No other position is named: the signed proof's nodes pin it down.
+    # No other position is named: the signer's leaves files pin it down.
     assert out.count("journal log position") == 1
     # The row no longer equals its entries either.
     assert f"BROKEN coupon {redeemed.pk}: coupons.conflictcase {case.pk}: evidence is" in out
     assert out.endswith(f"broken coupons: {redeemed.pk}\n")
 
 
-def test_an_entry_rewritten_below_the_first_signed_size_is_named_among_its_range(
-        redeemed, checkpoint_dir, public_key, broken_on_purpose):
+def test_without_the_leaves_files_a_rewrite_is_named_among_its_range(
+        redeemed, checkpoint_dir, public_key, broken_on_purpose, tmp_path):
+    """A checkpoint file copied alone (an outbox event saved as a file): the signed proof's
+    nodes are all there is to narrow the rewrite down."""
     two_checkpoints(redeemed)
     leaf = rewrite_consistently(BEFORE + 1, '"n":1', '"n":9')
     broken_on_purpose.add(redeemed.pk)
+    alone = tmp_path / "alone.json"
+    alone.write_text(checkpoint_file(checkpoint_dir, 2).read_text())
 
-    status, out = verify(checkpoint_file(checkpoint_dir, 2), "--public-key", public_key)
+    status, out = verify(alone, "--public-key", public_key)
 
     assert status == 1
     # Positions 8..9 are one node of the signed proof: the rewrite is one of those two.
@@ -213,3 +219,29 @@ def test_the_migration_stores_the_subtrees_of_positions_given_before_it(redeemed
 
     assert set(JournalNode.objects.values_list("level", "position", "hash")) == stored
     assert len(stored) == 11  # 14 leaves: (1, 0..6), (2, 0..2), (3, 0)
+
+
+def test_a_rewrite_in_a_long_log_is_named_exactly_and_nothing_innocent_with_it(
+        redeemed, checkpoint_dir, public_key, template, ctx):
+    """A row and its entry rewritten to agree (the owner, triggers off) after a checkpoint
+    covered them, in a log of 300 positions, where the signed ranges span up to 256: the
+    signer's leaves files name that one position, its entry and its coupon, no other."""
+    for n in range(20):
+        coupon = coupon_issue(template_id=template.pk, user_id=f"innocent-{n}", ctx=ctx).coupon
+        open_cases(coupon, 14, start=1000)
+    sequence()
+    ledger_checkpoint()
+    victim = CouponOperation.objects.get(coupon=redeemed, to_version=2)
+    rewrite(redeemed, 2, actor="attacker")
+    entry = JournalEntry.objects.get(subject="coupons.couponoperation", subject_id=victim.pk)
+
+    status, out = verify(checkpoint_dir, "--public-key", public_key)
+
+    assert status == 1
+    assert JournalLeaf.objects.count() > 256
+    position = JournalLeaf.objects.get(entry=entry).index
+    assert out.count("journal log position") == 2, out  # its leaf, and the signed one
+    assert (f"BROKEN coupon {redeemed.pk}: journal log position {position} (entry {entry.pk}, "
+            f"coupons.couponoperation {victim.pk}): its entry is not the one checkpoint 1 "
+            "signed there") in out
+    assert out.endswith(f"broken coupons: {redeemed.pk}\n")

@@ -121,7 +121,7 @@ def test_a_checkpoint_under_a_fresh_key_is_refused(witnessed, redeemed, tmp_path
     status, out = run_witness(witnessed, tmp_path / "theirs")
 
     assert status == 1
-    assert out == ("REFUSED: checkpoint-00000002.json: its signature does not verify under "
+    assert out == ("REFUSED: checkpoint-00000001.json: its signature does not verify under "
                    "the witnessed key\n")
     assert witnessed.read_text() == before
 
