@@ -172,9 +172,10 @@ def _default(model, name):
 
 def fold_problem(row) -> str | None:
     """Why `row` (read with `with_journal`) is not the fold of its entries, naming the first
-    difference; None when it is."""
+    difference; None when it is. Sets `row.journal_tip`, the version a decision is taken on
+    (coupons.evidence.tips.require_tip)."""
     model = type(row)
-    folded, _tip, problem = fold(model, row.pk, list(row.journal or []))
+    folded, row.journal_tip, problem = fold(model, row.pk, list(row.journal or []))
     if problem:
         return problem
     if folded is None:
