@@ -10,6 +10,7 @@ from console.activity import ActivityFilters, activity_page
 from console.models import ViewRecord
 from coupons.models import CommandRejection
 from coupons.services import CommandContext
+from coupons.write.declared import declare
 from refunds.services.compensation_decide import compensation_reject
 from tests.console.queue_objects import fresh_coupon, proposal
 from tests.console.test_coupon_page import codes
@@ -87,6 +88,7 @@ def test_paging_the_activity_never_repeats_or_skips_a_row(signed_in, coupon):
     client = signed_in("operator", "olga")
     for _ in range(7):
         client.get(reverse("console:coupon", args=[coupon.pk]))
+    declare(actor="user:olga")
     CommandRejection.objects.create(op_type="LOCK", actor="user:olga", error_code="X",
                                     message="m", created_at=coupon.issued_at)
     everything = activity_page(filters=ActivityFilters(), size=100).entries
@@ -118,6 +120,7 @@ def test_activity_lists_policy_admin_actions_and_sorts_by_time_not_id(signed_in,
     client = signed_in("operator", "olga")
     client.get(reverse("console:coupon", args=[coupon.pk]))
     # A row written later but dated earlier (a clock set back, as the demo's stories do).
+    declare(actor="user:olga")
     early = ViewRecord.objects.create(actor="user:olga", kind=ViewRecord.Kind.VIEW,
                                       page="search", path="/search/",
                                       created_at=coupon.issued_at - timedelta(days=1))

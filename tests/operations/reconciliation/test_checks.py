@@ -199,16 +199,17 @@ def test_an_order_whose_redemption_a_refund_returned_no_longer_consumes_the_coup
 def executed_return_without_its_command(coupon) -> RefundCoupon:
     """The decision moved to EXECUTED RETURN, but coupon_return never ran."""
     redemption = coupon.redemptions.get(succeeded=True)
-    decision = RefundCoupon.objects.create(
-        refund_id="R1", order_id=redemption.order_id, payment_id=redemption.payment_id,
-        coupon=coupon, redemption=redemption, refund_type="FULL",
-        refund_amount=Decimal("270.00"), action="RETURN", executed_action="RETURN",
-        status="EXECUTED", created_by="test", received_at=coupon.updated_at,
-        policy_version=ReturnPolicyVersion.objects.get(policy__code="default", number=1),
-        rule_label="full refund returns the coupon",
-    )
-    # Its journal says the same: the fault is the missing RETURN, not the evidence.
-    JournalEntry.objects.bulk_create(existing_entries(RefundCoupon, [decision]))
+    with past_the_triggers():  # the row and its journal as a migration would write them
+        decision = RefundCoupon.objects.create(
+            refund_id="R1", order_id=redemption.order_id, payment_id=redemption.payment_id,
+            coupon=coupon, redemption=redemption, refund_type="FULL",
+            refund_amount=Decimal("270.00"), action="RETURN", executed_action="RETURN",
+            status="EXECUTED", created_by="test", received_at=coupon.updated_at,
+            policy_version=ReturnPolicyVersion.objects.get(policy__code="default", number=1),
+            rule_label="full refund returns the coupon",
+        )
+        # Its journal says the same: the fault is the missing RETURN, not the evidence.
+        JournalEntry.objects.bulk_create(existing_entries(RefundCoupon, [decision]))
     return decision
 
 
