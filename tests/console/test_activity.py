@@ -11,6 +11,7 @@ from console.models import ViewRecord
 from coupons.evidence.tips import journal_tip
 from coupons.models import CommandRejection
 from coupons.services import CommandContext
+from coupons.write.declared import declare
 from refunds.models import Compensation
 from refunds.services.compensation_decide import compensation_reject
 from tests.console.queue_objects import fresh_coupon, proposal
@@ -90,6 +91,7 @@ def test_paging_the_activity_never_repeats_or_skips_a_row(signed_in, coupon):
     client = signed_in("operator", "olga")
     for _ in range(7):
         client.get(reverse("console:coupon", args=[coupon.pk]))
+    declare(actor="user:olga")
     CommandRejection.objects.create(op_type="LOCK", actor="user:olga", error_code="X",
                                     message="m", created_at=coupon.issued_at)
     everything = activity_page(filters=ActivityFilters(), size=100).entries
@@ -121,6 +123,7 @@ def test_activity_lists_policy_admin_actions_and_sorts_by_time_not_id(signed_in,
     client = signed_in("operator", "olga")
     client.get(reverse("console:coupon", args=[coupon.pk]))
     # A row written later but dated earlier (a clock set back, as the demo's stories do).
+    declare(actor="user:olga")
     early = ViewRecord.objects.create(actor="user:olga", kind=ViewRecord.Kind.VIEW,
                                       page="search", path="/search/",
                                       created_at=coupon.issued_at - timedelta(days=1))

@@ -69,7 +69,7 @@ def stored_history(coupons, count: int, *, seed=7) -> None:
     # triggers too: a decision opens AWAITING_REDEMPTION to everyone else).
     with past_the_triggers():
         RefundCoupon.objects.bulk_create(rows, batch_size=500)
-    JournalEntry.objects.bulk_create(existing_entries(RefundCoupon, rows), batch_size=500)
+        JournalEntry.objects.bulk_create(existing_entries(RefundCoupon, rows), batch_size=500)
 
 
 @pytest.fixture

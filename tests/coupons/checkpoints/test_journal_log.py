@@ -179,10 +179,20 @@ def test_each_checkpoint_is_a_journal_entry_the_next_head_covers(redeemed, prior
     assert not list(journal_problems())
 
 
-def test_a_checkpoint_row_inserted_past_the_signer_is_journaled_under_its_writer(redeemed):
-    """Any login may INSERT a checkpoint row (the signature is what is believed, and the signer
-    believes only its files); the database journals it under the actor its writer declared,
-    never as the signer's."""
+def test_a_checkpoint_row_inserted_past_the_signer_is_named_by_the_journal(redeemed):
+    """Any login may INSERT a checkpoint row (the signature is what is believed), journaled by
+    the database as its own; one written past the triggers has no journal entry."""
+    with past_the_triggers():
+        forged = LedgerCheckpoint.objects.create(
+            number=7, signed_at=clock.now(), key_id="k", body="{}", signature="AAAA")
+
+    assert list(journal_problems()) == [
+        ("coupons.ledgercheckpoint", forged.pk, "has no journal entry")]
+
+
+def test_a_checkpoint_row_inserted_by_the_app_login_is_journaled_under_its_writer(redeemed):
+    """The signer believes only its files; the database journals a row any login inserts
+    under the actor that login declared, never as the signer's."""
     forged = LedgerCheckpoint.objects.create(
         number=7, signed_at=clock.now(), key_id="k", body="{}", signature="AAAA")
 

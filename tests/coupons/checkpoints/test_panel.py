@@ -10,6 +10,7 @@ from django.test import Client
 from coupons.evidence.checkpoint_keys import key_id, signing_key
 from coupons.models import LedgerCheckpoint
 from coupons.services import coupon_issue, coupon_void
+from coupons.write.declared import declare
 from operations.checkpoint import ledger_checkpoint
 from tests.api.roles import machine, person
 from tests.coupons.checkpoints.test_journal_log import sequence
@@ -45,6 +46,7 @@ def forged_rows() -> list[int]:
     row ids: setup_db_roles grants INSERT without the id column). Answers their ids."""
     real_key_id = key_id(signing_key().public_key())
     forged = []
+    declare(actor="user:mallory")  # its login declares what it likes; the signature is what counts
     for number, when in ((2147483647, "2026-06-01T12:00:00+00:00"),
                          (50, "2030-01-01T00:00:00+00:00")):
         body = {"number": number, "journal_size": 1, "journal_root": "0" * 64, "time": when}

@@ -297,12 +297,14 @@ def inbox_message_edited_past_the_journal(template, ctx):
 # --- 9. every evidence row is the fold of its journal entries ------------------------------
 
 def refusal_written_past_the_journal(template, ctx):
-    """A refusal inserted past the services (a bulk write, a raw INSERT): no journal entry."""
+    """A refusal inserted past the triggers (the owner's login; the app's would be journaled):
+    no journal entry."""
     coupon = issued(template, ctx)
-    CommandRejection.objects.bulk_create([CommandRejection(
-        op_type="LOCK", coupon_id_ref=coupon.pk, actor=ROGUE.actor, error_code="STATE_CONFLICT",
-        message="made up", created_at=clock.now(),
-    )])
+    with past_the_triggers():
+        CommandRejection.objects.bulk_create([CommandRejection(
+            op_type="LOCK", coupon_id_ref=coupon.pk, actor=ROGUE.actor,
+            error_code="STATE_CONFLICT", message="made up", created_at=clock.now(),
+        )])
     return coupon
 
 
@@ -315,7 +317,7 @@ def refusal_inserted_below_the_checks_mark(template, ctx):
         sign_head(directory)
     assert coupon_check(fresh(coupon)).ok
     assert CheckWatermark.objects.filter(coupon=coupon).exists()
-    with as_owner():
+    with past_the_triggers():
         CommandRejection.objects.bulk_create([CommandRejection(
             id=-1, op_type="LOCK", coupon_id_ref=coupon.pk, actor=ROGUE.actor,
             error_code="STATE_CONFLICT", message="made up", created_at=clock.now())])
@@ -323,14 +325,16 @@ def refusal_inserted_below_the_checks_mark(template, ctx):
 
 
 def case_dismissed_past_the_services(template, ctx):
-    """A conflict case "dismissed" by one UPDATE, as another operator, with a made-up note:
-    the application's login may UPDATE an open case, but not its journal."""
+    """A conflict case "dismissed" by one UPDATE, as another operator, with a made-up note,
+    past the triggers (the owner's login: the application's is refused by the journal trigger
+    unless it declares the step, and then the step is an entry like any other)."""
     coupon = redeemed(template, ctx)
     case = case_open(coupon=coupon, order_id="order-late", fact_type="PaymentSucceeded",
                      evidence={"payment_id": "P-late"})
-    ConflictCase.objects.filter(pk=case.pk).update(
-        status="DISMISSED", resolution="DISMISSED", resolved_by="user:op2",
-        resolution_note="duplicate", resolved_at=clock.now())
+    with past_the_triggers():
+        ConflictCase.objects.filter(pk=case.pk).update(
+            status="DISMISSED", resolution="DISMISSED", resolved_by="user:op2",
+            resolution_note="duplicate", resolved_at=clock.now())
     return coupon
 
 

@@ -32,6 +32,7 @@ from coupons.models import (
     LedgerCheckpoint,
 )
 from coupons.services import CommandContext, coupon_release
+from coupons.write.declared import declare
 from tests.app_role import past_the_triggers
 from tests.console.history import bulk_history, locked_by, long_history, refused
 from tests.coupons.checkpoints.conftest import checkpoint_file, verify
@@ -188,6 +189,7 @@ def test_a_forged_checkpoint_row_gives_the_watermark_no_trust(coupon, clock, api
     coupon = long_history(coupon, clock, ledger_rows=41, every=4)
     body = {"number": 7, "time": "2026-06-01T12:00:00+00:00", "journal_size": 10**9,
             "journal_root": "0" * 64}
+    declare(actor="user:mallory")
     LedgerCheckpoint.objects.create(
         number=7, signed_at=coupons_clock.now(), key_id=key_id(signing_key().public_key()),
         body=json.dumps(body), signature="AAAA")

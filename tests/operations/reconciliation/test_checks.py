@@ -200,7 +200,9 @@ def test_an_order_whose_redemption_a_refund_returned_no_longer_consumes_the_coup
 def executed_return_without_its_command(coupon) -> RefundCoupon:
     """The decision moved to EXECUTED RETURN, but coupon_return never ran."""
     redemption = coupon.redemptions.get(succeeded=True)
-    with past_the_triggers():  # a decision opens AWAITING_REDEMPTION to everyone else
+    # The row and its journal as a migration would write them (past the triggers: a decision
+    # opens AWAITING_REDEMPTION to everyone else).
+    with past_the_triggers():
         decision = RefundCoupon.objects.create(
             refund_id="R1", order_id=redemption.order_id, payment_id=redemption.payment_id,
             coupon=coupon, redemption=redemption, refund_type="FULL",
@@ -209,8 +211,8 @@ def executed_return_without_its_command(coupon) -> RefundCoupon:
             policy_version=ReturnPolicyVersion.objects.get(policy__code="default", number=1),
             rule_label="full refund returns the coupon",
         )
-    # Its journal says the same: the fault is the missing RETURN, not the evidence.
-    JournalEntry.objects.bulk_create(existing_entries(RefundCoupon, [decision]))
+        # Its journal says the same: the fault is the missing RETURN, not the evidence.
+        JournalEntry.objects.bulk_create(existing_entries(RefundCoupon, [decision]))
     return decision
 
 

@@ -3,11 +3,13 @@ services is named by `verify_journal` and the coupon's check (invariant 9); the 
 `last_seen_at` is not evidence and moves without one."""
 
 import pytest
+from django.db import DatabaseError, transaction
 
 from coupons.evidence.replay import coupon_check
 from coupons.models import FactType, Finding
 from coupons.services import coupon_release
 from operations.reconcile import finding_dismiss
+from tests.app_role import past_the_triggers
 from tests.conftest import lock
 from tests.coupons.safety.test_evidence_journal import (
     edit_past_triggers,
@@ -55,14 +57,18 @@ def test_a_dismissed_finding_is_an_entry_under_the_operators_name(coupon, ctx, o
 
 def test_a_finding_s_summary_updated_past_the_services_is_named(coupon, ctx, api,
                                                                 broken_on_purpose):
-    """The app role holds UPDATE on findings (a run moves them): an UPDATE it sends itself is
-    no entry, and the row no longer folds."""
+    """The app role holds UPDATE on findings (a run moves them), but the journal trigger
+    refuses an UPDATE that is no step a summary may move; the same UPDATE past the triggers
+    (the owner's) is no entry, and the row no longer folds."""
     broken_on_purpose.add(coupon.pk)
     lock(coupon, ctx, order_id="order-A")
     fact_without_handler("order-A", FactType.ORDER_CLOSED)
     reconcile()
     finding = Finding.objects.get()
-    Finding.objects.filter(pk=finding.pk).update(summary="nothing wrong here")
+    with pytest.raises(DatabaseError, match="journal: "), transaction.atomic():
+        Finding.objects.filter(pk=finding.pk).update(summary="nothing wrong here")
+    with past_the_triggers():
+        Finding.objects.filter(pk=finding.pk).update(summary="nothing wrong here")
 
     out, failed = verify_journal()
     body = api.get(f"/api/v1/coupons/{coupon.pk}/check").json()
