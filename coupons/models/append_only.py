@@ -145,8 +145,8 @@ class StatusMoveRefused(Unswitchable, pgtrigger.Trigger):
         super().__init__(**kwargs)
 
 
-def _quoted(values) -> str:
-    return ", ".join(f"'{value}'" for value in sorted(values))
+def _quoted(statuses) -> str:
+    return ", ".join(f"'{status}'" for status in sorted(statuses))
 
 
 def status_moves(*, opens: list[str], moves: dict[str, list[str]]) -> list:
@@ -154,7 +154,7 @@ def status_moves(*, opens: list[str], moves: dict[str, list[str]]) -> list:
     → the statuses it may move to): never back, never past a step, never out of a status
     `moves` does not list (a final one). Staying put is no move: what may change then is for
     frozen_once_closed and frozen_while to say."""
-    pairs = ", ".join(f"({_quoted([old])}, {_quoted([new])})"
+    pairs = ", ".join(f"('{old}', '{new}')"
                       for old, news in sorted(moves.items()) for new in sorted(news))
     return [
         StatusMoveRefused(
