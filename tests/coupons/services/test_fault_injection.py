@@ -141,7 +141,8 @@ def keyed_ctx(clock):
     def make(command):
         key = f"fault-{command}"
         claim = idempotency_claim(scope="client:1", key=key, request_hash=f"hash-{command}")
-        return CommandContext(actor="client:order-service", idempotency_key=key,
+        return CommandContext(actor="client:order-service", idempotency_scope="client:1",
+                              idempotency_key=key,
                               request_hash=f"hash-{command}",
                               idempotency_record_id=claim.record_id)
 
