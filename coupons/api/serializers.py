@@ -300,6 +300,9 @@ class DiagnosisOutput(serializers.Serializer):
     can_use_now = serializers.BooleanField()
     verdict = serializers.CharField(help_text="Why the coupon can or cannot be used now.")
     support_action = serializers.CharField(help_text="What support should do about it.")
+    pending = serializers.ListField(child=serializers.CharField(), help_text=(
+        "One sentence per refund decision or compensation that waits for a person, whatever "
+        "the coupon's state; empty when nothing waits."))
     open_case_ids = serializers.ListField(child=serializers.IntegerField())
 
 

@@ -271,3 +271,26 @@ def test_an_answer_without_a_required_field_is_refused(schema, api, coupon):
     for field in schema["components"]["schemas"][component]["required"]:
         assert not strictly_allows(schema, component,
                                    {k: v for k, v in answer.items() if k != field}), field
+
+
+def declared_only(node):
+    """The schema with every object closed: an answer holding a field it does not declare
+    fails (only for answers whose objects are not composed with allOf)."""
+    if isinstance(node, list):
+        return [declared_only(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    node = {key: declared_only(value) for key, value in node.items()}
+    if "properties" in node and "additionalProperties" not in node:
+        node["additionalProperties"] = False
+    return node
+
+
+def test_the_check_answer_declares_every_field_it_sends(schema, api, coupon):
+    answer = api.get(f"/api/v1/coupons/{coupon.pk}/check").json()
+    closed = declared_only(json.loads(json.dumps(schema["components"])))
+    document = {"$ref": "#/components/schemas/CheckOutput", "components": closed}
+
+    assert answer["diagnosis"]["pending"] == []
+    assert jsonschema.Draft4Validator(document).is_valid(answer)
+    assert "pending" in schema["components"]["schemas"]["DiagnosisOutput"]["required"]
