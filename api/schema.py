@@ -1,6 +1,9 @@
 """The OpenAPI schema says which capability each operation needs and every error it answers,
 both read from the view itself."""
 
+import copy
+import json
+
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.settings import spectacular_settings
 from rest_framework import serializers
@@ -76,6 +79,7 @@ DATA_AS_OF = {"X-Data-As-Of": {
     "description": "Present when a read replica answered: every change acknowledged before "
                    "this time (ISO 8601) is in the answer; a later one may not be yet.",
     "schema": {"type": "string", "format": "date-time"}}}
+ABSENT_TYPE = {"type": "string", "nullable": True, "enum": [None]}
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 REPLAYED = {"Idempotent-Replayed": {
@@ -215,7 +219,8 @@ class CapabilitySchema(AutoSchema):
         # Schema in `schema_constraints`; its validate() enforces the same.
         schema = super()._map_basic_serializer(serializer, direction)
         if direction == "request":
-            schema.update(getattr(serializer, "schema_constraints", {}))
+            # A copy: the postprocessing hooks edit the schema in place, never the class's.
+            schema.update(copy.deepcopy(getattr(serializer, "schema_constraints", {})))
         elif isinstance(serializer, serializers.ModelSerializer):
             # A model row's answer sends every field it names (null where the column is),
             # whatever defaults make a field optional on input; `sometimes_absent` names what a
@@ -264,6 +269,14 @@ def tidy_schema(result, generator, request, public):
       not reach into a `$ref`, so a strict validator refuses null otherwise.
     - A request body with required fields, or a union, is itself required: a client that
       may leave it out sends a request the server can only refuse.
+    - A property that must be left out (`not: {}`, a `oneOf` branch excluding it) gets a
+      null-only type beside it: JSON Schema already refuses any value, and generated types then
+      refuse the field in that branch (`string & null` is `never`), which `not` cannot tell
+      them. Added here, after the enum hook, which would make the null a component.
+    - A request field the server fills in when it is left out states that in its description,
+      not as `default`: generators read `default` on a request field as "always there" and
+      make it required in the client's types (openapi-typescript with its default settings),
+      so a client had to send what it may leave out.
     """
     schemas = result.get("components", {}).get("schemas", {})
 
@@ -279,6 +292,9 @@ def tidy_schema(result, generator, request, public):
 
     def walk(node):
         if isinstance(node, dict):
+            for name, spec in node.get("properties", {}).items():
+                if spec == {"not": {}}:
+                    node["properties"][name] = {**ABSENT_TYPE, "not": {}}
             if node.get("nullable") and ("allOf" in node or "oneOf" in node):
                 # A strict reader applies a wrapped $ref to null too, and the referenced
                 # schema refuses it: the null becomes a branch of its own.
@@ -296,6 +312,13 @@ def tidy_schema(result, generator, request, public):
                 walk(value)
 
     walk(result)
+    for name, component in schemas.items():
+        if name.endswith("Request"):  # COMPONENT_SPLIT_REQUEST: a request's own component
+            for spec in component.get("properties", {}).values():
+                if "default" in spec:
+                    left_out = f"Left out, the server takes `{json.dumps(spec.pop('default'))}`."
+                    spec["description"] = "\n\n".join(
+                        part for part in (spec.get("description"), left_out) if part)
     for item in result["paths"].values():
         for operation in item.values():
             body = operation.get("requestBody")

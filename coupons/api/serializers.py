@@ -12,6 +12,8 @@ from api.fields import (
     MAX_VERSION,
     MONEY,
     DecimalText,
+    QueryIntegerField,
+    StrictBooleanField,
     external_id,
     given,
     money_field,
@@ -29,6 +31,11 @@ from coupons.models import (
 from coupons.redaction import redacted
 
 PERCENT_PATTERN = r"^(?:100(?:\.00?)?|[1-9][0-9]?(?:\.[0-9]{1,2})?|0\.(?:0[1-9]|[1-9][0-9]?))$"
+
+
+# A field that must be left out, in the branch of a `oneOf` that excludes it (api.schema's
+# tidy_schema adds the type that tells generated clients so).
+ABSENT = {"not": {}}
 
 
 def lease_seconds_field():
@@ -87,7 +94,7 @@ class TemplateInput(serializers.Serializer):
         required=False, allow_null=True, min_value=1, max_value=3650,
         help_text="Each coupon is valid this many days from its issue; or give valid_until.",
     )
-    returnable = serializers.BooleanField(required=False, default=True)
+    returnable = StrictBooleanField(required=False, default=True)
     expiry_during_lock = serializers.ChoiceField(
         choices=ExpiryDuringLock.choices, required=False, default=ExpiryDuringLock.LOCK_HONORS
     )
@@ -156,7 +163,11 @@ class LeaseWindowInput(serializers.Serializer):
     """How long the lease lasts: `lease_seconds` or `lease_until`, never both; neither gives
     COUPONS["DEFAULT_LEASE_SECONDS"] (a presale lease runs to its final-payment deadline)."""
 
-    schema_constraints = {"not": {"required": ["lease_seconds", "lease_until"]}}
+    schema_constraints = {"oneOf": [
+        {"required": ["lease_seconds"], "properties": {"lease_until": ABSENT}},
+        {"required": ["lease_until"], "properties": {"lease_seconds": ABSENT}},
+        {"properties": {"lease_seconds": ABSENT, "lease_until": ABSENT}},
+    ]}
 
     lease_seconds = lease_seconds_field()
     lease_until = serializers.DateTimeField(
@@ -339,7 +350,7 @@ class SignedCheckpointOutput(serializers.Serializer):
 
 
 class ProofQuery(serializers.Serializer):
-    since = serializers.IntegerField(
+    since = QueryIntegerField(
         required=False, min_value=1, max_value=2**31 - 1,
         help_text="An older checkpoint's number: the answer adds the RFC 9162 consistency proof "
                   "from its journal head to the newest one's.")

@@ -294,3 +294,65 @@ def test_the_check_answer_declares_every_field_it_sends(schema, api, coupon):
     assert answer["diagnosis"]["pending"] == []
     assert jsonschema.Draft4Validator(document).is_valid(answer)
     assert "pending" in schema["components"]["schemas"]["DiagnosisOutput"]["required"]
+
+
+@pytest.mark.parametrize(("url", "component", "body", "field"), [
+    ("/api/v1/coupons", "IssueInputRequest", {"template_id": 1, "user_id": 0}, "user_id"),
+    ("/api/v1/refunds", "RefundInputRequest",
+     {"refund_id": "r-1", "order_id": "o-1", "payment_id": "p-1", "refund_amount": "1.00",
+      "refund_type": "FULL", "risk_flag": 0}, "risk_flag"),
+    ("/api/v1/refunds", "RefundInputRequest",
+     {"refund_id": "r-1", "order_id": "o-1", "payment_id": "p-1", "refund_amount": "1.00",
+      "refund_type": "FULL", "risk_flag": "yes"}, "risk_flag"),
+])
+def test_a_value_of_another_type_is_refused_not_coerced(schema, api, template, url, component,
+                                                        body, field):
+    body = {**body, "template_id": template.pk} if "template_id" in body else body
+
+    response = api.post(url, body, format="json", HTTP_IDEMPOTENCY_KEY="k-coerce")
+
+    assert response.status_code == 400, response.json()
+    assert field in response.json()["error"]["details"]
+    assert not allows(schema, component, body)
+
+
+def test_an_empty_since_is_refused(schema, api, coupon):
+    response = api.get(f"/api/v1/coupons/{coupon.pk}/proof", {"since": ""})
+    proof = schema["paths"]["/api/v1/coupons/{coupon_id}/proof"]["get"]
+    since = next(p for p in proof["parameters"] if p["name"] == "since")
+
+    assert response.status_code == 400
+    assert "since" in response.json()["error"]["details"]
+    assert since["schema"]["type"] == "integer"
+
+
+@pytest.mark.parametrize("body", [{}, {"action": "APPLY", "note": 42}, {"action": "BOGUS"},
+                                  {"action": "DISMISS"}, {"action": "RESOLVE", "note": " "}])
+def test_a_case_resolution_the_server_refuses_is_outside_the_schema(schema, body):
+    assert not allows(schema, "CaseResolveInputRequest", body)
+
+
+@pytest.mark.parametrize("body", [{"action": "APPLY"}, {"action": "APPLY", "note": "ok"},
+                                  {"action": "DISMISS", "note": "paid twice"}])
+def test_a_case_resolution_the_server_takes_is_inside_the_schema(schema, body):
+    assert allows(schema, "CaseResolveInputRequest", body)
+
+
+def test_a_numeric_note_on_a_case_is_refused(api, send, coupon):
+    operator = staff("olga", "operator")
+
+    response = operator.post("/api/v1/cases/1/resolve", {"action": "APPLY", "note": 42},
+                             format="json", HTTP_IDEMPOTENCY_KEY="k-note")
+
+    assert response.status_code == 400
+    assert "note" in response.json()["error"]["details"]
+
+
+@pytest.mark.parametrize(("lease", "valid"), [
+    ({}, True), ({"lease_seconds": 60}, True), ({"lease_until": "2030-01-01T00:00:00Z"}, True),
+    ({"lease_seconds": 60, "lease_until": "2030-01-01T00:00:00Z"}, False),
+    ({"lease_until": None}, False)])
+def test_a_lease_has_one_shape_in_the_schema(schema, lease, valid):
+    body = {"order_id": "o-1", "user_id": "u1", "order_amount": "300.00", **lease}
+
+    assert allows(schema, "LockInputRequest", body) is valid

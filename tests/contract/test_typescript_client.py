@@ -79,7 +79,7 @@ def test_a_field_the_schema_lost_fails_the_type_check(node, tmp_path):  # noqa: 
 
     told = tell(node, tmp_path, "http://127.0.0.1:9", schema)
 
-    assert told.returncode == 1
+    assert told.returncode == 1, told.stdout + told.stderr
     assert "tsc --strict --noEmit failed" in told.stdout
     assert "discount_amount" in told.stdout
 
@@ -93,5 +93,5 @@ def test_a_cast_in_the_story_fails_it(node, tmp_path):  # noqa: F811
 
     told = tell(node, tmp_path / "work", "http://127.0.0.1:9", live_schema(), story)
 
-    assert told.returncode == 1
+    assert told.returncode == 1, told.stdout + told.stderr
     assert "casts in story.ts" in told.stdout and "as Schemas" in told.stdout
