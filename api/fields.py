@@ -69,6 +69,16 @@ class QueryIntegerField(serializers.IntegerField):
         return super().get_value(dictionary)
 
 
+class NamedSetField(serializers.CharField):
+    """An answer's text from a closed set another app owns, declared as that app's enum
+    component (`component`): the core's HTTP layer names after-sale's sets without importing
+    them (api.schema writes the reference)."""
+
+    def __init__(self, *, component: str, **kwargs):
+        self.component = component
+        super().__init__(**kwargs)
+
+
 def money_field(*, minimum="0.01", **kwargs):
     return DecimalText(**MONEY, min_value=Decimal(minimum), pattern=MONEY_PATTERNS[minimum],
                        **kwargs)
@@ -81,13 +91,14 @@ def given(name: str, json_type: str) -> dict:
 
 def note_unless(action: str, *, noted: list[str]) -> dict:
     """JSON Schema: `action` is `action`, or one of `noted` with a note that has something in
-    it. The branches exclude each other (by the action), so they are a `oneOf`, which generated
-    types read as "the fields and one of these" (an `anyOf` beside properties became a union
-    that took `{}`)."""
-    return {"oneOf": [
+    it. The branches exclude each other (by the action), so they are a `oneOf` inside an
+    `allOf`, which generated types read as "the fields and one of these" (an `anyOf` beside the
+    properties became a union that took `{}`; a bare `oneOf`, for openapi-generator, a union of
+    the branches without the fields)."""
+    return {"allOf": [{"oneOf": [
         {"required": ["action"],
          "properties": {"action": {"type": "string", "pattern": f"^{action}$"}}},
         {"required": ["action", "note"],
          "properties": {"action": {"type": "string", "pattern": f"^(?:{'|'.join(noted)})$"},
                         "note": {"type": "string", "pattern": r"\S"}}},
-    ]}
+    ]}]}

@@ -7,6 +7,7 @@ from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from api.error_serializers import ERROR_CODES
 from api.fields import (
     MAX_DB_ID,
     MAX_VERSION,
@@ -163,11 +164,11 @@ class LeaseWindowInput(serializers.Serializer):
     """How long the lease lasts: `lease_seconds` or `lease_until`, never both; neither gives
     COUPONS["DEFAULT_LEASE_SECONDS"] (a presale lease runs to its final-payment deadline)."""
 
-    schema_constraints = {"oneOf": [
+    schema_constraints = {"allOf": [{"oneOf": [
         {"required": ["lease_seconds"], "properties": {"lease_until": ABSENT}},
         {"required": ["lease_until"], "properties": {"lease_seconds": ABSENT}},
         {"properties": {"lease_seconds": ABSENT, "lease_until": ABSENT}},
-    ]}
+    ]}]}
 
     lease_seconds = lease_seconds_field()
     lease_until = serializers.DateTimeField(
@@ -293,7 +294,7 @@ class RejectionOutput(serializers.Serializer):
     op_type = serializers.CharField()
     order_id = serializers.CharField()
     actor = serializers.CharField()
-    error_code = serializers.CharField()
+    error_code = serializers.ChoiceField(choices=ERROR_CODES)
     message = serializers.CharField()
     details = serializers.DictField(help_text="The refusal's facts, by name, as its error "
                                     "answer gave them (docs/api.md, Errors).")

@@ -71,7 +71,8 @@ def test_cross_field_rules_are_in_the_schema(schema):
     components = schema["components"]["schemas"]
 
     for component in ("LockInputRequest", "RenewInputRequest"):
-        seconds, until, neither = components[component]["oneOf"]
+        [shapes] = components[component]["allOf"]
+        seconds, until, neither = shapes["oneOf"]
         assert (seconds["required"], until["required"]) == (["lease_seconds"], ["lease_until"])
         assert neither["properties"]["lease_until"]["not"] == {}
     rules = components["TemplateInputRequest"]["allOf"]
@@ -141,7 +142,8 @@ def test_text_fields_state_what_the_server_refuses(schema):
 
 @pytest.mark.parametrize("component", ["FindingResolveInputRequest", "CaseResolveInputRequest"])
 def test_a_dismissal_without_a_note_is_outside_the_schema(schema, component):
-    apply_or_note = schema["components"]["schemas"][component]["oneOf"]
+    [rule] = schema["components"]["schemas"][component]["allOf"]
+    apply_or_note = rule["oneOf"]
 
     assert apply_or_note[0]["properties"]["action"]["pattern"] == "^APPLY$"
     assert apply_or_note[1]["required"] == ["action", "note"]

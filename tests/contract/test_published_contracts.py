@@ -9,6 +9,8 @@ import yaml
 from django.test import override_settings
 from drf_spectacular.generators import SchemaGenerator
 
+from operations.relay import Relay
+
 pytestmark = pytest.mark.django_db
 
 
@@ -32,6 +34,22 @@ def test_the_asyncapi_document_is_public_and_names_this_instances_broker(client)
     assert document["servers"]["broker"]["pathname"] == "/coupons-prod"
     assert b"s3cret-pw" not in response.content and b"relay:" not in response.content
     assert "variables" not in document["servers"]["broker"]
+
+
+@override_settings(BROKER_URL="amqp://relay:pw@broker.internal:5673/coupons-prod",
+                   BROKER_EVENTS_EXCHANGE="coupons-staging")
+def test_the_asyncapi_document_binds_the_channels_where_the_relay_publishes(client):
+    """A consumer generated from the served document binds to the exchange and virtual host
+    the relay uses (BROKER_EVENTS_EXCHANGE, BROKER_URL), not the file's defaults."""
+    document = yaml.safe_load(client.get("/api/v1/asyncapi/").content)
+    channels = document["channels"]
+    events = channels["couponEvents"]["bindings"]["amqp"]["exchange"]
+
+    assert (events["name"], events["vhost"]) == ("coupons-staging", "coupons-prod")
+    assert Relay().exchange == "coupons-staging"
+    assert channels["facts"]["bindings"]["amqp"]["exchange"]["vhost"] == "coupons-prod"
+    assert channels["deadFacts"]["bindings"]["amqp"]["queue"]["vhost"] == "coupons-prod"
+    assert "coupons-staging" in channels["couponEvents"]["title"]
 
 
 def test_the_asyncapi_document_bundles_its_message_schemas(client):

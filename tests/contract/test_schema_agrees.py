@@ -4,6 +4,7 @@ body here is refused by the server and outside the schema, or allowed by both.""
 import json
 import re
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import jsonschema
 import pytest
@@ -207,8 +208,9 @@ def test_every_answer_names_the_version_the_schema_declares(schema, api, coupon)
     for route, item in schema["paths"].items():
         for method, operation in item.items():
             for status, answer in operation["responses"].items():
-                assert answer["headers"]["API-Version"]["schema"]["enum"] == [version], (
-                    method, route, status)
+                declared = answer["headers"]["API-Version"]["schema"]
+                assert re.fullmatch(declared["pattern"], version), (method, route, status)
+                assert declared["example"] == version
 
 
 def strict_openapi30(node):
@@ -356,3 +358,54 @@ def test_a_lease_has_one_shape_in_the_schema(schema, lease, valid):
     body = {"order_id": "o-1", "user_id": "u1", "order_amount": "300.00", **lease}
 
     assert allows(schema, "LockInputRequest", body) is valid
+
+
+def test_a_body_over_the_limit_is_a_declared_413(schema, api, coupon, settings):
+    lock = schema["paths"]["/api/v1/coupons/{coupon_id}/lock"]["post"]["responses"]
+    body = {"order_id": "o-1", "user_id": "u1", "order_amount": "300.00",
+            "quote_id": "q" * (settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1)}
+
+    answer = api.post(f"/api/v1/coupons/{coupon.pk}/lock", body, format="json",
+                      HTTP_IDEMPOTENCY_KEY="k-413")
+
+    assert answer.status_code == 413
+    assert answer.json()["error"]["code"] == "REQUEST_TOO_LARGE"
+    assert answer.json()["error"]["details"] == {
+        "max_bytes": settings.DATA_UPLOAD_MAX_MEMORY_SIZE}
+    assert "413" in lock
+    assert coupon.operations.count() == 1  # the ISSUE only
+
+
+def test_an_accept_the_api_cannot_answer_is_a_declared_406(schema, api, coupon):
+    answer = api.get(f"/api/v1/coupons/{coupon.pk}", HTTP_ACCEPT="text/html")
+
+    assert answer.status_code == 406
+    assert answer.json()["error"]["code"] == "NOT_ACCEPTABLE"
+    assert all("406" in operation["responses"]
+               for item in schema["paths"].values() for operation in item.values())
+
+
+def test_options_is_a_declared_405_and_allow_never_lists_it(schema, api, coupon):
+    answer = api.options(f"/api/v1/coupons/{coupon.pk}/lock")
+    other = api.get(f"/api/v1/coupons/{coupon.pk}/lock")
+    declared = schema["paths"]["/api/v1/coupons/{coupon_id}/lock"]["post"]["responses"]["405"]
+
+    assert answer.status_code == other.status_code == 405
+    assert answer.json()["error"]["code"] == "METHOD_NOT_ALLOWED"
+    assert answer["Allow"] == other["Allow"] == "POST"
+    assert declared["headers"]["Allow"]["required"] is True
+
+
+def test_a_cursor_the_server_hands_out_matches_the_schemas_pattern(schema, api, coupon):
+    listing = schema["paths"]["/api/v1/coupons/{coupon_id}/operations"]["get"]
+    pattern = next(p for p in listing["parameters"] if p["name"] == "cursor")["schema"]["pattern"]
+    api.post(f"/api/v1/coupons/{coupon.pk}/lock",
+             {"order_id": "o-1", "user_id": "u1", "order_amount": "300.00"}, format="json",
+             HTTP_IDEMPOTENCY_KEY="k-cursor")
+
+    first = api.get(f"/api/v1/coupons/{coupon.pk}/operations", {"cursor": "", "page_size": 1})
+    cursor = parse_qs(urlsplit(first.json()["next"]).query)["cursor"][0]
+
+    assert re.fullmatch(pattern, cursor) and re.fullmatch(pattern, "")
+    for invalid in ("abc", "0", cursor + " ", "x:y"):
+        assert not re.fullmatch(pattern, invalid), invalid
