@@ -1,5 +1,6 @@
 """Input serializers validate requests; output serializers document (and render) answers."""
 
+import re
 from decimal import Decimal
 
 from django.conf import settings
@@ -20,6 +21,7 @@ from api.fields import (
     money_field,
 )
 from api.identifiers import ExternalIdField
+from api.schema import SLUG
 from coupons.history import KIND_ORDER
 from coupons.models import (
     CouponKind,
@@ -46,15 +48,18 @@ def lease_seconds_field():
     )
 
 
-@extend_schema_field({"oneOf": [{"type": "integer"}, {"type": "string"}],
+@extend_schema_field({"oneOf": [{"type": "integer", "minimum": 1, "maximum": MAX_DB_ID},
+                                {"type": "string", "minLength": 1, "maxLength": 64,
+                                 "pattern": SLUG}],
                       "description": "A return policy's id or code; null is the default policy."})
 class PolicyRefField(serializers.Field):
-    """A policy id or code; coupons.services.templates says whether such a policy exists."""
+    """A policy id or code (a slug, as every policy's code is); coupons.services.templates says
+    whether such a policy exists. The schema states the same bounds."""
 
     def to_internal_value(self, data):
         if isinstance(data, int) and not isinstance(data, bool) and 1 <= data <= MAX_DB_ID:
             return data
-        if isinstance(data, str) and 0 < len(data) <= 64 and data.isprintable():
+        if isinstance(data, str) and len(data) <= 64 and re.fullmatch(SLUG, data):
             return data
         raise serializers.ValidationError(_("Give a return policy's id or code."))
 

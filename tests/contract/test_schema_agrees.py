@@ -409,3 +409,23 @@ def test_a_cursor_the_server_hands_out_matches_the_schemas_pattern(schema, api, 
     assert re.fullmatch(pattern, cursor) and re.fullmatch(pattern, "")
     for invalid in ("abc", "0", cursor + " ", "x:y"):
         assert not re.fullmatch(pattern, invalid), invalid
+
+
+@pytest.mark.parametrize("policy", [0, -1, 2**63, "", "no such code!", "x" * 65, True])
+def test_a_malformed_return_policy_is_refused_by_both(schema, api, policy):
+    body = {"code": "off5", "name": "5 off", "kind": "AMOUNT_OFF", "face_value": "5.00",
+            "valid_days": 30, "return_policy": policy}
+
+    response = api.post("/api/v1/templates", body, format="json", HTTP_IDEMPOTENCY_KEY="k-rp")
+
+    assert response.status_code == 400, response.json()
+    assert "return_policy" in response.json()["error"]["details"]
+    assert not allows(schema, "TemplateInputRequest", body)
+
+
+@pytest.mark.parametrize("policy", [1, "default-policy", None])
+def test_a_well_formed_return_policy_is_inside_the_schema(schema, policy):
+    body = {"code": "off5", "name": "5 off", "kind": "AMOUNT_OFF", "face_value": "5.00",
+            "valid_days": 30, "return_policy": policy}
+
+    assert strictly_allows(schema, "TemplateInputRequest", body)
