@@ -20,14 +20,25 @@ IDEMPOTENCY_KEY_PATTERN = r"^[ -~]*[!-~][ -~]*$"
 # The Idempotency-Key draft makes the value a Structured Field string (RFC 8941): quoted, with
 # backslash escaping only a quote or a backslash. Clients written before it send the bare value,
 # so both forms name one key: `"k-1"` and `k-1` replay each other rather than run twice.
-SF_STRING = re.compile(r'"((?:[ !#-\[\]-~]|\\["\\])*)"')
+# As a Structured Field Item the string may carry parameters (`"k-1";v=1`, RFC 9651 3.1.2):
+# they are taken and ignored, so the key is still the string.
+SF_BARE_ITEM = (r'-?[0-9]{1,15}(?:\.[0-9]{1,3})?'  # integer or decimal
+                r'|"(?:[ !#-\[\]-~]|\\["\\])*"'  # string
+                r"|[A-Za-z*][-!#$%&'*+.^_`|~0-9A-Za-z:/]*"  # token
+                r'|:[A-Za-z0-9+/=]*:'  # byte sequence
+                r'|\?[01]'  # boolean
+                r'|@-?[0-9]{1,15}'  # date
+                r'|%"(?:[ !#$&-\[\]-~]|%[0-9a-f]{2}|\\["\\])*"')  # display string
+SF_PARAMETERS = rf"(?:; *[a-z*][-a-z0-9_.*]*(?:=(?:{SF_BARE_ITEM}))?)*"
+SF_STRING = re.compile(rf'"((?:[ !#-\[\]-~]|\\["\\])*)"{SF_PARAMETERS}')
 
 IDEMPOTENCY_KEY_HEADER = OpenApiParameter(
     "Idempotency-Key", location=OpenApiParameter.HEADER, required=True,
     description=(
         "The business key of this command, 1 to 255 printable ASCII characters (a UUID is "
         "typical; surrounding spaces are ignored), bare or as a Structured Field string "
-        "(RFC 8941, `\"k-1\"`): both forms name one key. Same key + same body answers the stored "
+        "(RFC 8941, `\"k-1\"`), parameters after it taken and ignored (`\"k-1\";v=1`, "
+        "RFC 9651): all these forms name one key. Same key + same body answers the stored "
         "result without a second effect (header `Idempotent-Replayed: true`); same key + "
         "another body is refused (422 IDEMPOTENCY_KEY_REUSED); the same key while its first "
         "request still runs answers 409 IDEMPOTENCY_REQUEST_IN_PROGRESS. Keys are scoped to "
@@ -45,20 +56,27 @@ def client_id_of(user) -> int | None:
     return user.pk if isinstance(user, ServiceClient) else None
 
 
+def key_refused(message) -> ValidationFailed:
+    """A 400 whose details name the header at fault, as a body field's would."""
+    return ValidationFailed(**{"Idempotency-Key": [message]})
+
+
 def idempotency_key_of(sent: str) -> str:
-    """The key a header names, bare or as a Structured Field string; refused if it is neither."""
+    """The key a header names, bare or as a Structured Field string (with parameters or
+    none); refused if it is neither."""
     key = sent.strip()
     if not key:
         raise IdempotencyKeyMissing()
     if len(sent) > IDEMPOTENCY_KEY_MAX_LENGTH:
-        raise ValidationFailed(_("Idempotency-Key is at most 255 characters."))
+        raise key_refused(_("Idempotency-Key is at most 255 characters."))
     if not re.fullmatch(IDEMPOTENCY_KEY_PATTERN, sent):
-        raise ValidationFailed(_("Idempotency-Key must be printable ASCII characters only."))
+        raise key_refused(_("Idempotency-Key must be printable ASCII characters only."))
     if key.startswith('"'):
         quoted = SF_STRING.fullmatch(key)
         if quoted is None:
-            raise ValidationFailed(_("A quoted Idempotency-Key must be a Structured Field string: "
-                                     "one pair of quotes, a backslash only before \\ or \"."))
+            raise key_refused(_("A quoted Idempotency-Key must be a Structured Field string: "
+                                "one pair of quotes, a backslash only before \\ or \", then "
+                                "parameters only (;name or ;name=value)."))
         key = re.sub(r'\\(.)', r"\1", quoted.group(1)).strip()
     if not key:
         raise IdempotencyKeyMissing()

@@ -2,12 +2,14 @@
 
 import logging
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
 from django.core.signals import got_request_exception
 from django.db import InterfaceError, OperationalError
 from django.http import Http404
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler, set_rollback
@@ -37,7 +39,17 @@ DRF_CODES = {
 UNEXPECTED_CODES = ("INTERNAL_ERROR", "SERVICE_UNAVAILABLE")
 
 
+class RequestTooLarge(CouponError):
+    """A body over DATA_UPLOAD_MAX_MEMORY_SIZE: what is wrong is its size, not its content."""
+
+    code = "REQUEST_TOO_LARGE"
+    http_status = 413
+    message = gettext_lazy("The request body is too large.")
+
+
 def api_exception_handler(exc, context):
+    if isinstance(exc, RequestDataTooBig):
+        exc = RequestTooLarge(max_bytes=settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
     if isinstance(exc, CouponError):
         if exc.http_status >= 409:
             logger.info("refused %s: %s", exc.code, exc.details)
@@ -48,8 +60,6 @@ def api_exception_handler(exc, context):
         exc = exceptions.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):
         exc = exceptions.PermissionDenied()
-    elif isinstance(exc, RequestDataTooBig):
-        exc = exceptions.ParseError(_("The request body is too large."))
     elif isinstance(exc, RecursionError) and "JSON" in str(exc):
         # DRF's JSONParser only turns ValueError into ParseError; deeply nested JSON is bad
         # input too, not a 500.

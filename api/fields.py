@@ -41,6 +41,45 @@ class DecimalText(serializers.DecimalField):
         return super().to_internal_value(data)
 
 
+class StrictBooleanField(serializers.BooleanField):
+    """JSON `true` or `false` only, as the schema's boolean says: DRF's own also takes 0, 1,
+    "yes" and "on", so a client's mistake became a decision."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, bool):
+            self.fail("invalid", input=data)
+        return data
+
+
+class StrictCharField(serializers.CharField):
+    """Text only, as the schema's string says: DRF's own turns the number 42 into "42"."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class QueryIntegerField(serializers.IntegerField):
+    """A whole number in the query string: present but empty (`?since=`) is refused, not read
+    as left out (DRF skips an empty optional form value)."""
+
+    def get_value(self, dictionary):
+        if dictionary.get(self.field_name) == "":
+            return ""
+        return super().get_value(dictionary)
+
+
+class NamedSetField(serializers.CharField):
+    """An answer's text from a closed set another app owns, declared as that app's enum
+    component (`component`): the core's HTTP layer names after-sale's sets without importing
+    them (api.schema writes the reference)."""
+
+    def __init__(self, *, component: str, **kwargs):
+        self.component = component
+        super().__init__(**kwargs)
+
+
 def money_field(*, minimum="0.01", **kwargs):
     return DecimalText(**MONEY, min_value=Decimal(minimum), pattern=MONEY_PATTERNS[minimum],
                        **kwargs)
@@ -51,10 +90,19 @@ def given(name: str, json_type: str) -> dict:
     return {"required": [name], "properties": {name: {"type": json_type}}}
 
 
-def note_unless(action: str) -> dict:
-    """JSON Schema: `action` is `action`, or a note with something in it is given."""
-    return {"anyOf": [{"properties": {"action": {"type": "string", "pattern": f"^{action}$"}}},
-                      {"required": ["note"], "properties": {"note": {"pattern": r"\S"}}}]}
+def note_unless(action: str, *, noted: list[str]) -> dict:
+    """JSON Schema: `action` is `action`, or one of `noted` with a note that has something in
+    it. The branches exclude each other (by the action), so they are a `oneOf` inside an
+    `allOf`, which generated types read as "the fields and one of these" (an `anyOf` beside the
+    properties became a union that took `{}`; a bare `oneOf`, for openapi-generator, a union of
+    the branches without the fields)."""
+    return {"allOf": [{"oneOf": [
+        {"required": ["action"],
+         "properties": {"action": {"type": "string", "pattern": f"^{action}$"}}},
+        {"required": ["action", "note"],
+         "properties": {"action": {"type": "string", "pattern": f"^(?:{'|'.join(noted)})$"},
+                        "note": {"type": "string", "pattern": r"\S"}}},
+    ]}]}
 
 
 SEEN_ENTRY_PATTERN = r"^[0-9a-f]{64}$"

@@ -44,6 +44,12 @@ class ExternalIdField(serializers.CharField):
         super().__init__(max_length=max_length, trim_whitespace=False, **kwargs)
         self.validators.append(validate_id)
 
+    def to_internal_value(self, data):
+        # Text only: DRF's CharField makes the number 0 the id "0", which the schema refuses.
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
 
 class ExternalIdFormField(forms.CharField):
     """A query-string id: as the body's, and present-but-empty (`?order_id=`) is refused

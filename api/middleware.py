@@ -34,6 +34,11 @@ class ApiErrorsMiddleware:
         response = self.get_response(request)
         if not request.path.startswith(API_PREFIX):
             return response
+        if response.has_header("Allow"):
+            # DRF lists OPTIONS for every view, but the API answers it 405 (no metadata
+            # class): `Allow` names only what a path takes.
+            response["Allow"] = ", ".join(
+                method for method in response["Allow"].split(", ") if method != "OPTIONS")
         return negotiate_error(request, self.as_error_body(request, response))
 
     @staticmethod

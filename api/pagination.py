@@ -19,6 +19,10 @@ from rest_framework.utils.urls import remove_query_param, replace_query_param
 from coupons.errors import CouponError
 
 CURSOR_SALT = "api.pagination.cursor"
+# What sign_cursor writes (django.core.signing.dumps): the position in URL-safe base64 ("."
+# first when compressed), the time in base62 and the SHA-256 signature in URL-safe base64; or
+# "" for the first page. The schema states it, so a tool does not take any text for a cursor.
+CURSOR_PATTERN = r"^(?:|\.?[-_A-Za-z0-9]+:[0-9A-Za-z]+:[-_A-Za-z0-9]{43})$"
 
 
 class InvalidCursor(CouponError):
@@ -177,7 +181,7 @@ class StandardPagination(PageNumberPagination):
             "description": "Cursor pages instead of page numbers: empty for the first page, "
                            "then the cursor of the `next` link (opaque and signed; a changed "
                            "one is 400 INVALID_CURSOR). With it, `page` is ignored.",
-            "schema": {"type": "string"},
+            "schema": {"type": "string", "pattern": CURSOR_PATTERN},
         })
         return parameters
 

@@ -45,6 +45,7 @@ TITLES = {
     "PERMISSION_DENIED": _("Permission denied"),
     "REFUND_ID_REUSED": _("Refund id reused"),
     "REPLAY_IN_PROGRESS": _("Replay in progress"),
+    "REQUEST_TOO_LARGE": _("Request body too large"),
     "SAME_OPERATOR": _("Same operator"),
     "SERVICE_UNAVAILABLE": _("Service unavailable"),
     "TERMS_CONFLICT": _("Terms conflict"),

@@ -1,13 +1,16 @@
 """The OpenAPI schema says which capability each operation needs and every error it answers,
 both read from the view itself."""
 
+import copy
+import json
+
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.settings import spectacular_settings
 from rest_framework import serializers
 
 from .deprecation import deprecation_of
 from .error_serializers import ErrorOutput, ProblemOutput
-from .fields import MONEY_PATTERNS, DecimalText
+from .fields import MONEY_PATTERNS, DecimalText, NamedSetField
 from .identifiers import ID_PATTERN, ExternalIdField
 from .permissions import required_capability
 from .problems import PROBLEM_JSON
@@ -29,11 +32,32 @@ RETRY_AFTER = {"Retry-After": {
     "required": True,
     "schema": {"type": "integer", "minimum": 0}}}
 
+ALLOW = {"Allow": {
+    "description": "The methods this path takes.", "required": True,
+    "schema": {"type": "string"}}}
+
+
 def api_version_header(version: str) -> dict:
+    major = version.split(".")[0]
     return {"API-Version": {
-        "description": "The version of this contract the answer follows (docs/api.md, Versions).",
+        "description": f"The version of this contract the answer follows (docs/api.md, "
+                       f"Versions): {version} today; any later {major}.x.y may answer, as the "
+                       f"path's major number says.",
         "required": True,
-        "schema": {"type": "string", "enum": [version]}}}
+        "schema": {"type": "string", "pattern": f"^{major}\\.[0-9]+\\.[0-9]+$",
+                   "example": version}}}
+
+
+# Sets the version policy lets grow in a minor version (docs/api.md, "Versions"): answers
+# declare them open, so a client that validates answers with this schema keeps working when a
+# later minor version sends a member it does not know. The component keeps its name and
+# members (generated types keep theirs); each answer's field is that enum or the unknown branch.
+OPEN_SETS = {
+    "ErrorCodeEnum": {
+        "type": "string", "pattern": "^[A-Z][A-Z0-9_]*$",
+        "description": "A code added in a later minor version: treat it as its HTTP status "
+                       "says (docs/api.md, Versions)."},
+}
 
 
 LINK = {"Link": {
@@ -76,6 +100,7 @@ DATA_AS_OF = {"X-Data-As-Of": {
     "description": "Present when a read replica answered: every change acknowledged before "
                    "this time (ISO 8601) is in the answer; a later one may not be yet.",
     "schema": {"type": "string", "format": "date-time"}}}
+ABSENT_TYPE = {"type": "string", "nullable": True, "enum": [None]}
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 REPLAYED = {"Idempotent-Replayed": {
@@ -103,6 +128,12 @@ ERROR_MEANINGS = {
     422: "A business rule refused a well-formed request (e.g. COUPON_EXPIRED, THRESHOLD_NOT_MET, "
          "NOT_COUPON_OWNER), or IDEMPOTENCY_KEY_REUSED / MESSAGE_ID_REUSED / REFUND_ID_REUSED: the "
          "key, message id or refund id was used before with another body.",
+    405: "METHOD_NOT_ALLOWED: a method this path does not take (OPTIONS included); `Allow` "
+         "lists those it takes.",
+    406: "NOT_ACCEPTABLE: an `Accept` the API cannot answer (it speaks JSON; "
+         "`application/problem+json` is taken for errors).",
+    413: "REQUEST_TOO_LARGE: the body is larger than the server takes "
+         "(`details.max_bytes`). Nothing was changed.",
     415: "UNSUPPORTED_MEDIA_TYPE: the body is not `application/json`. Nothing was changed.",
     429: "THROTTLED: too many requests from this client; `Retry-After` says when to retry.",
     503: "SERVICE_UNAVAILABLE: the database is not reachable right now; `Retry-After` says when "
@@ -151,6 +182,7 @@ class CapabilitySchema(AutoSchema):
                 answer["content"][PROBLEM_JSON] = {"schema": problem_ref}
         for status in ("429", "503"):
             operation["responses"][status].setdefault("headers", {}).update(RETRY_AFTER)
+        operation["responses"]["405"].setdefault("headers", {}).update(ALLOW)
         headers = api_version_header(spectacular_settings.VERSION)
         deprecation = deprecation_of(self.view, self.method)
         if deprecation is not None:
@@ -183,6 +215,9 @@ class CapabilitySchema(AutoSchema):
         return first.split(". ")[0].rstrip(".:") or None
 
     def _map_serializer_field(self, field, direction, bypass_extensions=False):
+        if isinstance(field, NamedSetField):
+            return {"allOf": [{"$ref": f"#/components/schemas/{field.component}"}],
+                    "description": field.help_text}
         schema = super()._map_serializer_field(field, direction, bypass_extensions)
         if isinstance(field, DecimalText):
             schema["pattern"] = field.pattern
@@ -215,7 +250,8 @@ class CapabilitySchema(AutoSchema):
         # Schema in `schema_constraints`; its validate() enforces the same.
         schema = super()._map_basic_serializer(serializer, direction)
         if direction == "request":
-            schema.update(getattr(serializer, "schema_constraints", {}))
+            # A copy: the postprocessing hooks edit the schema in place, never the class's.
+            schema.update(copy.deepcopy(getattr(serializer, "schema_constraints", {})))
         elif isinstance(serializer, serializers.ModelSerializer):
             # A model row's answer sends every field it names (null where the column is),
             # whatever defaults make a field optional on input; `sometimes_absent` names what a
@@ -233,13 +269,14 @@ class CapabilitySchema(AutoSchema):
 def error_statuses(operation: dict, view, method: str) -> set[int]:
     """The error statuses an operation can answer, from what it takes.
 
-    Every operation: 401, 403 (capability), 429 (throttles) and 503 (no database). A path id
-    or a page: 404. A body, query parameters or a path id: 400. A body: 415 (not JSON). A
+    Every operation: 401, 403 (capability), 405 (another method on its path), 406 (an Accept
+    it cannot answer), 429 (throttles) and 503 (no database). A path id or a page: 404. A body,
+    query parameters or a path id: 400. A body: 413 (too large) and 415 (not JSON). A
     command behind an Idempotency-Key: 400, 409 (a key still in progress, besides the state
     conflicts) and 422 (the key reused with another body). A view adds what only it answers with
     `error_statuses = {"POST": {404}}`.
     """
-    statuses = {401, 403, 429, 503}
+    statuses = {401, 403, 405, 406, 429, 503}
     places = {parameter["in"] for parameter in operation.get("parameters", [])}
     names = {parameter["name"] for parameter in operation.get("parameters", [])}
     if "path" in places or "page" in names:
@@ -249,10 +286,30 @@ def error_statuses(operation: dict, view, method: str) -> set[int]:
     if "requestBody" in operation or "query" in places:
         statuses.add(400)
     if "requestBody" in operation:
-        statuses.add(415)
+        statuses |= {413, 415}
     if "Idempotency-Key" in names:
         statuses |= {400, 409, 422}
     return statuses | set(getattr(view, "error_statuses", {}).get(method, ()))
+
+
+def open_set_fields(node, ref: str, unknown: dict) -> None:
+    """Every field of an answer's `node` (nested objects too) typed by `ref` becomes
+    `ref` or `unknown`."""
+    if isinstance(node, list):
+        for item in node:
+            open_set_fields(item, ref, unknown)
+        return
+    if not isinstance(node, dict):
+        return
+    for name, spec in node.get("properties", {}).items():
+        if spec.get("$ref") == ref or spec.get("allOf") == [{"$ref": ref}]:
+            described = {key: value for key, value in spec.items() if key not in ("$ref", "allOf")}
+            node["properties"][name] = {"anyOf": [{"$ref": ref}, dict(unknown)], **described}
+    for key, value in node.items():
+        if key != "properties":
+            open_set_fields(value, ref, unknown)
+    for spec in node.get("properties", {}).values():
+        open_set_fields(spec, ref, unknown)
 
 
 def tidy_schema(result, generator, request, public):
@@ -264,6 +321,14 @@ def tidy_schema(result, generator, request, public):
       not reach into a `$ref`, so a strict validator refuses null otherwise.
     - A request body with required fields, or a union, is itself required: a client that
       may leave it out sends a request the server can only refuse.
+    - A property that must be left out (`not: {}`, a `oneOf` branch excluding it) gets a
+      null-only type beside it: JSON Schema already refuses any value, and generated types then
+      refuse the field in that branch (`string & null` is `never`), which `not` cannot tell
+      them. Added here, after the enum hook, which would make the null a component.
+    - A request field the server fills in when it is left out states that in its description,
+      not as `default`: generators read `default` on a request field as "always there" and
+      make it required in the client's types (openapi-typescript with its default settings),
+      so a client had to send what it may leave out.
     """
     schemas = result.get("components", {}).get("schemas", {})
 
@@ -279,6 +344,9 @@ def tidy_schema(result, generator, request, public):
 
     def walk(node):
         if isinstance(node, dict):
+            for name, spec in node.get("properties", {}).items():
+                if spec == {"not": {}}:
+                    node["properties"][name] = {**ABSENT_TYPE, "not": {}}
             if node.get("nullable") and ("allOf" in node or "oneOf" in node):
                 # A strict reader applies a wrapped $ref to null too, and the referenced
                 # schema refuses it: the null becomes a branch of its own.
@@ -296,6 +364,22 @@ def tidy_schema(result, generator, request, public):
                 walk(value)
 
     walk(result)
+    for name, unknown in OPEN_SETS.items():
+        schemas[name]["x-extensible-enum"] = True
+        schemas[name]["description"] = "\n\n".join(part for part in (
+            schemas[name].get("description"),
+            "Extensible: a later minor version may add members; answers declare the field "
+            "as this enum or any other such value (`x-extensible-enum`).") if part)
+        for component_name, component in schemas.items():
+            if not component_name.endswith("Request"):
+                open_set_fields(component, f"#/components/schemas/{name}", unknown)
+    for name, component in schemas.items():
+        if name.endswith("Request"):  # COMPONENT_SPLIT_REQUEST: a request's own component
+            for spec in component.get("properties", {}).values():
+                if "default" in spec:
+                    left_out = f"Left out, the server takes `{json.dumps(spec.pop('default'))}`."
+                    spec["description"] = "\n\n".join(
+                        part for part in (spec.get("description"), left_out) if part)
     for item in result["paths"].values():
         for operation in item.values():
             body = operation.get("requestBody")

@@ -14,11 +14,13 @@ every process once CACHES points at Redis (REDIS_URL).
 
 from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
+from rest_framework.authentication import get_authorization_header
 from rest_framework.settings import api_settings
 from rest_framework.throttling import SimpleRateThrottle
 
 from common.client_address import client_address
 from coupons.models import ServiceClient
+from coupons.write.tokens import hash_token
 
 
 def count_of(value) -> int:
@@ -104,24 +106,37 @@ class UserRateThrottle(PerCallerRateThrottle):
 
 
 class FailedAuthenticationThrottle(PerCallerRateThrottle):
-    """Requests answered 401 (no credentials, a wrong or inactive key), counted per client
-    address.
+    """Requests answered 401, counted per key sent (a wrong or inactive key), or per client
+    address when none is sent.
 
     DRF's throttles run after authentication and permissions, so a request with a bad key or
     none is refused before any throttle sees it. Instead the exception handler records each
     401 here, and ServiceTokenAuthentication asks `wait_for` before it looks a key up: past the
-    rate an address gets 429 THROTTLED with Retry-After, whatever key it sends, until its
-    window ends. A signed-in console session is not refused (django-axes guards sign-in).
+    rate that key (or that address, without a key) gets 429 THROTTLED with Retry-After until
+    its window ends. A signed-in console session is not refused (django-axes guards sign-in).
+
+    Why per key and not per address: behind a shared egress address (NAT, a proxy) one revoked
+    key retried in a loop used to throttle every service behind it, valid keys included. A
+    key's counter moves only when that very key fails, so no caller's failures can refuse
+    another's valid key; the counter is named by the key's hash, never the key.
     """
 
     scope = "anonymous"
 
     def get_cache_key(self, request, view=None):
-        """This window's counter of the request's address; None without a rate."""
+        """This window's counter of the key the request sends, or of its address when it
+        sends none; None without a rate."""
         if self.rate is None:
             return None
-        address = client_address(request) or "unknown"
-        return self._window(self.cache_format % {"scope": self.scope, "ident": address})
+        sent = get_authorization_header(request).split()
+        if len(sent) == 2 and sent[0].lower() == b"token":
+            try:
+                ident = "key-" + hash_token(sent[1].decode())
+            except UnicodeError:  # not a key anyone was given: counted with its address
+                ident = client_address(request) or "unknown"
+        else:
+            ident = client_address(request) or "unknown"
+        return self._window(self.cache_format % {"scope": self.scope, "ident": ident})
 
     def wait_for(self, stored) -> float | None:
         """Seconds until this address may try again, or None when it is under the rate.

@@ -8,6 +8,7 @@ from drf_spectacular.views import (
 )
 
 from api.docs import sign_in_first
+from api.error_reference import error_reference
 from coupons.api import urls as coupons_urls
 from operations.api import urls as operations_urls
 from operations.asyncapi import asyncapi_document
@@ -24,6 +25,8 @@ urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     # The broker's contract beside it, public too, its server this instance's broker.
     path("asyncapi/", asyncapi_document, name="asyncapi"),
+    # Where each problem details' `type` points (API_ERROR_DOCS_URL's default), public too.
+    path("errors/", error_reference, name="errors"),
     # Both without inline scripts, for the Content-Security-Policy: Swagger UI's
     # start-up script is fetched from the same URL (?script), ReDoc starts from its element.
     path("docs/", sign_in_first(SpectacularSwaggerSplitView.as_view(url_name="api:schema")),

@@ -358,9 +358,10 @@ if os.environ.get("REDIS_URL"):
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
-# Where docs/api.md is published: an error's problem `type` is its code's entry there
-# (api/problems.py). The default is a reference relative to the serving instance.
-API_ERROR_DOCS_URL = os.environ.get("API_ERROR_DOCS_URL", "/docs/api/").strip()
+# An error's problem `type` is its code's entry here (api/problems.py): by default the
+# instance's own error reference (api/error_reference.py), relative to the serving instance;
+# or where docs/api.md is published, whose "Error codes" headings have the same anchors.
+API_ERROR_DOCS_URL = os.environ.get("API_ERROR_DOCS_URL", "/api/v1/errors/").strip()
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Coupon Console API",
@@ -368,7 +369,7 @@ SPECTACULAR_SETTINGS = {
         "Coupon lifecycle commands that prove ownership (order id + lease token + expected "
         "version). Every command needs an Idempotency-Key header."
     ),
-    "VERSION": "1.0.0",
+    "VERSION": "1.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
     # The schema is the contract, not a secret: anyone may fetch it (JSON with ?format=json),
     # with or without a key, and generate a client from it.
@@ -397,6 +398,7 @@ SPECTACULAR_SETTINGS = {
         # The names these sets had before more fields took them, so generated types keep theirs.
         "OpTypeEnum": ["REVERSE", "COMPENSATE"],
         "RefundCouponDecisionOutputActionEnum": "refunds.models.RefundCoupon.Action",
+        "RefundDecisionOutputStatusEnum": "refunds.models.RefundCoupon.Status",
         "RefundTypeEnum": "refunds.policy_engine.RefundType.ALL",
         "InboxStatusEnum": ["PROCESSED", "DUPLICATE"],
         "CouponKindEnum": "coupons.models.CouponKind",
@@ -453,6 +455,9 @@ COUPON_CHECK_NEWEST_ROWS = env_int("COUPON_CHECK_NEWEST_ROWS", default=200)
 # --- Events: the outbox relay's broker; see docs/events.md ---------------------------
 # One AMQP URL, or a cluster's nodes separated by commas (operations/broker.py).
 BROKER_URL = os.environ.get("BROKER_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
+# The topic exchange the relay publishes events to (relay_outbox --exchange overrides it for
+# one process); the served AsyncAPI document binds its event channel to it.
+BROKER_EVENTS_EXCHANGE = os.environ.get("BROKER_EVENTS_EXCHANGE", "coupons").strip() or "coupons"
 
 # --- Resilience: docs/operating.md, "Resilience" ----------------------------------
 # PostgreSQL through config/postgresql: Django's backend whose pool checks each borrowed

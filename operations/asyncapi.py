@@ -36,11 +36,17 @@ def bundled() -> dict:
     return inline(yaml.safe_load((SCHEMAS / "asyncapi.yaml").read_text()))
 
 
+def vhost_of(broker_url: str) -> str:
+    """The virtual host a BROKER_URL names (`%2F`, or no path, is the default `/`)."""
+    path = urlsplit(node_urls(broker_url)[0]).path
+    return unquote(path[1:]) if len(path) > 1 else "/"
+
+
 def broker_server(broker_url: str) -> dict:
     """AsyncAPI's server for a BROKER_URL: host and port, the virtual host, no user or
     password; of a cluster's list of nodes, the first."""
     parts = urlsplit(node_urls(broker_url)[0])
-    vhost = unquote(parts.path[1:]) if len(parts.path) > 1 else "/"
+    vhost = vhost_of(broker_url)
     return {
         "host": f"{parts.hostname}:{parts.port or 5672}",
         "pathname": "/" + vhost.lstrip("/"),
@@ -51,8 +57,20 @@ def broker_server(broker_url: str) -> dict:
 
 
 def served_document() -> dict:
+    """The document as this instance's processes use the broker: its server from BROKER_URL,
+    every channel bound on that virtual host, and the events' channel to the exchange the relay
+    publishes to (BROKER_EVENTS_EXCHANGE), so a consumer generated from it binds there."""
     document = json.loads(json.dumps(bundled()))  # a copy: the cached one stays as read
-    document["servers"]["broker"] = broker_server(settings.BROKER_URL)
+    server = broker_server(settings.BROKER_URL)
+    document["servers"]["broker"] = server
+    for channel in document["channels"].values():
+        binding = channel["bindings"]["amqp"]
+        binding["queue" if binding["is"] == "queue" else "exchange"]["vhost"] = vhost_of(
+            settings.BROKER_URL)
+    events = document["channels"]["couponEvents"]
+    exchange = settings.BROKER_EVENTS_EXCHANGE
+    events["bindings"]["amqp"]["exchange"]["name"] = exchange
+    events["title"] = f"Coupon events (exchange `{exchange}`)"
     return document
 
 

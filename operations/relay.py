@@ -44,7 +44,6 @@ from operations.worker import CONNECTION_LOSSES, DATABASE_ERRORS, Lost, run_unti
 
 log = logging.getLogger(__name__)
 
-EXCHANGE = "coupons"
 # Outbox inserts NOTIFY this channel at commit (trigger `notify_relay`).
 NOTIFY_CHANNEL = "coupons_outbox"
 # A NOTIFY missed (the LISTEN connection was reopened meanwhile) waits at most this long.
@@ -57,6 +56,12 @@ class BatchResult:
     failed: int = 0  # publish refused or unconfirmed: stays unpublished
     held: int = 0  # waits behind an earlier event of its coupon
     error: Exception | None = field(default=None)
+
+
+def message_body(event: OutboxEvent) -> dict:
+    """The stored payload with the event's own id and type first: a consumer that forwards or
+    stores bodies without their AMQP properties keeps its de-duplication key."""
+    return {"event_id": event.pk, "event_type": event.event_type, **event.payload}
 
 
 def message_properties(event: OutboxEvent) -> pika.BasicProperties:
@@ -81,12 +86,12 @@ class Relay:
     """One broker connection; `run_batch()` publishes up to `batch_size` rows."""
 
     def __init__(
-        self, *, url: str | None = None, exchange: str = EXCHANGE, batch_size: int = 200,
+        self, *, url: str | None = None, exchange: str | None = None, batch_size: int = 200,
         shard: int = 0, shards: int = 1, coupon_id: int | None = None,
         on_published: Callable[["Relay", OutboxEvent], None] | None = None,
     ):
         self.url = url or settings.BROKER_URL
-        self.exchange = exchange
+        self.exchange = exchange or settings.BROKER_EVENTS_EXCHANGE
         self.batch_size = batch_size
         self.shard, self.shards = shard, shards
         # One coupon's events only: reconciliation re-drives a coupon whose event was stuck.
@@ -124,7 +129,7 @@ class Relay:
         after BROKER_CONFIRM_TIMEOUT_SECONDS."""
         with broker.deadline(self.connection, settings.BROKER_CONFIRM_TIMEOUT_SECONDS):
             self.channel.basic_publish(
-                self.exchange, event.event_type, json.dumps(event.payload).encode(),
+                self.exchange, event.event_type, json.dumps(message_body(event)).encode(),
                 properties=message_properties(event), mandatory=False,
             )
 

@@ -7,7 +7,14 @@ from django.utils.translation import gettext as _
 from drf_spectacular.utils import PolymorphicProxySerializer
 from rest_framework import serializers
 
-from api.fields import MAX_DB_ID, external_id, money_field, note_unless
+from api.fields import (
+    MAX_DB_ID,
+    StrictBooleanField,
+    StrictCharField,
+    external_id,
+    money_field,
+    note_unless,
+)
 from api.identifiers import ExternalIdField
 from coupons import clock
 from coupons.api.outcome_serializers import OUTCOME_UNION
@@ -64,7 +71,7 @@ class RefundPayload(PaymentPayload):
     refund_id = external_id()
     refund_amount = money_field()
     refund_type = serializers.ChoiceField(choices=["FULL", "PARTIAL"])
-    risk_flag = serializers.BooleanField(required=False, default=False)
+    risk_flag = StrictBooleanField(required=False, default=False)
 
 
 PAYLOADS = {
@@ -124,11 +131,11 @@ class CaseOutput(serializers.ModelSerializer):
 class CaseResolveInput(serializers.Serializer):
     """RESOLVE and DISMISS need a note that says what was done (stated in the schema too)."""
 
-    schema_constraints = note_unless("APPLY")
+    schema_constraints = note_unless("APPLY", noted=["RESOLVE", "DISMISS"])
 
     action = serializers.ChoiceField(
         choices=["APPLY", "RESOLVE", "DISMISS"],
         help_text="APPLY runs the recommendation; RESOLVE (done by hand) and DISMISS need a note.",
     )
-    note = serializers.CharField(max_length=1000, required=False, default="", allow_blank=True)
+    note = StrictCharField(max_length=1000, required=False, default="", allow_blank=True)
 

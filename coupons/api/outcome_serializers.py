@@ -9,7 +9,7 @@ from drf_spectacular.utils import PolymorphicProxySerializer
 from rest_framework import serializers
 
 from api.error_serializers import ERROR_CODES
-from api.fields import MONEY
+from api.fields import MONEY, NamedSetField
 from coupons.models import CouponStatus, LockStatus, Recommendation, SettlementResult
 
 
@@ -130,8 +130,10 @@ class NoCouponDecisionOutcome(Outcome):
 class DecisionSummary(serializers.Serializer):
     id = serializers.IntegerField()
     coupon_id = serializers.IntegerField()
-    action = serializers.CharField(help_text="What the return policy decided (e.g. RETURN).")
-    status = serializers.CharField(help_text="The decision's status (e.g. EXECUTED).")
+    action = NamedSetField(component="RefundCouponDecisionOutputActionEnum",
+                           help_text="What the return policy decided (e.g. RETURN).")
+    status = NamedSetField(component="RefundDecisionOutputStatusEnum",
+                           help_text="The decision's status (e.g. EXECUTED).")
 
 
 class RefundDecidedOutcome(Outcome):

@@ -1,5 +1,6 @@
 """Input serializers validate requests; output serializers document (and render) answers."""
 
+import re
 from decimal import Decimal
 
 from django.conf import settings
@@ -7,16 +8,20 @@ from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from api.error_serializers import ERROR_CODES
 from api.fields import (
     MAX_DB_ID,
     MAX_VERSION,
     MONEY,
     DecimalText,
+    QueryIntegerField,
+    StrictBooleanField,
     external_id,
     given,
     money_field,
 )
 from api.identifiers import ExternalIdField
+from api.schema import SLUG
 from coupons.history import KIND_ORDER
 from coupons.models import (
     CouponKind,
@@ -31,6 +36,11 @@ from coupons.redaction import redacted
 PERCENT_PATTERN = r"^(?:100(?:\.00?)?|[1-9][0-9]?(?:\.[0-9]{1,2})?|0\.(?:0[1-9]|[1-9][0-9]?))$"
 
 
+# A field that must be left out, in the branch of a `oneOf` that excludes it (api.schema's
+# tidy_schema adds the type that tells generated clients so).
+ABSENT = {"not": {}}
+
+
 def lease_seconds_field():
     return serializers.IntegerField(
         required=False, min_value=1, max_value=settings.COUPONS["MAX_LEASE_SECONDS"],
@@ -38,15 +48,18 @@ def lease_seconds_field():
     )
 
 
-@extend_schema_field({"oneOf": [{"type": "integer"}, {"type": "string"}],
+@extend_schema_field({"oneOf": [{"type": "integer", "minimum": 1, "maximum": MAX_DB_ID},
+                                {"type": "string", "minLength": 1, "maxLength": 64,
+                                 "pattern": SLUG}],
                       "description": "A return policy's id or code; null is the default policy."})
 class PolicyRefField(serializers.Field):
-    """A policy id or code; coupons.services.templates says whether such a policy exists."""
+    """A policy id or code (a slug, as every policy's code is); coupons.services.templates says
+    whether such a policy exists. The schema states the same bounds."""
 
     def to_internal_value(self, data):
         if isinstance(data, int) and not isinstance(data, bool) and 1 <= data <= MAX_DB_ID:
             return data
-        if isinstance(data, str) and 0 < len(data) <= 64 and data.isprintable():
+        if isinstance(data, str) and len(data) <= 64 and re.fullmatch(SLUG, data):
             return data
         raise serializers.ValidationError(_("Give a return policy's id or code."))
 
@@ -87,7 +100,7 @@ class TemplateInput(serializers.Serializer):
         required=False, allow_null=True, min_value=1, max_value=3650,
         help_text="Each coupon is valid this many days from its issue; or give valid_until.",
     )
-    returnable = serializers.BooleanField(required=False, default=True)
+    returnable = StrictBooleanField(required=False, default=True)
     expiry_during_lock = serializers.ChoiceField(
         choices=ExpiryDuringLock.choices, required=False, default=ExpiryDuringLock.LOCK_HONORS
     )
@@ -156,7 +169,11 @@ class LeaseWindowInput(serializers.Serializer):
     """How long the lease lasts: `lease_seconds` or `lease_until`, never both; neither gives
     COUPONS["DEFAULT_LEASE_SECONDS"] (a presale lease runs to its final-payment deadline)."""
 
-    schema_constraints = {"not": {"required": ["lease_seconds", "lease_until"]}}
+    schema_constraints = {"allOf": [{"oneOf": [
+        {"required": ["lease_seconds"], "properties": {"lease_until": ABSENT}},
+        {"required": ["lease_until"], "properties": {"lease_seconds": ABSENT}},
+        {"properties": {"lease_seconds": ABSENT, "lease_until": ABSENT}},
+    ]}]}
 
     lease_seconds = lease_seconds_field()
     lease_until = serializers.DateTimeField(
@@ -282,7 +299,7 @@ class RejectionOutput(serializers.Serializer):
     op_type = serializers.CharField()
     order_id = serializers.CharField()
     actor = serializers.CharField()
-    error_code = serializers.CharField()
+    error_code = serializers.ChoiceField(choices=ERROR_CODES)
     message = serializers.CharField()
     details = serializers.DictField(help_text="The refusal's facts, by name, as its error "
                                     "answer gave them (docs/api.md, Errors).")
@@ -300,6 +317,9 @@ class DiagnosisOutput(serializers.Serializer):
     can_use_now = serializers.BooleanField()
     verdict = serializers.CharField(help_text="Why the coupon can or cannot be used now.")
     support_action = serializers.CharField(help_text="What support should do about it.")
+    pending = serializers.ListField(child=serializers.CharField(), help_text=(
+        "One sentence per refund decision or compensation that waits for a person, whatever "
+        "the coupon's state; empty when nothing waits."))
     open_case_ids = serializers.ListField(child=serializers.IntegerField())
 
 
@@ -351,7 +371,7 @@ class SignedCheckpointOutput(serializers.Serializer):
 
 
 class ProofQuery(serializers.Serializer):
-    since = serializers.IntegerField(
+    since = QueryIntegerField(
         required=False, min_value=1, max_value=2**31 - 1,
         help_text="An older checkpoint's number: the answer adds the RFC 9162 consistency proof "
                   "from its journal head to the newest one's.")

@@ -1,6 +1,6 @@
 from rest_framework import serializers
 
-from api.fields import note_unless
+from api.fields import StrictCharField, note_unless
 from coupons.models import Finding
 
 
@@ -19,7 +19,7 @@ class FindingOutput(serializers.ModelSerializer):
 class FindingResolveInput(serializers.Serializer):
     """DISMISS needs a note that says why (stated in the schema too)."""
 
-    schema_constraints = note_unless("APPLY")
+    schema_constraints = note_unless("APPLY", noted=["DISMISS"])
 
     action = serializers.ChoiceField(
         choices=["APPLY", "DISMISS"],
@@ -27,4 +27,4 @@ class FindingResolveInput(serializers.Serializer):
                   "MANUAL_REVIEW); DISMISS closes it with a note, and later runs leave it "
                   "dismissed while the fault holds.",
     )
-    note = serializers.CharField(max_length=1000, required=False, default="", allow_blank=True)
+    note = StrictCharField(max_length=1000, required=False, default="", allow_blank=True)

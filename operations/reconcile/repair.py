@@ -31,7 +31,7 @@ from coupons.write.context import LeaseProof
 from coupons.write.declared import declared_moves, declared_update
 from coupons.write.rows import lock_coupon_row
 from operations.reconcile.checks import COUPON_FIELDS, check_batch, load_batch
-from operations.relay import EXCHANGE, Relay
+from operations.relay import Relay
 from refunds.models import RefundCoupon
 from refunds.services.coupon_return import coupon_return
 
@@ -145,7 +145,7 @@ def _redrive_return(fault, coupon, ctx) -> None:
 
 
 def _redrive_events(coupon_id: int) -> None:
-    relay = Relay(exchange=EXCHANGE, coupon_id=coupon_id)
+    relay = Relay(coupon_id=coupon_id)
     try:
         result = relay.run_batch()
     finally:

@@ -3,7 +3,13 @@
 from django.utils.translation import gettext as _
 from rest_framework import serializers
 
-from api.fields import external_id, journal_tip_field, money_field, seen_entry_field
+from api.fields import (
+    StrictBooleanField,
+    external_id,
+    journal_tip_field,
+    money_field,
+    seen_entry_field,
+)
 from refunds.models import RefundCoupon
 from refunds.policy_engine import RefundType
 
@@ -18,7 +24,7 @@ class RefundInput(serializers.Serializer):
         help_text="As the refund service sees it; a PARTIAL refund that brings the order's "
                   "refunds up to what it paid counts as FULL.",
     )
-    risk_flag = serializers.BooleanField(required=False, default=False)
+    risk_flag = StrictBooleanField(required=False, default=False)
 
 
 class RefundMoneyOutput(serializers.Serializer):

@@ -299,11 +299,14 @@ def test_a_body_that_is_not_a_json_object_is_a_validation_error(api, targets, co
 
 
 @pytest.mark.parametrize("command", ["lock", "redeem", "template"])
-def test_an_oversized_body_is_a_validation_error(api, targets, command):
+def test_an_oversized_body_is_refused_as_too_large(api, targets, command, settings):
     path, body = valid_request(targets, command)
     body["padding"] = "x" * 3_000_000
 
-    refused_without_effect(api, path, raw=json.dumps(body))
+    details = refused_without_effect(api, path, raw=json.dumps(body), status=413,
+                                     code="REQUEST_TOO_LARGE")
+
+    assert details == {"max_bytes": settings.DATA_UPLOAD_MAX_MEMORY_SIZE}
 
 
 @pytest.mark.parametrize("field", ["order_id", "user_id"])
@@ -385,7 +388,40 @@ def test_a_quoted_key_unescapes_a_quote_and_a_backslash(api, targets):
 def test_a_malformed_quoted_key_is_a_validation_error(api, targets, key):
     path, body = valid_request(targets, "lock")
 
-    refused_without_effect(api, path, body, key=key)
+    details = refused_without_effect(api, path, body, key=key)
+
+    assert list(details) == ["Idempotency-Key"] and details["Idempotency-Key"][0]
+
+
+@pytest.mark.parametrize("key", ["k" * 256, "clé-1"], ids=["too-long", "not-ascii"])
+def test_a_key_refused_for_its_length_or_characters_names_the_header(api, targets, key):
+    path, body = valid_request(targets, "lock")
+
+    details = refused_without_effect(api, path, body, key=key)
+
+    assert list(details) == ["Idempotency-Key"] and details["Idempotency-Key"][0]
+
+
+@pytest.mark.parametrize("item", ['"order-8";v=1', '"order-8"; a; b=?1; c="x"; d=1.5; e=tok',
+                                  '"order-8";f=:aGk=:;g=@1700000000'])
+def test_a_key_as_a_structured_field_item_with_parameters_is_its_string(api, targets, item):
+    """RFC 9651 3.1.2: an Item's parameters annotate it; the key is still the string."""
+    path, body = valid_request(targets, "issue")
+    first = send(api, path, body, key="order-8")
+    again = send(api, path, body, key=item)
+
+    assert (first.status_code, again.status_code) == (201, 201)
+    assert again["Idempotent-Replayed"] == "true"
+
+
+@pytest.mark.parametrize("item", ['"order-8";V=1', '"order-8";v=', '"order-8";v="open',
+                                  '"order-8",v=1'])
+def test_a_key_with_malformed_parameters_is_refused_naming_the_header(api, targets, item):
+    path, body = valid_request(targets, "lock")
+
+    details = refused_without_effect(api, path, body, key=item)
+
+    assert "parameters" in details["Idempotency-Key"][0]
 
 
 def test_an_empty_quoted_key_is_a_missing_key(api, targets):
@@ -411,4 +447,5 @@ def test_options_is_405_on_every_path_for_every_caller(api, targets, path, calle
         assert_refused(answer, 401, "NOT_AUTHENTICATED")
     else:
         assert_refused(answer, 405, "METHOD_NOT_ALLOWED")
+        assert "OPTIONS" not in answer["Allow"]
     assert b"Serializer" not in answer.content and b"Api" not in answer.content

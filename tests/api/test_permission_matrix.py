@@ -92,6 +92,7 @@ PUBLIC, SIGN_IN_PAGE = "public", "the sign-in page first"
 DOCUMENTS = {
     "/api/v1/schema/": PUBLIC,  # generators fetch the OpenAPI schema without a key
     "/api/v1/asyncapi/": PUBLIC,  # and the broker's contract beside it
+    "/api/v1/errors/": PUBLIC,  # the error reference each problem details' `type` names
     "/api/v1/docs/": SIGN_IN_PAGE,  # pages for people
     "/api/v1/redoc/": SIGN_IN_PAGE,
 }

@@ -30,7 +30,7 @@ def test_a_refusal_is_problem_details_with_the_envelope_beside_it(api, coupon, c
     assert response.status_code == 422
     assert response["Content-Type"] == "application/problem+json"
     body = response.json()
-    assert body["type"] == "/docs/api/#threshold_not_met"
+    assert body["type"] == "/api/v1/errors/#threshold_not_met"
     assert body["title"] == "Threshold not met"
     assert body["status"] == 422
     assert body["code"] == "THRESHOLD_NOT_MET"
@@ -131,3 +131,20 @@ def test_the_schema_declares_problem_details_beside_every_error_envelope():
             "$ref": "#/components/schemas/ProblemOutput"}, (path, status)
     problem = schema["components"]["schemas"]["ProblemOutput"]
     assert {"type", "title", "status", "detail", "code", "error"} <= set(problem["required"])
+
+
+def test_the_problem_type_resolves_on_the_instance_to_the_codes_entry(api, client):
+    """The `type` of a problem is a page the instance serves, public, with an entry per code
+    at the anchor the URI names."""
+    problem = api.get("/api/v1/coupons/0", HTTP_ACCEPT="application/problem+json").json()
+    page, anchor = problem["type"].split("#")
+
+    reference = client.get(page)
+
+    assert reference.status_code == 200
+    assert reference["Content-Type"].startswith("text/html")
+    html = reference.content.decode()
+    assert f'id="{anchor}"' in html and anchor == "not_found"
+    for code in ERROR_CODES:
+        assert f'id="{code.lower()}"' in html, code
+    assert "HTTP status 404" in html

@@ -34,6 +34,13 @@ def test_a_closed_set_is_declared_as_its_enum(schemas, component, field, declare
     assert schemas[component]["properties"][field] == declared
 
 
+def test_a_refusals_code_is_the_error_code_set_open_to_later_codes(schemas):
+    known, unknown = schemas["RejectionOutput"]["properties"]["error_code"]["anyOf"]
+
+    assert known == ref("ErrorCodeEnum")
+    assert unknown["pattern"] == "^[A-Z][A-Z0-9_]*$"
+
+
 def test_a_nullable_closed_set_is_its_enum_or_null(schemas):
     for component, field, enum in [("CheckOutput", "replayed_state", "CouponStatusEnum"),
                                    ("RefundDecisionOutput", "executed_action",
@@ -41,6 +48,17 @@ def test_a_nullable_closed_set_is_its_enum_or_null(schemas):
         branches = schemas[component]["properties"][field]["oneOf"]
         assert branches[0] == ref(enum)
         assert branches[1]["enum"] == [None]
+
+
+@pytest.mark.parametrize(("field", "enum"), [
+    ("action", "RefundCouponDecisionOutputActionEnum"),
+    ("status", "RefundDecisionOutputStatusEnum")])
+def test_a_refund_outcomes_decisions_are_typed_by_after_sales_enums(schemas, field, enum):
+    """The core's outcome names after-sale's sets by their components, without importing them."""
+    declared = schemas["DecisionSummary"]["properties"][field]
+
+    assert declared["allOf"] == [ref(enum)]
+    assert schemas["RefundDecisionOutputStatusEnum"]["enum"] == RefundCoupon.Status.values
 
 
 def test_each_enum_holds_the_values_the_code_writes(schemas):

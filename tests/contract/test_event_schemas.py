@@ -18,7 +18,7 @@ from coupons.write.records import EVENT_TYPES
 from coupons.write.transitions import TRANSITIONS
 from operations.checkpoint import EVENT_TYPE as CHECKPOINTED
 from operations.checkpoint import ledger_checkpoint
-from operations.relay import message_properties
+from operations.relay import message_body, message_properties
 from operations.scanners import scan_presale_expiry
 from refunds.models import Compensation
 from refunds.services.compensation_decide import compensation_approve
@@ -102,7 +102,7 @@ def test_every_event_the_services_write_validates_against_its_schema(template, c
     events = every_event(template, ctx, clock, send)
 
     assert {event.event_type for event in events} == EMITTED
-    found = {event.pk: problems(event.event_type, event.payload) for event in events}
+    found = {event.pk: problems(event.event_type, message_body(event)) for event in events}
     assert {pk: errors for pk, errors in found.items() if errors} == {}
 
 
@@ -111,25 +111,31 @@ def test_a_schema_refuses_an_event_that_breaks_it(template, ctx, clock, send):
     locked = next(event for event in events if event.event_type == "CouponLocked")
     compensated = next(event for event in events if event.event_type == "CouponCompensated")
 
-    no_amount = {k: v for k, v in compensated.payload.items() if k != "amount"}
+    locked_body = message_body(locked)
+    no_amount = {k: v for k, v in message_body(compensated).items() if k != "amount"}
 
-    assert problems("CouponLocked", {**locked.payload, "to_state": CouponStatus.USED})
-    assert problems("CouponLocked", {**locked.payload, "lock_token": "secret"})
-    assert problems("CouponLocked", {**locked.payload, "occurred_at": "yesterday"})
+    assert problems("CouponLocked", {**locked_body, "to_state": CouponStatus.USED})
+    assert problems("CouponLocked", {**locked_body, "lock_token": "secret"})
+    assert problems("CouponLocked", {**locked_body, "occurred_at": "yesterday"})
+    assert problems("CouponLocked", {**locked_body, "event_type": "CouponRedeemed"})
+    assert problems("CouponLocked", locked.payload)  # no event id, no type
     assert problems("CouponCompensated", no_amount)
     warning = next(event for event in events if event.event_type == EXPIRY_WARNING)
-    assert problems(EXPIRY_WARNING, {**warning.payload, "strategy": "LOCK_HONORS"})
+    assert problems(EXPIRY_WARNING, {**message_body(warning), "strategy": "LOCK_HONORS"})
 
 
 def test_the_event_id_is_the_one_key_unique_across_every_event(template, ctx, clock, send):
     """What the documents tell consumers to de-duplicate on keeps every event apart; the pair
     they once offered (coupon and version) merges the presale warning with its lease's lock
     and every checkpoint with the others."""
-    headers = [message_properties(event).headers
-               for event in every_event(template, ctx, clock, send)]
+    events = every_event(template, ctx, clock, send)
+    headers = [message_properties(event).headers for event in events]
     pairs = Counter((h["coupon_id"], h["state_version"]) for h in headers)
 
     assert len({h["event_id"] for h in headers}) == len(headers)
+    # The body carries the same id and type as the headers: forwarded alone, it keeps both.
+    assert [(message_body(e)["event_id"], message_body(e)["event_type"]) for e in events] == [
+        (h["event_id"], h["event_type"]) for h in headers]
     assert pairs[(None, None)] == 2
     assert any(count > 1 for (coupon, _), count in pairs.items() if coupon is not None)
 

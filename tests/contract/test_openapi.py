@@ -70,10 +70,11 @@ def test_money_patterns_refuse_empty_negative_and_zero(schema, amount, valid):
 def test_cross_field_rules_are_in_the_schema(schema):
     components = schema["components"]["schemas"]
 
-    assert components["LockInputRequest"]["not"] == {
-        "required": ["lease_seconds", "lease_until"]}
-    assert components["RenewInputRequest"]["not"] == {
-        "required": ["lease_seconds", "lease_until"]}
+    for component in ("LockInputRequest", "RenewInputRequest"):
+        [shapes] = components[component]["allOf"]
+        seconds, until, neither = shapes["oneOf"]
+        assert (seconds["required"], until["required"]) == (["lease_seconds"], ["lease_until"])
+        assert neither["properties"]["lease_until"]["not"] == {}
     rules = components["TemplateInputRequest"]["allOf"]
     assert any("oneOf" in rule for rule in rules)  # valid_until xor valid_days
 
@@ -141,8 +142,10 @@ def test_text_fields_state_what_the_server_refuses(schema):
 
 @pytest.mark.parametrize("component", ["FindingResolveInputRequest", "CaseResolveInputRequest"])
 def test_a_dismissal_without_a_note_is_outside_the_schema(schema, component):
-    apply_or_note = schema["components"]["schemas"][component]["anyOf"]
+    [rule] = schema["components"]["schemas"][component]["allOf"]
+    apply_or_note = rule["oneOf"]
 
     assert apply_or_note[0]["properties"]["action"]["pattern"] == "^APPLY$"
-    assert apply_or_note[1]["required"] == ["note"]
+    assert apply_or_note[1]["required"] == ["action", "note"]
+    assert not re.search(apply_or_note[1]["properties"]["action"]["pattern"], "APPLY")
     assert not re.search(apply_or_note[1]["properties"]["note"]["pattern"], "  ")

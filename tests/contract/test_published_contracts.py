@@ -9,6 +9,8 @@ import yaml
 from django.test import override_settings
 from drf_spectacular.generators import SchemaGenerator
 
+from operations.relay import Relay
+
 pytestmark = pytest.mark.django_db
 
 
@@ -34,6 +36,22 @@ def test_the_asyncapi_document_is_public_and_names_this_instances_broker(client)
     assert "variables" not in document["servers"]["broker"]
 
 
+@override_settings(BROKER_URL="amqp://relay:pw@broker.internal:5673/coupons-prod",
+                   BROKER_EVENTS_EXCHANGE="coupons-staging")
+def test_the_asyncapi_document_binds_the_channels_where_the_relay_publishes(client):
+    """A consumer generated from the served document binds to the exchange and virtual host
+    the relay uses (BROKER_EVENTS_EXCHANGE, BROKER_URL), not the file's defaults."""
+    document = yaml.safe_load(client.get("/api/v1/asyncapi/").content)
+    channels = document["channels"]
+    events = channels["couponEvents"]["bindings"]["amqp"]["exchange"]
+
+    assert (events["name"], events["vhost"]) == ("coupons-staging", "coupons-prod")
+    assert Relay().exchange == "coupons-staging"
+    assert channels["facts"]["bindings"]["amqp"]["exchange"]["vhost"] == "coupons-prod"
+    assert channels["deadFacts"]["bindings"]["amqp"]["queue"]["vhost"] == "coupons-prod"
+    assert "coupons-staging" in channels["couponEvents"]["title"]
+
+
 def test_the_asyncapi_document_bundles_its_message_schemas(client):
     document = client.get("/api/v1/asyncapi/", {"format": "json"}).json()
 
@@ -42,16 +60,21 @@ def test_the_asyncapi_document_bundles_its_message_schemas(client):
     assert document["servers"]["broker"]["host"] == "127.0.0.1:5672"  # the test settings'
 
 
-def test_request_components_do_not_require_what_has_a_default():
+def test_request_components_require_only_what_a_client_must_send():
+    """A request field the server fills in says so in words, not with `default`, which
+    generators with their default settings read as "required" (openapi-typescript did)."""
     schemas = SchemaGenerator().get_schema(request=None, public=True)["components"]["schemas"]
     requests = {name: schema for name, schema in schemas.items() if name.endswith("Request")}
 
     assert "LockInputRequest" in requests  # COMPONENT_SPLIT_REQUEST: their own components
     assert "lease_seconds" not in requests["LockInputRequest"].get("required", [])
-    required_with_default = [
-        (name, field) for name, schema in requests.items()
-        for field, spec in schema.get("properties", {}).items()
-        if "default" in spec and field in schema.get("required", [])]
-    assert required_with_default == []
+    with_default = [(name, field) for name, schema in requests.items()
+                    for field, spec in schema.get("properties", {}).items() if "default" in spec]
+    assert with_default == []
+    quote_id = requests["LockInputRequest"]["properties"]["quote_id"]
+    assert "quote_id" not in requests["LockInputRequest"]["required"]
+    assert quote_id["description"].endswith('Left out, the server takes `""`.')
+    risk_flag = requests["RefundInputRequest"]["properties"]["risk_flag"]
+    assert risk_flag["description"] == "Left out, the server takes `false`."
     assert all("readOnly" not in spec for schema in requests.values()
                for spec in schema.get("properties", {}).values())

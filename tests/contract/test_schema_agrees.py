@@ -4,6 +4,7 @@ body here is refused by the server and outside the schema, or allowed by both.""
 import json
 import re
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import jsonschema
 import pytest
@@ -207,8 +208,9 @@ def test_every_answer_names_the_version_the_schema_declares(schema, api, coupon)
     for route, item in schema["paths"].items():
         for method, operation in item.items():
             for status, answer in operation["responses"].items():
-                assert answer["headers"]["API-Version"]["schema"]["enum"] == [version], (
-                    method, route, status)
+                declared = answer["headers"]["API-Version"]["schema"]
+                assert re.fullmatch(declared["pattern"], version), (method, route, status)
+                assert declared["example"] == version
 
 
 def strict_openapi30(node):
@@ -271,3 +273,159 @@ def test_an_answer_without_a_required_field_is_refused(schema, api, coupon):
     for field in schema["components"]["schemas"][component]["required"]:
         assert not strictly_allows(schema, component,
                                    {k: v for k, v in answer.items() if k != field}), field
+
+
+def declared_only(node):
+    """The schema with every object closed: an answer holding a field it does not declare
+    fails (only for answers whose objects are not composed with allOf)."""
+    if isinstance(node, list):
+        return [declared_only(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    node = {key: declared_only(value) for key, value in node.items()}
+    if "properties" in node and "additionalProperties" not in node:
+        node["additionalProperties"] = False
+    return node
+
+
+def test_the_check_answer_declares_every_field_it_sends(schema, api, coupon):
+    answer = api.get(f"/api/v1/coupons/{coupon.pk}/check").json()
+    closed = declared_only(json.loads(json.dumps(schema["components"])))
+    document = {"$ref": "#/components/schemas/CheckOutput", "components": closed}
+
+    assert answer["diagnosis"]["pending"] == []
+    assert jsonschema.Draft4Validator(document).is_valid(answer)
+    assert "pending" in schema["components"]["schemas"]["DiagnosisOutput"]["required"]
+
+
+@pytest.mark.parametrize(("url", "component", "body", "field"), [
+    ("/api/v1/coupons", "IssueInputRequest", {"template_id": 1, "user_id": 0}, "user_id"),
+    ("/api/v1/refunds", "RefundInputRequest",
+     {"refund_id": "r-1", "order_id": "o-1", "payment_id": "p-1", "refund_amount": "1.00",
+      "refund_type": "FULL", "risk_flag": 0}, "risk_flag"),
+    ("/api/v1/refunds", "RefundInputRequest",
+     {"refund_id": "r-1", "order_id": "o-1", "payment_id": "p-1", "refund_amount": "1.00",
+      "refund_type": "FULL", "risk_flag": "yes"}, "risk_flag"),
+])
+def test_a_value_of_another_type_is_refused_not_coerced(schema, api, template, url, component,
+                                                        body, field):
+    body = {**body, "template_id": template.pk} if "template_id" in body else body
+
+    response = api.post(url, body, format="json", HTTP_IDEMPOTENCY_KEY="k-coerce")
+
+    assert response.status_code == 400, response.json()
+    assert field in response.json()["error"]["details"]
+    assert not allows(schema, component, body)
+
+
+def test_an_empty_since_is_refused(schema, api, coupon):
+    response = api.get(f"/api/v1/coupons/{coupon.pk}/proof", {"since": ""})
+    proof = schema["paths"]["/api/v1/coupons/{coupon_id}/proof"]["get"]
+    since = next(p for p in proof["parameters"] if p["name"] == "since")
+
+    assert response.status_code == 400
+    assert "since" in response.json()["error"]["details"]
+    assert since["schema"]["type"] == "integer"
+
+
+@pytest.mark.parametrize("body", [{}, {"action": "APPLY", "note": 42}, {"action": "BOGUS"},
+                                  {"action": "DISMISS"}, {"action": "RESOLVE", "note": " "}])
+def test_a_case_resolution_the_server_refuses_is_outside_the_schema(schema, body):
+    assert not allows(schema, "CaseResolveInputRequest", body)
+
+
+@pytest.mark.parametrize("body", [{"action": "APPLY"}, {"action": "APPLY", "note": "ok"},
+                                  {"action": "DISMISS", "note": "paid twice"}])
+def test_a_case_resolution_the_server_takes_is_inside_the_schema(schema, body):
+    assert allows(schema, "CaseResolveInputRequest", body)
+
+
+def test_a_numeric_note_on_a_case_is_refused(api, send, coupon):
+    operator = staff("olga", "operator")
+
+    response = operator.post("/api/v1/cases/1/resolve", {"action": "APPLY", "note": 42},
+                             format="json", HTTP_IDEMPOTENCY_KEY="k-note")
+
+    assert response.status_code == 400
+    assert "note" in response.json()["error"]["details"]
+
+
+@pytest.mark.parametrize(("lease", "valid"), [
+    ({}, True), ({"lease_seconds": 60}, True), ({"lease_until": "2030-01-01T00:00:00Z"}, True),
+    ({"lease_seconds": 60, "lease_until": "2030-01-01T00:00:00Z"}, False),
+    ({"lease_until": None}, False)])
+def test_a_lease_has_one_shape_in_the_schema(schema, lease, valid):
+    body = {"order_id": "o-1", "user_id": "u1", "order_amount": "300.00", **lease}
+
+    assert allows(schema, "LockInputRequest", body) is valid
+
+
+def test_a_body_over_the_limit_is_a_declared_413(schema, api, coupon, settings):
+    lock = schema["paths"]["/api/v1/coupons/{coupon_id}/lock"]["post"]["responses"]
+    body = {"order_id": "o-1", "user_id": "u1", "order_amount": "300.00",
+            "quote_id": "q" * (settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1)}
+
+    answer = api.post(f"/api/v1/coupons/{coupon.pk}/lock", body, format="json",
+                      HTTP_IDEMPOTENCY_KEY="k-413")
+
+    assert answer.status_code == 413
+    assert answer.json()["error"]["code"] == "REQUEST_TOO_LARGE"
+    assert answer.json()["error"]["details"] == {
+        "max_bytes": settings.DATA_UPLOAD_MAX_MEMORY_SIZE}
+    assert "413" in lock
+    assert coupon.operations.count() == 1  # the ISSUE only
+
+
+def test_an_accept_the_api_cannot_answer_is_a_declared_406(schema, api, coupon):
+    answer = api.get(f"/api/v1/coupons/{coupon.pk}", HTTP_ACCEPT="text/html")
+
+    assert answer.status_code == 406
+    assert answer.json()["error"]["code"] == "NOT_ACCEPTABLE"
+    assert all("406" in operation["responses"]
+               for item in schema["paths"].values() for operation in item.values())
+
+
+def test_options_is_a_declared_405_and_allow_never_lists_it(schema, api, coupon):
+    answer = api.options(f"/api/v1/coupons/{coupon.pk}/lock")
+    other = api.get(f"/api/v1/coupons/{coupon.pk}/lock")
+    declared = schema["paths"]["/api/v1/coupons/{coupon_id}/lock"]["post"]["responses"]["405"]
+
+    assert answer.status_code == other.status_code == 405
+    assert answer.json()["error"]["code"] == "METHOD_NOT_ALLOWED"
+    assert answer["Allow"] == other["Allow"] == "POST"
+    assert declared["headers"]["Allow"]["required"] is True
+
+
+def test_a_cursor_the_server_hands_out_matches_the_schemas_pattern(schema, api, coupon):
+    listing = schema["paths"]["/api/v1/coupons/{coupon_id}/operations"]["get"]
+    pattern = next(p for p in listing["parameters"] if p["name"] == "cursor")["schema"]["pattern"]
+    api.post(f"/api/v1/coupons/{coupon.pk}/lock",
+             {"order_id": "o-1", "user_id": "u1", "order_amount": "300.00"}, format="json",
+             HTTP_IDEMPOTENCY_KEY="k-cursor")
+
+    first = api.get(f"/api/v1/coupons/{coupon.pk}/operations", {"cursor": "", "page_size": 1})
+    cursor = parse_qs(urlsplit(first.json()["next"]).query)["cursor"][0]
+
+    assert re.fullmatch(pattern, cursor) and re.fullmatch(pattern, "")
+    for invalid in ("abc", "0", cursor + " ", "x:y"):
+        assert not re.fullmatch(pattern, invalid), invalid
+
+
+@pytest.mark.parametrize("policy", [0, -1, 2**63, "", "no such code!", "x" * 65, True])
+def test_a_malformed_return_policy_is_refused_by_both(schema, api, policy):
+    body = {"code": "off5", "name": "5 off", "kind": "AMOUNT_OFF", "face_value": "5.00",
+            "valid_days": 30, "return_policy": policy}
+
+    response = api.post("/api/v1/templates", body, format="json", HTTP_IDEMPOTENCY_KEY="k-rp")
+
+    assert response.status_code == 400, response.json()
+    assert "return_policy" in response.json()["error"]["details"]
+    assert not allows(schema, "TemplateInputRequest", body)
+
+
+@pytest.mark.parametrize("policy", [1, "default-policy", None])
+def test_a_well_formed_return_policy_is_inside_the_schema(schema, policy):
+    body = {"code": "off5", "name": "5 off", "kind": "AMOUNT_OFF", "face_value": "5.00",
+            "valid_days": 30, "return_policy": policy}
+
+    assert strictly_allows(schema, "TemplateInputRequest", body)

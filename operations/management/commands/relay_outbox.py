@@ -1,4 +1,5 @@
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from operations.metrics import serve_process_metrics
@@ -8,8 +9,9 @@ from operations.worker import until_sigterm
 
 
 class Command(BaseCommand):
-    help = ("Publish unpublished outbox rows to RabbitMQ (BROKER_URL), topic exchange 'coupons', "
-            "routing key = event type; sets published_at after the broker confirmed.")
+    help = ("Publish unpublished outbox rows to RabbitMQ (BROKER_URL), topic exchange "
+            "BROKER_EVENTS_EXCHANGE ('coupons'), routing key = event type; sets published_at "
+            "after the broker confirmed.")
 
     def add_arguments(self, parser):
         parser.add_argument("--once", action="store_true",
@@ -19,7 +21,10 @@ class Command(BaseCommand):
         parser.add_argument("--shard", type=int, default=0, help="This relay's shard (K).")
         parser.add_argument("--shards", type=int, default=1,
                             help="Number of shards (N): this relay takes coupon_id %% N == K.")
-        parser.add_argument("--exchange", default="coupons")
+        parser.add_argument(
+            "--exchange", default=None,
+            help="Default BROKER_EVENTS_EXCHANGE. Set that instead where the web servers run "
+                 "too: the AsyncAPI document they serve names it, so consumers bind there.")
         parser.add_argument("--metrics-port", type=int, default=None,
                             help="Serve this process's counters on 127.0.0.1:PORT/metrics.")
 
@@ -28,7 +33,8 @@ class Command(BaseCommand):
             raise CommandError("--shard K --shards N needs 0 <= K < N.")
         if metrics_port is not None:
             serve_process_metrics(metrics_port)
-        relay = Relay(exchange=exchange, batch_size=batch_size, shard=shard, shards=shards)
+        relay = Relay(exchange=exchange or settings.BROKER_EVENTS_EXCHANGE,
+                      batch_size=batch_size, shard=shard, shards=shards)
         try:
             if once:
                 self._drain_once(relay)

@@ -23,7 +23,8 @@ def as_stored(event: OutboxEvent) -> dict:
         "headers": {"event_id": event.pk, "event_type": event.event_type,
                     "coupon_id": event.coupon_id,
                     "state_version": event.payload["state_version"]},
-        "body": event.payload,
+        # The stored payload, with the event's own id and type in the body too.
+        "body": {"event_id": event.pk, "event_type": event.event_type, **event.payload},
     }
 
 

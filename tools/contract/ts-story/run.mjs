@@ -23,8 +23,9 @@ const story = process.argv[3] ?? join(here, "story.ts");  // another story: the 
 const schema = JSON.parse(readFileSync(join(work, "openapi.json"), "utf8"));
 const env = JSON.parse(readFileSync(join(work, "env.json"), "utf8"));
 
-// Request fields with a default are optional for the client, as the schema says.
-const types = await openapiTS(schema, { defaultNonNullable: false });
+// openapi-typescript's default settings, as an integrator runs it: the schema alone must make
+// every field the server fills in optional.
+const types = await openapiTS(schema);
 writeFileSync(join(work, "schema.d.ts"), astToString(types));
 writeFileSync(join(work, "env.ts"), [
   "export type Session = { cookie: string; csrfToken: string };",
@@ -35,6 +36,8 @@ writeFileSync(join(work, "env.ts"), [
   "",
 ].join("\n"));
 copyFileSync(story, join(work, "story.ts"));
+// Bodies the server refuses must not compile either (each line is an @ts-expect-error).
+copyFileSync(join(here, "refused.ts"), join(work, "refused.ts"));
 writeFileSync(join(work, "package.json"), '{"type": "module"}\n');
 symlinkSync(join(tools, "node_modules"), join(work, "node_modules"), "dir");
 const compilerOptions = {
@@ -43,7 +46,7 @@ const compilerOptions = {
   types: [],
 };
 writeFileSync(join(work, "tsconfig.json"), JSON.stringify(
-  { compilerOptions, files: ["story.ts"] }, null, 2));
+  { compilerOptions, files: ["story.ts", "refused.ts"] }, null, 2));
 console.log("generated schema.d.ts from the live schema");
 
 const casts = readFileSync(story, "utf8").split("\n")
