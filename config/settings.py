@@ -346,12 +346,18 @@ if os.environ.get("REDIS_URL"):
         raise ImproperlyConfigured(
             "REDIS_URL is set but the redis package is not installed: pip install -e '.[redis]'."
         )
-    # Values are JSON, never pickles: a write to Redis must not run code here.
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
+    # Values are JSON, never pickles: a write to Redis must not run code here. Redis is a
+    # cache: unreachable, each process answers from its own memory (common/resilient_cache.py),
+    # after waiting REDIS_TIMEOUT_MS at most, and asks it again after REDIS_RETRY_SECONDS.
+    _redis_timeout = env_int("REDIS_TIMEOUT_MS", default=500) / 1000
+    CACHES = {"default": {"BACKEND": "common.resilient_cache.ResilientRedisCache",
                           "LOCATION": os.environ["REDIS_URL"],
-                          "OPTIONS": {"serializer": "common.cache_serializer.JsonSerializer"}}}
+                          "OPTIONS": {"serializer": "common.cache_serializer.JsonSerializer",
+                                      "socket_connect_timeout": _redis_timeout,
+                                      "socket_timeout": _redis_timeout}}}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+REDIS_RETRY_SECONDS = env_int("REDIS_RETRY_SECONDS", default=5)
 
 # Where docs/api.md is published: an error's problem `type` is its code's entry there
 # (api/problems.py). The default is a reference relative to the serving instance.

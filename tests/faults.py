@@ -1,9 +1,14 @@
 """Faults to inject in tests: a TCP proxy that can cut or blackhole its connections,
-and killing a process's database connection from outside."""
+killing a process's database connection from outside, a Redis of a test's own to stop, and a
+port where nothing listens."""
 
 import asyncio
 import contextlib
+import shutil
+import socket
+import subprocess
 import threading
+import time
 
 import psycopg
 from django.db import connection
@@ -109,3 +114,51 @@ def terminate_this_threads_backend() -> None:
         pid = cursor.fetchone()[0]
     with owner_connection() as owner, contextlib.suppress(psycopg.Error):
         owner.execute("SELECT pg_terminate_backend(%s)", [pid])
+
+
+# Ports the fault tests may take for servers of their own (a Redis to stop, a refusing address).
+FAULT_PORTS = range(7220, 7240)
+
+
+def free_port() -> int:
+    """A port of FAULT_PORTS where nothing listens now (a connection to it is refused)."""
+    for port in FAULT_PORTS:
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) != 0:
+                return port
+    raise RuntimeError(f"every port of {FAULT_PORTS} is taken")
+
+
+class RedisServer:
+    """A redis-server of the test's own on a free fault port, without persistence; `stop()`
+    kills it (what an application sees when Redis dies: its connections reset, new ones
+    refused)."""
+
+    def __init__(self):
+        binary = shutil.which("redis-server")
+        if binary is None:
+            raise FileNotFoundError("redis-server is not installed")
+        self.port = free_port()
+        self.process = subprocess.Popen(
+            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--dir", "/tmp"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while not self.answers():
+            if time.monotonic() > deadline or self.process.poll() is not None:
+                self.stop()
+                raise RuntimeError(f"redis-server did not start on port {self.port}")
+            time.sleep(0.05)
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def answers(self) -> bool:
+        with socket.socket() as probe:
+            return probe.connect_ex(("127.0.0.1", self.port)) == 0
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(10)
