@@ -49,7 +49,7 @@ from rest_framework.exceptions import ValidationError
 from common.request_context import bound
 from coupons import clock
 from coupons.api.intake import fact_receive
-from coupons.errors import CouponError
+from coupons.errors import CouponBusy, CouponError
 from coupons.models import ServiceClient
 from operations import broker
 from operations.metrics import FACTS_CONSUMED
@@ -112,6 +112,8 @@ def handle(body: bytes, headers: dict, client_id: int) -> dict:
         return fact_receive(data=data, sender=client).payload()
     except ValidationError as error:
         raise Poison("VALIDATION_ERROR", "The fact is not valid.", error.detail) from None
+    except CouponBusy as error:  # its coupon's row held elsewhere: retried, never refused
+        raise Transient(f"coupon {error.details.get('coupon_id')} busy") from None
     except CouponError as error:  # refused for good: a grant missing, a message id reused
         raise Poison(error.code, str(error.message), error.details) from None
     except DATABASE_ERRORS as error:

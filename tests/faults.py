@@ -96,13 +96,22 @@ def owner_connection() -> psycopg.Connection:
     return psycopg.connect(**params, autocommit=True)
 
 
+# How long terminate_backends waits for each backend to be gone.
+TERMINATE_WAIT_MS = 30_000
+
+
 def terminate_backends(database: str, *, sparing: tuple[int, ...] = ()) -> int:
-    """pg_terminate_backend of every connection to `database` but `sparing`; how many."""
+    """pg_terminate_backend of every connection to `database` but `sparing`; how many.
+
+    It returns once each backend has exited (PostgreSQL's own wait, bounded): a terminated
+    backend only gets the signal, and on a loaded machine one still running would answer its
+    client's next query, then die in the middle of the one after.
+    """
     with owner_connection() as owner:
         return owner.execute(
-            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+            "SELECT count(pg_terminate_backend(pid, %s)) FROM pg_stat_activity "
             "WHERE datname = %s AND pid <> pg_backend_pid() AND NOT pid = ANY(%s)",
-            [database, list(sparing)],
+            [TERMINATE_WAIT_MS, database, list(sparing)],
         ).fetchone()[0]
 
 
@@ -113,7 +122,7 @@ def terminate_this_threads_backend() -> None:
         cursor.execute("SELECT pg_backend_pid()")
         pid = cursor.fetchone()[0]
     with owner_connection() as owner, contextlib.suppress(psycopg.Error):
-        owner.execute("SELECT pg_terminate_backend(%s)", [pid])
+        owner.execute("SELECT pg_terminate_backend(%s, %s)", [pid, TERMINATE_WAIT_MS])
 
 
 # Ports the fault tests may take for servers of their own (a Redis to stop, a refusing address).
