@@ -23,6 +23,8 @@ it still works (it was one round trip on every request, a visible share of a com
 import logging
 import re
 import select
+import shutil
+import subprocess
 import time
 from functools import lru_cache
 
@@ -33,6 +35,7 @@ from psycopg.pq import Format
 from psycopg_pool import PoolTimeout
 
 from common import embedded_postgres
+from common.unavailable import unavailable_reason
 
 logger = logging.getLogger(__name__)
 
@@ -43,7 +46,7 @@ class DatabaseWrapper(base.DatabaseWrapper):
         first (settings name it in EMBEDDED_CLUSTER), at the socket it listens on."""
         params = super().get_connection_params()
         if name := self.settings_dict.get("EMBEDDED_CLUSTER"):
-            cluster = embedded_postgres.start(name)
+            cluster = _started(name)
             params.update(host=str(cluster.socket_dir), port=cluster.port)
         return params
 
@@ -84,6 +87,34 @@ class DatabaseWrapper(base.DatabaseWrapper):
             if self.timezone != tzloader.timezone:
                 register_tzloader(self.timezone, cursor)
             return self._prepare_cursor(cursor)
+
+
+def _started(name: str):
+    """The embedded cluster, started: one that cannot start is a database out of reach (a 503,
+    common/unavailable.py), and a disk that is full says so (PostgreSQL's disk_full)."""
+    try:
+        return embedded_postgres.start(name)
+    except (OSError, subprocess.SubprocessError) as error:
+        folder = embedded_postgres.data_dir(name)
+        if unavailable_reason(error) == "disk_full" or _nearly_full(folder):
+            raise psycopg.errors.DiskFull(
+                f"the embedded cluster {name} cannot start: no space left on the disk of "
+                f"{folder}") from error
+        raise psycopg.OperationalError(f"the embedded cluster {name} cannot start: {error}") \
+            from error
+
+
+# Less free space than this where the embedded cluster keeps its files: a start that failed
+# there failed for want of it (pg_ctl says so only in the server's log).
+NEARLY_FULL_BYTES = 64 * 1024 * 1024
+
+
+def _nearly_full(folder) -> bool:
+    try:
+        return shutil.disk_usage(folder if folder.exists() else folder.parent).free \
+            < NEARLY_FULL_BYTES
+    except OSError:
+        return False
 
 
 class NumberedCursor(psycopg.RawCursor):
