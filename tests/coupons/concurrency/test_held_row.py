@@ -13,7 +13,13 @@ import pytest
 from django.db import connection
 from rest_framework.test import APIClient
 
-from coupons.models import CommandRejection, CouponOperation, UserCoupon
+from coupons.models import (
+    CommandRejection,
+    ConflictCase,
+    CouponOperation,
+    InboxMessage,
+    UserCoupon,
+)
 from coupons.services import coupon_issue
 from tests.coupons.concurrency.threads import race
 
@@ -83,3 +89,27 @@ def test_a_busy_answer_leaves_the_idempotency_key_free_for_the_retry(
     status, body, _ = lock_call(key, coupon.pk, "lock-once")()
 
     assert (status, body["status"]) == (200, "LOCKED")
+
+
+def test_a_fact_about_a_held_coupon_is_answered_busy_and_taken_whole_on_its_retry(
+    service_client, coupon, clock, short_waits,
+):
+    key = service_client[1]
+    assert lock_call(key, coupon.pk)()[0] == 200
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    # A handler that turns a refused redeem into a conflict case must not take busy for refused.
+    fact = {"message_id": "paid-1", "type": "PaymentSucceeded",
+            "occurred_at": clock.now().isoformat(),
+            "payload": {"order_id": "order-A", "payment_id": "P1"}}
+
+    with row_held(coupon.pk):
+        busy = client.post("/api/v1/events", fact, format="json")
+    assert (busy.status_code, busy.json()["error"]["code"]) == (409, "COUPON_BUSY")
+    assert not InboxMessage.objects.exists()  # no conflict case, no recorded outcome
+    assert not ConflictCase.objects.exists()
+
+    retried = client.post("/api/v1/events", fact, format="json")
+
+    assert (retried.status_code, retried.json()["status"]) == (202, "PROCESSED")
+    assert retried.json()["outcome"]["action"] == "REDEEMED"
