@@ -6,7 +6,6 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
 from django.core.signals import got_request_exception
-from django.db import InterfaceError, OperationalError
 from django.http import Http404
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
@@ -16,12 +15,10 @@ from rest_framework.views import exception_handler, set_rollback
 
 from api.throttling import FailedAuthenticationThrottle
 from common.errors import error_body
+from common.unavailable import MESSAGES, RETRY_AFTER_SECONDS, unavailable_reason
 from coupons.errors import CouponError
 
 logger = logging.getLogger(__name__)
-
-# A database restart or failover takes seconds; callers retry with the same Idempotency-Key.
-DATABASE_RETRY_AFTER_SECONDS = 5
 
 DRF_CODES = {
     exceptions.ValidationError: "VALIDATION_ERROR",
@@ -88,9 +85,18 @@ def api_exception_handler(exc, context):
     return response
 
 
+def unavailable_response(reason: str) -> Response:
+    """503 SERVICE_UNAVAILABLE for a database out of reach; `details.reason` says which way
+    (`disk_full`, `unreachable`)."""
+    body = error_body("SERVICE_UNAVAILABLE", MESSAGES[reason],
+                      {"retry_after": RETRY_AFTER_SECONDS, "reason": reason})
+    return Response(body, status=status.HTTP_503_SERVICE_UNAVAILABLE,
+                    headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
+
+
 def unexpected_error_response(exc, request) -> Response:
     """The error contract (docs/api.md) for what no handler expected: 503 when the database is out
-    of reach, else 500.
+    of reach (refused, lost, its disk full: common/unavailable.py), else 500.
 
     Answered here rather than by Django so that DEBUG never turns it into a technical page
     (settings, the request, its body with a lock_token). The traceback goes to the log, which
@@ -99,13 +105,11 @@ def unexpected_error_response(exc, request) -> Response:
     """
     set_rollback()
     got_request_exception.send(sender=None, request=request._request)
-    if isinstance(exc, OperationalError | InterfaceError):
-        logger.error("database unavailable on %s %s", request.method, request.path, exc_info=exc)
-        body = error_body("SERVICE_UNAVAILABLE",
-                          _("The database is not reachable right now; retry later."),
-                          {"retry_after": DATABASE_RETRY_AFTER_SECONDS})
-        return Response(body, status=status.HTTP_503_SERVICE_UNAVAILABLE,
-                        headers={"Retry-After": str(DATABASE_RETRY_AFTER_SECONDS)})
+    reason = unavailable_reason(exc)
+    if reason is not None:
+        logger.error("database unavailable on %s %s (%s)", request.method, request.path, reason,
+                     exc_info=exc)
+        return unavailable_response(reason)
     logger.error("internal error on %s %s", request.method, request.path, exc_info=exc)
     body = error_body("INTERNAL_ERROR", _("Something went wrong on our side; it has been logged."))
     return Response(body, status=status.HTTP_500_INTERNAL_SERVER_ERROR)

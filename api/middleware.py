@@ -48,7 +48,7 @@ class ApiErrorsMiddleware:
         if response.status_code == 404:
             body = error_body("NOT_FOUND", _("No such resource."), {"path": request.path})
             return JsonResponse(body, status=404)
-        if response.status_code >= 500:
+        if response.status_code >= 500 and response.status_code != 503:  # 503: ours, JSON
             body = error_body("INTERNAL_ERROR",
                               _("Something went wrong on our side; it has been logged."))
             return JsonResponse(body, status=500)

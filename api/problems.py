@@ -23,6 +23,7 @@ PROBLEM_JSON = "application/problem+json"
 TITLES = {
     "ALREADY_EXISTS": _("Already exists"),
     "COMPENSATION_PENDING": _("A compensation is pending"),
+    "COUPON_BUSY": _("Coupon busy"),
     "COUPON_EXPIRED": _("Coupon expired"),
     "COUPON_NOT_YET_VALID": _("Coupon not yet valid"),
     "EVIDENCE_CHANGED": _("Record changed since it was shown"),

@@ -33,8 +33,17 @@ def add_one(key: str, timeout: int) -> int:
     """Add one to the counter at `key` (made, expiring after `timeout` seconds, if missing) and
     return its new value. A key holding something other than a count starts again at 1."""
     cache = caches["default"]
-    if isinstance(cache, RedisCache):
-        return _add_one_in_redis(cache, key, timeout)
+    if not isinstance(cache, RedisCache):
+        return _add_one_in(cache, key, timeout)
+    from common.resilient_cache import ResilientRedisCache  # redis is an optional extra
+
+    if isinstance(cache, ResilientRedisCache):  # this process's own count while Redis is away
+        return cache.either("incr", lambda: _add_one_in_redis(cache, key, timeout),
+                            lambda: _add_one_in(cache.fallback, key, timeout))
+    return _add_one_in_redis(cache, key, timeout)
+
+
+def _add_one_in(cache, key, timeout) -> int:
     cache.add(key, 0, timeout)
     try:
         return cache.incr(key)

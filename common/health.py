@@ -1,4 +1,5 @@
-"""Load-balancer probes: /healthz (the process answers) and /readyz (it can serve).
+"""Load-balancer probes: /healthz (the process answers) and /readyz (it can serve, and what
+it serves without: `{"status": "degraded", "degraded": ["cache"]}` while Redis is away).
 
 A middleware, first in MIDDLEWARE, answers them before anything else runs: no host check (a
 balancer probes by address, not by ALLOWED_HOSTS name), no HTTPS redirect (it probes over plain
@@ -9,6 +10,7 @@ failed goes to the log.
 
 import logging
 
+from django.core.cache import caches
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.migrations.executor import MigrationExecutor
 from django.http import JsonResponse
@@ -45,6 +47,20 @@ def readiness_problem() -> str | None:
     return None
 
 
+def degraded_dependencies() -> list[str]:
+    """What the process serves without, for the body of a 200: Redis unreachable is "cache"
+    (common/resilient_cache.py answers from memory). Not a reason to take the instance out."""
+    probe = getattr(caches["default"], "probe", None)
+    return ["cache"] if probe is not None and not probe() else []
+
+
+def ready() -> JsonResponse:
+    degraded = degraded_dependencies()
+    if degraded:
+        return JsonResponse({"status": "degraded", "degraded": degraded})
+    return JsonResponse({"status": "ok"})
+
+
 def not_ready() -> JsonResponse:
     body = error_body("SERVICE_UNAVAILABLE", "Not ready to serve requests.",
                       {"retry_after": RETRY_AFTER_SECONDS})
@@ -61,7 +77,7 @@ class HealthCheckMiddleware:
         if request.path == HEALTHZ:
             return no_store(JsonResponse({"status": "ok"}))
         if request.path == READYZ:
-            return no_store(not_ready() if readiness_problem() else JsonResponse({"status": "ok"}))
+            return no_store(not_ready() if readiness_problem() else ready())
         return self.get_response(request)
 
 

@@ -173,8 +173,13 @@ if DB_POOL_MAX_SIZE:
     DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
         "min_size": min(env_int("DB_POOL_MIN_SIZE", default=2), DB_POOL_MAX_SIZE),
         "max_size": DB_POOL_MAX_SIZE,
-        # A request waits this long for a free connection, then fails (503 under /api/).
+        # A request waits this long for a free connection, then fails (503 under /api/); not
+        # while the database refuses connections: then at once (common/postgresql/base.py).
         "timeout": env_int("DB_POOL_TIMEOUT_SECONDS", default=10),
+        # The pool stops retrying a failed connection after this long (psycopg_pool's default:
+        # 5 minutes, its retries further and further apart), and the next request asks for a
+        # new one at once: served again within a request of the database coming back.
+        "reconnect_timeout": 2,
         # A connection idle this long is closed (down to min_size). config/postgresql checks
         # each connection before handing it out, so one the server dropped is replaced.
         "max_idle": 300,
@@ -187,6 +192,9 @@ if DB_POOL_MAX_SIZE:
 # DATABASE_PREPARED_STATEMENTS=0 turns both off (client-side binding, nothing prepared).
 DATABASE_PREPARED_STATEMENTS = env_flag("DATABASE_PREPARED_STATEMENTS", default=True)
 DATABASES["default"].setdefault("OPTIONS", {}).update(
+    # A server that does not answer (a host gone, packets dropped) fails a connect after this
+    # long instead of the kernel's minutes; one that refuses fails at once anyway.
+    connect_timeout=env_int("DB_CONNECT_TIMEOUT_SECONDS", default=5),
     server_side_binding=DATABASE_PREPARED_STATEMENTS,
     prepare_threshold=env_int("DB_PREPARE_THRESHOLD", default=5)
     if DATABASE_PREPARED_STATEMENTS else None,
@@ -351,12 +359,18 @@ if os.environ.get("REDIS_URL"):
         raise ImproperlyConfigured(
             "REDIS_URL is set but the redis package is not installed: pip install -e '.[redis]'."
         )
-    # Values are JSON, never pickles: a write to Redis must not run code here.
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
+    # Values are JSON, never pickles: a write to Redis must not run code here. Redis is a
+    # cache: unreachable, each process answers from its own memory (common/resilient_cache.py),
+    # after waiting REDIS_TIMEOUT_MS at most, and asks it again after REDIS_RETRY_SECONDS.
+    _redis_timeout = env_int("REDIS_TIMEOUT_MS", default=500) / 1000
+    CACHES = {"default": {"BACKEND": "common.resilient_cache.ResilientRedisCache",
                           "LOCATION": os.environ["REDIS_URL"],
-                          "OPTIONS": {"serializer": "common.cache_serializer.JsonSerializer"}}}
+                          "OPTIONS": {"serializer": "common.cache_serializer.JsonSerializer",
+                                      "socket_connect_timeout": _redis_timeout,
+                                      "socket_timeout": _redis_timeout}}}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+REDIS_RETRY_SECONDS = env_int("REDIS_RETRY_SECONDS", default=5)
 
 # An error's problem `type` is its code's entry here (api/problems.py): by default the
 # instance's own error reference (api/error_reference.py), relative to the serving instance;
@@ -419,6 +433,11 @@ COUPONS = {
     # A request whose Idempotency-Key twin is still running waits this long for its answer,
     # then is told 409 IDEMPOTENCY_REQUEST_IN_PROGRESS.
     "IDEMPOTENCY_TWIN_WAIT_MS": 2000,
+    # A command waits this long for its coupon's row held by another transaction, then answers
+    # 409 COUPON_BUSY with Retry-After; each later statement of the command is given this long.
+    # Server threads never wait unbounded on one coupon (docs/deploy.md).
+    "COMMAND_LOCK_TIMEOUT_MS": env_int("COMMAND_LOCK_TIMEOUT_MS", default=2000),
+    "COMMAND_STATEMENT_TIMEOUT_MS": env_int("COMMAND_STATEMENT_TIMEOUT_MS", default=5000),
     # How long an API request may trust the cached service-client row (read on every request).
     # Saving the client (a deactivation, new grants) drops the entry at once; the cache is
     # per process unless REDIS_URL is set, so other processes may trust it this long.

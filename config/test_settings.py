@@ -25,6 +25,12 @@ os.environ.setdefault("COUPON_APP_DB_PASSWORD", "test-only-app-role-password")
 os.environ.setdefault("EMBEDDED_DATABASE", "test")
 # The test client speaks plain HTTP; HTTPS redirects are tested with the production values.
 os.environ.setdefault("DJANGO_HTTPS", "0")
+# A command's lock and statement timeouts last to the end of its transaction, and most tests
+# run in one transaction of their own: there they would bound the test's later setup, and a
+# race test's waits on a loaded machine. Long here; tests/coupons/concurrency/test_held_row.py
+# sets its own.
+os.environ.setdefault("COMMAND_LOCK_TIMEOUT_MS", "30000")
+os.environ.setdefault("COMMAND_STATEMENT_TIMEOUT_MS", "120000")
 
 from config.settings import *  # noqa: E402, F403
 from config.settings import REST_FRAMEWORK  # noqa: E402

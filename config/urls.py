@@ -13,3 +13,6 @@ urlpatterns = [
     path("api/v1/", include(("config.api_urls", "api"), namespace="api")),
     path("", include("console.urls")),
 ]
+
+# A database out of reach (refused, lost, its disk full) is a 503 page, not a 500.
+handler500 = "common.unavailable.server_error"

@@ -147,6 +147,18 @@ class IdempotencyRecordInvalid(CouponError):
                 "replayed; send the request with a new key.")
 
 
+class CouponBusy(CouponError):
+    """Another transaction held the coupon's row past COMMAND_LOCK_TIMEOUT_MS. Nothing was done
+    and the Idempotency-Key stays free: retry after `retry_after` seconds with the same key."""
+
+    code = "COUPON_BUSY"
+    http_status = 409
+    message = _("Another command on this coupon is still running; retry shortly.")
+    # Set by refusals_recorded when the refusal could not be written in the command's aborted
+    # transaction: the owner of the transaction writes it once it rolled back.
+    rejection = None
+
+
 class ReplayInProgress(CouponError):
     """A 429: this person's impact replay is still running; one at a time."""
 

@@ -47,26 +47,30 @@ def connect(broker_url: str) -> pika.BlockingConnection:
 # Durable, its messages on a majority of the cluster's nodes: a node lost loses no message and
 # the queue goes on on the others. On one node it behaves as a durable classic queue.
 QUORUM_QUEUE = {"x-queue-type": "quorum"}
+SINGLE_ACTIVE_CONSUMER = "x-single-active-consumer"
 PRECONDITION_FAILED = 406
 
 
-def declare_quorum_queue(connection: pika.BlockingConnection, channel, name: str):
-    """Declares `name` a quorum queue; answers the channel to go on with.
+def declare_quorum_queue(connection: pika.BlockingConnection, channel, name: str, *,
+                         single_active_consumer: bool = False):
+    """Declares `name` a quorum queue (`single_active_consumer`: delivering to one consumer at
+    a time, the others standing by); answers the channel to go on with.
 
     A queue that already exists as a classic one keeps it (RabbitMQ changes no queue's type in
     place; docs/deploy.md says how to move one): the broker refuses the declaration and closes
     the channel, so the queue is checked on a new one, which is answered, with a warning.
     """
+    arguments = {**QUORUM_QUEUE, **({SINGLE_ACTIVE_CONSUMER: True}
+                                    if single_active_consumer else {})}
     try:
-        channel.queue_declare(name, durable=True, arguments=QUORUM_QUEUE)
+        channel.queue_declare(name, durable=True, arguments=arguments)
         return channel
     except pika.exceptions.ChannelClosedByBroker as refused:
         if refused.reply_code != PRECONDITION_FAILED:
             raise
     channel = connection.channel()
     channel.queue_declare(name, passive=True)
-    log.warning("queue %s exists with other arguments than a quorum queue's; used as it is",
-                name)
+    log.warning("queue %s exists with other arguments than %s; used as it is", name, arguments)
     return channel
 
 

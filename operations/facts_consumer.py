@@ -23,11 +23,16 @@ Acknowledgement:
 - poison (bad JSON, unknown type, invalid payload, a fact the inbox refuses for good, a bug):
   copied to the dead-letter queue with the reason, confirmed by the broker, then acked. It
   never blocks the queue and never vanishes.
-- transient (the database unreachable): not acked. The consumer closes its broker connection,
-  so the broker puts back every unacked message (this one and the prefetched ones after it) in
-  its original place, and reconnects after a back-off. Never a nack with requeue: the prefetched
-  later messages would be processed first, and two facts of one order could swap (
-  an order's DepositPaid after its OrderClosed was IGNORED instead of LOCK then RELEASE).
+- transient (the database unreachable, the fact's coupon row held past the command lock
+  timeout): not acked. The consumer closes its broker connection, so the broker puts the
+  message back, and reconnects after a back-off.
+
+Order: the queue has one active consumer (`x-single-active-consumer`: a second consumer
+started on it waits as a standby) and that consumer has one message at a time (prefetch 1), so
+the message put back is the only one out and is the next one delivered again. With more out, a
+quorum queue handed them back behind newer ones: 5 of 40 orders' "OrderClosed, then
+PaymentSucceeded" were processed payment-first after database cuts (tests/operations/facts/
+test_fact_order.py). Never a nack with requeue either, for the same reason.
 
 `run_forever` survives the loss of the database or the broker: it logs, counts
 (`coupons_worker_connection_losses_total`), backs off and reconnects; it never exits on them.
@@ -49,7 +54,7 @@ from rest_framework.exceptions import ValidationError
 from common.request_context import bound
 from coupons import clock
 from coupons.api.intake import fact_receive
-from coupons.errors import CouponError
+from coupons.errors import CouponBusy, CouponError
 from coupons.models import ServiceClient
 from operations import broker
 from operations.metrics import FACTS_CONSUMED
@@ -60,6 +65,9 @@ log = logging.getLogger(__name__)
 EXCHANGE = "facts"
 QUEUE = "coupons.facts"
 DEAD_LETTER_SUFFIX = ".dead"
+# Messages out to the consumer unacked at once: one, so that a message put back is the next
+# delivered (see the module's docstring).
+PREFETCH = 1
 # How long `--once` waits on an empty queue before it calls the queue drained.
 IDLE_SECONDS = 0.5
 
@@ -112,6 +120,8 @@ def handle(body: bytes, headers: dict, client_id: int) -> dict:
         return fact_receive(data=data, sender=client).payload()
     except ValidationError as error:
         raise Poison("VALIDATION_ERROR", "The fact is not valid.", error.detail) from None
+    except CouponBusy as error:  # its coupon's row held elsewhere: retried, never refused
+        raise Transient(f"coupon {error.details.get('coupon_id')} busy") from None
     except CouponError as error:  # refused for good: a grant missing, a message id reused
         raise Poison(error.code, str(error.message), error.details) from None
     except DATABASE_ERRORS as error:
@@ -132,12 +142,11 @@ class FactConsumer:
     """One broker connection; `run()` consumes until the queue is idle (once) or `stop`."""
 
     def __init__(self, *, client: ServiceClient, url: str | None = None,
-                 exchange: str = EXCHANGE, queue: str = QUEUE, prefetch: int = 20):
+                 exchange: str = EXCHANGE, queue: str = QUEUE):
         self.client_id, self.client_actor = client.pk, client.actor
         self.url = url or settings.BROKER_URL
         self.exchange, self.queue = exchange, queue
         self.dead_letter_queue = queue + DEAD_LETTER_SUFFIX
-        self.prefetch = prefetch
         self.connection = self.channel = None
 
     def connect(self) -> None:
@@ -147,12 +156,13 @@ class FactConsumer:
         self.connection = broker.connect(self.url)
         channel = self.connection.channel()
         channel.exchange_declare(self.exchange, exchange_type="topic", durable=True)
-        for queue in (self.queue, self.dead_letter_queue):
-            channel = broker.declare_quorum_queue(self.connection, channel, queue)
+        channel = broker.declare_quorum_queue(self.connection, channel, self.queue,
+                                              single_active_consumer=True)
+        channel = broker.declare_quorum_queue(self.connection, channel, self.dead_letter_queue)
         channel.queue_bind(self.queue, self.exchange, routing_key="#")
         # Confirms: a dead letter is acked away only after the broker has stored its copy.
         channel.confirm_delivery()
-        channel.basic_qos(prefetch_count=self.prefetch)
+        channel.basic_qos(prefetch_count=PREFETCH)
         self.channel = channel
 
     def close(self) -> None:

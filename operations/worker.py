@@ -94,9 +94,12 @@ def session_options() -> dict:
 
 
 def use_worker_sessions() -> None:
-    """From now on this process's database connections carry `session_options()`."""
+    """From now on this process's database connections carry `session_options()`, and are not
+    pooled: one thread needs one connection, which Django reopens when it was lost. A pool made
+    for a server's threads grew to 10 connections after a few terminations and kept them."""
     connection = connections["default"]
     options = connection.settings_dict.setdefault("OPTIONS", {})
+    options.pop("pool", None)
     added = session_options()
     # Startup options the database URL already carries are kept, ours after them.
     added["options"] = " ".join(filter(None, [options.get("options"), added["options"]]))

@@ -1,9 +1,14 @@
 """Faults to inject in tests: a TCP proxy that can cut or blackhole its connections,
-and killing a process's database connection from outside."""
+killing a process's database connection from outside, a Redis of a test's own to stop, and a
+port where nothing listens."""
 
 import asyncio
 import contextlib
+import shutil
+import socket
+import subprocess
 import threading
+import time
 
 import psycopg
 from django.db import connection
@@ -91,13 +96,22 @@ def owner_connection() -> psycopg.Connection:
     return psycopg.connect(**params, autocommit=True)
 
 
+# How long terminate_backends waits for each backend to be gone.
+TERMINATE_WAIT_MS = 30_000
+
+
 def terminate_backends(database: str, *, sparing: tuple[int, ...] = ()) -> int:
-    """pg_terminate_backend of every connection to `database` but `sparing`; how many."""
+    """pg_terminate_backend of every connection to `database` but `sparing`; how many.
+
+    It returns once each backend has exited (PostgreSQL's own wait, bounded): a terminated
+    backend only gets the signal, and on a loaded machine one still running would answer its
+    client's next query, then die in the middle of the one after.
+    """
     with owner_connection() as owner:
         return owner.execute(
-            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+            "SELECT count(pg_terminate_backend(pid, %s)) FROM pg_stat_activity "
             "WHERE datname = %s AND pid <> pg_backend_pid() AND NOT pid = ANY(%s)",
-            [database, list(sparing)],
+            [TERMINATE_WAIT_MS, database, list(sparing)],
         ).fetchone()[0]
 
 
@@ -108,4 +122,52 @@ def terminate_this_threads_backend() -> None:
         cursor.execute("SELECT pg_backend_pid()")
         pid = cursor.fetchone()[0]
     with owner_connection() as owner, contextlib.suppress(psycopg.Error):
-        owner.execute("SELECT pg_terminate_backend(%s)", [pid])
+        owner.execute("SELECT pg_terminate_backend(%s, %s)", [pid, TERMINATE_WAIT_MS])
+
+
+# Ports the fault tests may take for servers of their own (a Redis to stop, a refusing address).
+FAULT_PORTS = range(7220, 7240)
+
+
+def free_port() -> int:
+    """A port of FAULT_PORTS where nothing listens now (a connection to it is refused)."""
+    for port in FAULT_PORTS:
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) != 0:
+                return port
+    raise RuntimeError(f"every port of {FAULT_PORTS} is taken")
+
+
+class RedisServer:
+    """A redis-server of the test's own on a free fault port, without persistence; `stop()`
+    kills it (what an application sees when Redis dies: its connections reset, new ones
+    refused)."""
+
+    def __init__(self):
+        binary = shutil.which("redis-server")
+        if binary is None:
+            raise FileNotFoundError("redis-server is not installed")
+        self.port = free_port()
+        self.process = subprocess.Popen(
+            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--dir", "/tmp"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while not self.answers():
+            if time.monotonic() > deadline or self.process.poll() is not None:
+                self.stop()
+                raise RuntimeError(f"redis-server did not start on port {self.port}")
+            time.sleep(0.05)
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def answers(self) -> bool:
+        with socket.socket() as probe:
+            return probe.connect_ex(("127.0.0.1", self.port)) == 0
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(10)

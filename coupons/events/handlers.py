@@ -1,5 +1,7 @@
 """One handler per fact. Each proves ownership with the order's stored lease and never forces
-a state: a command the coupon refuses becomes a conflict case or a recorded no-op."""
+a state: a command the coupon refuses becomes a conflict case or a recorded no-op. A coupon
+whose row another transaction holds (CouponBusy) refuses nothing: the whole message rolls back
+and is retried (409 over HTTP, put back on the queue by the consumer)."""
 
 from datetime import timedelta
 from decimal import Decimal
@@ -8,7 +10,7 @@ from django.conf import settings
 from django.utils.dateparse import parse_datetime
 
 from coupons import after_sale
-from coupons.errors import CouponError, StateConflict
+from coupons.errors import CouponBusy, CouponError, StateConflict
 from coupons.events.facts import order_binding, order_payment, stored_lease
 from coupons.events.presale import settle_final_payment
 from coupons.ledger_reasons import reason
@@ -68,6 +70,8 @@ def on_payment_succeeded(fact: OrderFact) -> dict:
             coupon_id=binding.coupon_id, lease=stored_lease(binding.lock),
             payment_id=fact.payment_id, ctx=COORDINATOR,
         )
+    except CouponBusy:
+        raise  # the coupon's row is held: the fact waits for its retry, nothing is decided
     except CouponError as error:  # a late payment: the lease moved on to another order
         return open_case_for(fact, binding, error)
     return {"action": "ALREADY_REDEEMED" if result.already_redeemed else "REDEEMED",
@@ -121,6 +125,8 @@ def on_deposit_paid(fact: OrderFact) -> dict:
             order_amount=Decimal(payload["order_amount"]), quote_id=payload.get("quote_id", ""),
             lease_until=lease_until, ctx=COORDINATOR,
         )
+    except CouponBusy:
+        raise  # the coupon's row is held: the fact waits for its retry, nothing is decided
     except CouponError as error:
         return {"action": "LOCK_REFUSED", "coupon_id": payload["coupon_id"], **refused(error)}
     return {"action": "LOCKED", "coupon_id": result.lock.coupon_id,
@@ -136,6 +142,8 @@ def extend_to_deadline(binding, lease_until) -> dict:
     try:
         renewed = coupon_renew(coupon_id=binding.coupon_id, lease=stored_lease(binding.lock),
                                lease_until=lease_until, ctx=COORDINATOR)
+    except CouponBusy:
+        raise  # the coupon's row is held: the fact waits for its retry, nothing is decided
     except CouponError as error:
         return {**outcome, **refused(error)}
     return {**outcome, "action": "LEASE_EXTENDED", "expires_at": renewed.payload()["expires_at"],
@@ -166,6 +174,8 @@ def on_refund_succeeded(fact: OrderFact) -> dict:
             refund_type=payload["refund_type"], risk_flag=bool(payload.get("risk_flag", False)),
             ctx=COORDINATOR,
         )
+    except CouponBusy:
+        raise  # the coupon's row is held: the fact waits for its retry, nothing is decided
     except CouponError as error:  # the refund id was already received for another order
         return {"action": "REFUND_REFUSED", **refused(error)}
     if not receipt.decisions:

@@ -8,7 +8,7 @@ from django.db.models import Q
 
 from coupons import after_sale, clock
 from coupons.discounts import discount_for
-from coupons.errors import CouponError, CouponExpired
+from coupons.errors import CouponBusy, CouponError, CouponExpired
 from coupons.events.facts import stored_lease
 from coupons.ledger_reasons import reason
 from coupons.models import (
@@ -80,6 +80,8 @@ def _substitute_or_compensate(fact, binding, ctx) -> dict:
                     coupon_id=substitute.pk, payment_id=fact.payment_id, ctx=ctx,
                     lease=LeaseProof.from_lock(locked.lock, expected_version=locked.state_version),
                 )
+        except CouponBusy:
+            raise  # held by another transaction: the fact is retried, nothing is owed for it
         except CouponError:
             continue  # taken or changed since we looked: try the next one
         return _settle(fact, binding, SettlementResult.SUBSTITUTED,

@@ -18,6 +18,7 @@ from django.db import OperationalError, connection, transaction
 
 from coupons import clock
 from coupons.errors import (
+    CouponBusy,
     CouponError,
     IdempotencyKeyReused,
     IdempotencyRecordInvalid,
@@ -31,6 +32,7 @@ from coupons.write.context import (
     pending_claim,
 )
 from coupons.write.idempotency_seal import record_seal, seal_holds
+from coupons.write.refusals import record_after_rollback
 
 logger = logging.getLogger(__name__)
 
@@ -107,13 +109,17 @@ def _claim_text() -> str:
     """  # noqa: S608 - the table name is the model's, every value is a parameter
 
 
-def claiming(cursor, sql, params):
+def claiming(cursor, sql, params, *, with_row_lock=False):
     """Run a statement that holds claim_ctes; a twin's claim that outlasted the wait raises
-    ClaimInProgress."""
+    ClaimInProgress. `with_row_lock`: the statement also locks a coupon row, whose wait running
+    out (rows.lock_coupon_row says CouponBusy) is told apart by the relation PostgreSQL names."""
     try:
         cursor.execute(sql, params)
     except OperationalError as error:
-        if getattr(error.__cause__, "sqlstate", None) == LOCK_NOT_AVAILABLE:
+        cause = error.__cause__
+        if getattr(cause, "sqlstate", None) == LOCK_NOT_AVAILABLE and (
+                not with_row_lock or f'relation "{IdempotencyRecord._meta.db_table}"'
+                in (cause.diag.context or "")):
             raise ClaimInProgress() from None
         raise
 
@@ -223,6 +229,10 @@ def run_once(
         pass  # rolled back; claim again, first this time
     except ClaimInProgress:
         raise IdempotencyRequestInProgress() from None
+    except CouponBusy as busy:
+        # Rolled back with its claim: not the key's answer, a retry with the key runs again.
+        record_after_rollback(busy)
+        raise
     with transaction.atomic(durable=True):
         claim = idempotency_claim(scope=scope, key=key, request_hash=request_hash)
         return _run_claimed(claim, **run)
@@ -243,6 +253,8 @@ def _run(record, *, scope, key, request_hash, actor, client_id, command,
     )
     try:
         answer = Answer(success_status, command(ctx))
+    except CouponBusy:
+        raise  # a wait that ran out, not the command's answer: nothing is stored under the key
     except CouponError as error:
         # The command kept nothing it wrote (its savepoint rolled back, or it was refused
         # before its one write); its rejection row commits with this answer.

@@ -2,11 +2,12 @@
 
 from functools import cache
 
-from django.db import connection
+from django.conf import settings
+from django.db import OperationalError, connection
 from django.utils.translation import gettext_lazy as _
 
 from coupons import after_sale, clock
-from coupons.errors import NotFound
+from coupons.errors import CouponBusy, NotFound
 from coupons.models import (
     CouponLock,
     CouponTemplateVersion,
@@ -29,11 +30,41 @@ def lock_coupon_row(coupon_id, *, ctx=None) -> UserCoupon:
     run_once deferred the claim of `ctx`'s Idempotency-Key to this command, makes the claim
     first: a held key locks nothing and raises ClaimTaken. When the row lock had to wait for
     another command on the coupon, a second statement reads those rows again (see below).
+
+    The same statement bounds the waits of the rest of the transaction (set_config, local to
+    it): the row lock waits COMMAND_LOCK_TIMEOUT_MS at most, then CouponBusy (a row held by a
+    stuck session must not hold every server thread that asks for it), and each later
+    statement runs COMMAND_STATEMENT_TIMEOUT_MS at most.
     """
-    coupon = _locked_in_one_statement(coupon_id, ctx)
+    try:
+        coupon = _locked_in_one_statement(coupon_id, ctx)
+    except OperationalError as error:
+        if _row_lock_waited_out(error):
+            raise CouponBusy(coupon_id=coupon_id, retry_after=RETRY_AFTER_SECONDS) from None
+        raise
     if coupon is None:
         raise NotFound(_("No such coupon."), coupon_id=coupon_id)
     return coupon
+
+
+# PostgreSQL's lock_not_available, and where it says which lock its wait was for.
+LOCK_NOT_AVAILABLE = "55P03"
+# A row held past the lock timeout is a stuck session or a long transaction, not a command's
+# few milliseconds: a second is soon enough to ask again.
+RETRY_AFTER_SECONDS = 1
+
+
+def _row_lock_waited_out(error: OperationalError) -> bool:
+    """Whether `error` is the coupon row's lock wait running out (a twin's claim that did was
+    told apart by `claiming`). PostgreSQL names the row's relation only to the first waiter;
+    the others queue on its tuple lock, with no context."""
+    return getattr(error.__cause__, "sqlstate", None) == LOCK_NOT_AVAILABLE
+
+
+def _bounds() -> list[str]:
+    """The lock and statement timeouts the row lock sets for its transaction (parameters)."""
+    return [f"{settings.COUPONS['COMMAND_LOCK_TIMEOUT_MS']}ms",
+            f"{settings.COUPONS['COMMAND_STATEMENT_TIMEOUT_MS']}ms"]
 
 
 # The rows read with the coupon, by alias, in the order of the select list.
@@ -47,7 +78,7 @@ def _locked_in_one_statement(coupon_id, ctx):
     claim = pending_claim(ctx) if ctx is not None else None
     claim = claim if claim is not None and claim.with_row_lock else None
     awaiting, awaiting_params = after_sale.awaiting_redemption_sql("c")
-    params = [*awaiting_params, coupon_id]
+    params = [*awaiting_params, coupon_id, *_bounds()]
     with connection.cursor() as cursor:
         if claim is None:
             cursor.execute(_locked_sql(awaiting), params)
@@ -55,7 +86,8 @@ def _locked_in_one_statement(coupon_id, ctx):
         else:
             ctes, claim_params = claim_ctes(claim.scope, claim.key, claim.request_hash,
                                             clock.now())
-            claiming(cursor, _claimed_and_locked_sql(ctes, awaiting), [*claim_params, *params])
+            claiming(cursor, _claimed_and_locked_sql(ctes, awaiting), [*claim_params, *params],
+                     with_row_lock=True)
             record_id, inserted, *row = cursor.fetchone()
             if not inserted:
                 raise ClaimTaken(record_id, clean=claim.clean)
@@ -87,6 +119,10 @@ def _locked_sql(awaiting, *, claimed=False) -> str:
     The last column, `as_seen`, is false when the coupon row locked is not the version the
     statement's snapshot has (the scalar subquery reads that version, the locked row is the
     newest), that is when the lock waited for a concurrent command's commit.
+
+    The two set_config calls (`_bounds`) are in the WHERE, which PostgreSQL evaluates before
+    the row lock above it waits: that wait already has the command's lock_timeout (whether the
+    claim's own bounded wait ran before or after them, the claim puts back what it found).
     """
     qn = connection.ops.quote_name
     select = [f"{alias}.{qn(f.column)} AS {alias}_{i}" for alias, model in JOINED
@@ -101,6 +137,8 @@ def _locked_sql(awaiting, *, claimed=False) -> str:
           LEFT JOIN {CouponLock._meta.db_table} l ON l.id = c.current_lock_id
           LEFT JOIN {OrderCoupon._meta.db_table} oc ON oc.lock_id = l.id
          WHERE c.id = %s {"AND (SELECT inserted FROM claim)" if claimed else ""}
+           AND set_config('lock_timeout', %s, true) IS NOT NULL
+           AND set_config('statement_timeout', %s, true) IS NOT NULL
            FOR NO KEY UPDATE OF c
     """  # noqa: S608 - table and column names are the models', every value is a parameter
 

@@ -160,7 +160,8 @@ def test_a_database_outage_answers_503_with_retry_after_and_logs_no_secret(
 
     assert_error_body(response, 503, "SERVICE_UNAVAILABLE")
     assert int(response["Retry-After"]) > 0
-    assert response.json()["error"]["details"] == {"retry_after": int(response["Retry-After"])}
+    assert response.json()["error"]["details"] == {"retry_after": int(response["Retry-After"]),
+                                                   "reason": "unreachable"}
     logged = log_output.getvalue()
     assert "database unavailable on POST" in logged
     assert "OperationalError" in logged and "[REDACTED]" in logged

@@ -3,7 +3,8 @@
 The pool held connections the server had already dropped and handed them out, so the next
 requests answered 503. common/postgresql/base.py checks each borrowed connection and, at the
 first dead one, drains every idle one: after a terminate-all round the next requests answer 200.
-A database that is really down still answers 503.
+A database that refuses connections answers 503 at once, not after the pool's timeout (20 s
+before, /readyz 10 s), and serves again as soon as it accepts them.
 """
 
 import json
@@ -67,24 +68,34 @@ def test_after_every_backend_is_terminated_the_next_requests_all_answer_200(
     assert after == Counter({200: 10})
 
 
-def test_a_database_that_is_really_down_still_answers_503(live_server, service_client, coupon):
+def test_a_database_that_refuses_connections_answers_503_at_once_and_readyz_too(
+    live_server, service_client, coupon,
+):
     url, key = f"{live_server.url}/api/v1/coupons/{coupon.pk}", service_client[1]
     assert statuses(url, key, 1) == Counter({200: 1})
     database = connection.settings_dict["NAME"]
     connection.close()
     pool = connection.pool
-    timeout, pool.timeout = pool.timeout, 1.0  # wait 1 s for a connection, not 10
+    # Were a request to wait for the pool, it would wait past the client's 30 s and fail.
+    timeout, pool.timeout = pool.timeout, 120.0
     with owner_connection() as owner:
         owner.execute(f'ALTER DATABASE "{database}" ALLOW_CONNECTIONS false')
         try:
             terminate_backends(database)
-            status, headers, body = get(url, key)
+            answers = [get(url, key) for _ in range(3)]
+            ready = urllib.request.Request(f"{live_server.url}/readyz")
+            try:
+                urllib.request.urlopen(ready, timeout=30)
+                readyz = 200
+            except urllib.error.HTTPError as error:
+                readyz = error.code
         finally:
             owner.execute(f'ALTER DATABASE "{database}" ALLOW_CONNECTIONS true')
             pool.timeout = timeout
 
-    assert status == 503
-    assert body["error"]["code"] == "SERVICE_UNAVAILABLE"
-    assert int(headers["Retry-After"]) > 0
+    assert [(status, body["error"]["code"]) for status, _, body in answers] \
+        == [(503, "SERVICE_UNAVAILABLE")] * 3
+    assert all(int(headers["Retry-After"]) > 0 for _, headers, _ in answers)
+    assert readyz == 503
     # Back up: the pool reconnects and the next request is served.
     assert statuses(url, key, 1) == Counter({200: 1})

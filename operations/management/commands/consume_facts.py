@@ -21,18 +21,17 @@ class Command(BaseCommand):
                                  "tests); exit 1 on a broker error or a message left to retry.")
         parser.add_argument("--exchange", default=EXCHANGE)
         parser.add_argument("--queue", default=QUEUE)
-        parser.add_argument("--prefetch", type=int, default=20)
         parser.add_argument("--metrics-port", type=int, default=None,
                             help="Serve this process's counters on 127.0.0.1:PORT/metrics.")
 
-    def handle(self, *args, client, once, exchange, queue, prefetch, metrics_port, **options):
+    def handle(self, *args, client, once, exchange, queue, metrics_port, **options):
         sender = ServiceClient.objects.filter(name=client, is_active=True).first()
         if sender is None:
             raise CommandError(f"No active service client named {client!r} "
                                "(manage.py create_service_client).")
         if metrics_port is not None:
             serve_process_metrics(metrics_port)
-        consumer = FactConsumer(client=sender, exchange=exchange, queue=queue, prefetch=prefetch)
+        consumer = FactConsumer(client=sender, exchange=exchange, queue=queue)
         try:
             if once:
                 self._once(consumer)

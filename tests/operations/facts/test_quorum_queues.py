@@ -83,5 +83,6 @@ def test_a_classic_queue_already_there_is_used_with_a_warning(
     assert report.counts == {"PROCESSED": 1}
     assert InboxMessage.objects.filter(message_id="q1").exists()
     assert [r.getMessage() for r in caplog.records if r.name == "operations.broker"] == [
-        f"queue {queues[0]} exists with other arguments than a quorum queue's; used as it is"]
+        f"queue {queues[0]} exists with other arguments than "
+        "{'x-queue-type': 'quorum', 'x-single-active-consumer': True}; used as it is"]
     assert [queue_type_is_quorum(queue) for queue in queues] == [False, True]
