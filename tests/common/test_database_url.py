@@ -77,6 +77,6 @@ def database_options(**environment) -> dict:
 def test_prepared_statements_are_off_behind_pgbouncer_and_on_by_default():
     assert database_options(DATABASE_PREPARED_STATEMENTS="0") == {
         "target_session_attrs": "read-write", "prepare_threshold": None,
-        "server_side_binding": False}
+        "server_side_binding": False, "connect_timeout": 5}
     on = database_options(DATABASE_PREPARED_STATEMENTS="")
     assert (on["server_side_binding"], on["prepare_threshold"]) == (True, 5)
