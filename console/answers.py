@@ -27,6 +27,10 @@ RECOMMENDATIONS = {
     Recommendation.ORDER_DISCOUNT_REFUND: (
         _("refund the order its coupon discount"),
         _("Another order holds or used the coupon: the late order gets its discount back.")),
+    Recommendation.SUBSTITUTE: (
+        _("lock another coupon of the buyer for the order"),
+        _("The presale deposit could not lock its coupon; another coupon of the buyer gives "
+          "the order its discount.")),
     Recommendation.MANUAL_REVIEW: (
         _("a person decides"), _("No automatic remedy fits: an operator reviews the case.")),
 }

@@ -229,6 +229,15 @@ class PresaleSettlementAdmin(ReadOnlyAdmin):
     search_fields = ["order_id"]
 
 
+@admin.register(models.FinalPaymentReminder)
+class FinalPaymentReminderAdmin(ReadOnlyAdmin):
+    """Written by the final-payment window scanner, once per order."""
+
+    list_display = ["id", "coupon", "order_id", "discount_amount", "final_payment_opens_at",
+                    "final_payment_deadline", "created_at"]
+    search_fields = ["order_id", "=coupon__id"]
+
+
 @admin.register(models.ExpiryWarning)
 class ExpiryWarningAdmin(ReadOnlyAdmin):
     """Written by the presale expiry scanner, once per lease."""

@@ -17,6 +17,13 @@ SUMMARIES = {
     "used_by_another_order": _("Order %(order)s used the coupon: refund this order's discount "
                                "instead."),
     "no_remedy": _("The coupon is %(state)s; no automatic remedy fits."),
+    "deposit_substitute": _("The deposit of order %(order)s could not lock coupon %(coupon)s "
+                            "(%(code)s): lock the buyer's coupon %(substitute)s instead."),
+    "deposit_compensate": _("The deposit of order %(order)s could not lock coupon %(coupon)s "
+                            "(%(code)s): order %(holder)s holds or used it; compensate this "
+                            "order's discount."),
+    "deposit_review": _("The deposit of order %(order)s could not lock coupon %(coupon)s "
+                        "(%(code)s); no automatic remedy fits."),
 }
 
 

@@ -8,7 +8,9 @@ releases a batch's unpaid leases with one set-based command (coupons/services/bu
 the expiry scanner expires a batch with one (bulk_expire.py);
 a paid lease (a compensating redeem) and a row the batch command left alone go through the
 one-row commands, which record why they refuse. The presale expiry scanner issues no command:
-it warns, once per lease, through the outbox (coupons/services/expiry_warning.py).
+it warns, once per lease, through the outbox (coupons/services/expiry_warning.py); the
+final-payment window scanner reminds, once per order, the same way
+(coupons/services/final_payment_reminder.py).
 
 Loop mode (`--loop --interval N`, `scan_forever`): a scan every N seconds in one process, which
 survives a lost database connection: logged, counted
@@ -36,6 +38,7 @@ from coupons.models import (
     ExpiryDuringLock,
     ExpiryWarning,
     FactType,
+    FinalPaymentReminder,
     OrderFact,
     UserCoupon,
 )
@@ -49,6 +52,7 @@ from coupons.services import (
 from coupons.services.bulk_expire import coupons_expire
 from coupons.services.bulk_release import coupons_release_expired
 from coupons.services.expiry_warning import expiry_warning_send
+from coupons.services.final_payment_reminder import final_payment_reminder_send
 from operations.worker import DATABASE_ERRORS, Lost, run_until_stopped
 
 LEASE_SCANNER = CommandContext(actor="system:lease-scanner")
@@ -232,6 +236,49 @@ def warn_expiring_presale_leases(coupons: list[UserCoupon]) -> Counter:
         expiry_warning_send(coupon=coupon, final_payment_deadline=deadline, now=now)
         counts["warned"] += 1
     return counts
+
+
+def presale_leases_not_reminded():
+    """LOCKED coupons of presale orders (a deposit was paid) whose order was not reminded of
+    its final-payment window yet; whether the window has opened is in the deposit's payload,
+    compared per batch."""
+    return UserCoupon.objects.select_related("current_lock").filter(
+        Exists(OrderFact.objects.filter(order_id=OuterRef("locked_order_id"),
+                                        fact_type=FactType.DEPOSIT_PAID)),
+        ~Exists(FinalPaymentReminder.objects.filter(order_id=OuterRef("locked_order_id"))),
+        status=CouponStatus.LOCKED,
+    )
+
+
+def remind_open_windows(coupons: list[UserCoupon]) -> Counter:
+    deposits = {order_id: (payload, paid_at) for order_id, payload, paid_at in
+                OrderFact.objects.filter(order_id__in={c.locked_order_id for c in coupons},
+                                         fact_type=FactType.DEPOSIT_PAID)
+                .values_list("order_id", "payload", "occurred_at")}
+    counts, now = Counter(), clock.now()
+    for coupon in coupons:
+        if coupon.locked_order_id not in deposits:  # its deposit pruned since the batch was read
+            counts["skipped"] += 1
+            continue
+        payload, paid_at = deposits[coupon.locked_order_id]
+        deadline = parse_datetime(payload["final_payment_deadline"])
+        # Without an opening time the window opened with the deposit.
+        opens_at = parse_datetime(payload.get("final_payment_opens_at") or "") or paid_at
+        if opens_at > now:
+            counts["not_yet"] += 1
+            continue
+        if deadline <= now:
+            counts["closed"] += 1  # too late to remind: the deadline passed
+            continue
+        final_payment_reminder_send(coupon=coupon, opens_at=opens_at, deadline=deadline,
+                                    now=now)
+        counts["reminded"] += 1
+    return counts
+
+
+def scan_final_payment_windows(**options) -> ScanReport:
+    return scan(due=presale_leases_not_reminded, time_field="lock_expires_at",
+                handle_batch=remind_open_windows, **options)
 
 
 def scan_presale_expiry(**options) -> ScanReport:

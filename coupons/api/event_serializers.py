@@ -63,8 +63,29 @@ class DepositPaidPayload(OrderPayload):
     user_id = external_id()
     order_amount = money_field()
     final_payment_deadline = FactTime(help_text="Within FACT_TIME_WINDOW_DAYS of now.")
+    final_payment_opens_at = FactTime(
+        required=False, help_text="When the final-payment window opens (the buyer is reminded "
+                                  "then); without it, at the deposit.")
     quote_id = external_id(required=False, default="", allow_blank=True)
     deposit_payment_id = external_id(required=False, default="", allow_blank=True)
+
+    def validate(self, attrs):
+        opens_at = attrs.get("final_payment_opens_at")
+        if opens_at is not None and opens_at > attrs["final_payment_deadline"]:
+            raise serializers.ValidationError({"final_payment_opens_at": _(
+                "The final-payment window must open before its deadline.")})
+        return attrs
+
+
+class FinalPaymentPayload(PaymentPayload):
+    """What the payment service charged may come with it: the settlement records it, so a
+    STRICT order the coupon no longer covered shows what it actually paid."""
+
+    discount_applied = money_field(
+        minimum="0", required=False,
+        help_text="The discount the order service applied to the final payment.")
+    amount_charged = money_field(
+        minimum="0", required=False, help_text="What the final payment actually charged.")
 
 
 class RefundPayload(PaymentPayload):
@@ -79,7 +100,7 @@ PAYLOADS = {
     FactType.PAYMENT_FAILED: OrderPayload,
     FactType.ORDER_CLOSED: OrderPayload,
     FactType.DEPOSIT_PAID: DepositPaidPayload,
-    FactType.FINAL_PAYMENT_SUCCEEDED: PaymentPayload,
+    FactType.FINAL_PAYMENT_SUCCEEDED: FinalPaymentPayload,
     FactType.REFUND_SUCCEEDED: RefundPayload,
 }
 

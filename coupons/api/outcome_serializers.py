@@ -50,6 +50,8 @@ class RedeemedOutcome(CouponOutcome):
     settlement = serializers.ChoiceField(choices=[SettlementResult.REDEEMED], required=False)
     substitute_coupon_id = serializers.IntegerField(required=False, allow_null=True)
     discount_amount = serializers.DecimalField(**MONEY, required=False)
+    discount_applied = serializers.DecimalField(**MONEY, required=False, allow_null=True)
+    amount_charged = serializers.DecimalField(**MONEY, required=False, allow_null=True)
 
 
 class CaseOutcome(CouponOutcome, Refusal):
@@ -147,7 +149,13 @@ class SettlementOutcome(CouponOutcome):
     actions = ("PAID_IN_FULL", "SUBSTITUTED", "COMPENSATED", "ALREADY_SETTLED")
     settlement = serializers.ChoiceField(choices=SettlementResult.choices)
     substitute_coupon_id = serializers.IntegerField(allow_null=True)
-    discount_amount = serializers.DecimalField(**MONEY)
+    discount_amount = serializers.DecimalField(
+        **MONEY, help_text="The discount the coupon (or its substitute) gave the order.")
+    discount_applied = serializers.DecimalField(
+        **MONEY, allow_null=True,
+        help_text="What the final payment fact said it applied (null: not sent).")
+    amount_charged = serializers.DecimalField(
+        **MONEY, allow_null=True, help_text="What the final payment fact said it charged.")
 
 
 OUTCOMES = (NoCouponOutcome, RedeemedOutcome, CaseOutcome, IgnoredOutcome,

@@ -13,7 +13,7 @@ from api import converters  # noqa: F401 - registers <dbid:...>
 from coupons.diagnosis import Waiting
 from coupons.history import Source
 
-from . import event_views, views
+from . import event_views, order_views, views
 
 
 def coupon_urlpatterns(*, timeline_sources: Sequence[Source],
@@ -45,6 +45,8 @@ def coupon_urlpatterns(*, timeline_sources: Sequence[Source],
         path("coupons/<dbid:coupon_id>/timeline",
              views.CouponTimelineApi.as_view(extra_sources=tuple(timeline_sources)),
              name="coupon-timeline"),
+        path("orders/<str:order_id>/final-payment-check",
+             order_views.FinalPaymentCheckApi.as_view(), name="order-final-payment-check"),
         path("events", event_views.EventReceiveApi.as_view(), name="events"),
         path("cases", event_views.CaseListApi.as_view(), name="cases"),
         path("cases/<dbid:case_id>/resolve", event_views.CaseResolveApi.as_view(),

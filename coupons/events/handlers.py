@@ -14,7 +14,7 @@ from coupons.errors import CouponBusy, CouponError, StateConflict
 from coupons.events.facts import order_binding, order_payment, stored_lease
 from coupons.events.presale import settle_final_payment
 from coupons.ledger_reasons import reason
-from coupons.models import CaseStatus, FactType, LockStatus, OrderFact
+from coupons.models import CaseStatus, FactType, LockStatus, OrderFact, UserCoupon
 from coupons.services import (
     CommandContext,
     coupon_lock,
@@ -23,6 +23,7 @@ from coupons.services import (
     coupon_renew,
 )
 from coupons.services.cases import case_open
+from coupons.services.presale_cases import deposit_claim, presale_case_join, presale_case_open
 
 COORDINATOR = CommandContext(actor="system:coordinator")
 
@@ -128,10 +129,38 @@ def on_deposit_paid(fact: OrderFact) -> dict:
     except CouponBusy:
         raise  # the coupon's row is held: the fact waits for its retry, nothing is decided
     except CouponError as error:
-        return {"action": "LOCK_REFUSED", "coupon_id": payload["coupon_id"], **refused(error)}
+        return deposit_refused(fact, error)
     return {"action": "LOCKED", "coupon_id": result.lock.coupon_id,
             "lock_id": str(result.lock.pk), "state_version": result.state_version,
             "expires_at": result.payload()["expires_at"]}
+
+
+def deposit_refused(fact: OrderFact, error: CouponError) -> dict:
+    """The order service charged a deposit counting on the coupon, which said no: a case names
+    the order, the coupon and why (coupons/services/presale_cases.py). A coupon that does not
+    exist has nothing to hold a case: the refusal is the whole answer."""
+    coupon = UserCoupon.objects.filter(pk=fact.payload["coupon_id"]).first()
+    if coupon is None:
+        return {"action": "LOCK_REFUSED", "coupon_id": fact.payload["coupon_id"],
+                **refused(error)}
+    return case_outcome(presale_case_open(coupon=coupon, claim=fact, error=error))
+
+
+def case_outcome(case) -> dict:
+    action = "CASE_OPENED" if case.status == CaseStatus.OPEN else "CASE_ALREADY_CLOSED"
+    return {"action": action, "coupon_id": case.coupon_id, "case_id": case.pk,
+            "recommendation": case.recommendation,
+            "error_code": case.evidence.get("refused_with", ""),
+            "error_details": case.evidence.get("error_details", {})}
+
+
+def unbound_final_payment(fact: OrderFact) -> dict:
+    """No binding: the order's claim is its deposit, if one named a coupon of ours."""
+    claim = deposit_claim(fact.order_id)
+    coupon = claim and UserCoupon.objects.filter(pk=claim.payload["coupon_id"]).first()
+    if coupon is None:
+        return {"action": "NO_COUPON"}
+    return case_outcome(presale_case_join(coupon=coupon, claim=claim, payment=fact))
 
 
 def extend_to_deadline(binding, lease_until) -> dict:
@@ -157,7 +186,7 @@ def has_fact(order_id: str, fact_type: str) -> bool:
 def on_final_payment(fact: OrderFact) -> dict:
     binding = order_binding(fact.order_id)
     if binding is None:
-        return {"action": "NO_COUPON"}
+        return unbound_final_payment(fact)
     try:
         return settle_final_payment(fact, binding, COORDINATOR)
     except StateConflict as error:

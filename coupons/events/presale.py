@@ -1,26 +1,16 @@
 """Final payment of a presale order under the template's expiry_during_lock strategy."""
 
-from datetime import UTC, datetime
 from decimal import Decimal
 
 from django.db import transaction
-from django.db.models import Q
 
 from coupons import after_sale, clock
-from coupons.discounts import discount_for
 from coupons.errors import CouponBusy, CouponError, CouponExpired
 from coupons.events.facts import stored_lease
 from coupons.ledger_reasons import reason
-from coupons.models import (
-    CouponStatus,
-    ExpiryDuringLock,
-    PresaleSettlement,
-    SettlementResult,
-    UserCoupon,
-)
+from coupons.models import ExpiryDuringLock, PresaleSettlement, SettlementResult, UserCoupon
 from coupons.services import LeaseProof, coupon_lock, coupon_redeem
-
-NEVER = datetime.max.replace(tzinfo=UTC)
+from coupons.substitutes import find_substitutes
 
 
 def settle_final_payment(fact, binding, ctx) -> dict:
@@ -43,31 +33,15 @@ def settle_final_payment(fact, binding, ctx) -> dict:
     return _settle(fact, binding, SettlementResult.REDEEMED, discount=binding.discount_amount)
 
 
-def find_substitutes(binding, now) -> list[UserCoupon]:
-    """The user's usable coupons of the same kind that give this order at least the original
-    discount: the cheapest that suffices first, then the earliest expiring."""
-    original = binding.coupon
-    candidates = (
-        UserCoupon.objects.select_related("template_version")
-        .filter(user_id=original.user_id, status=CouponStatus.AVAILABLE,
-                template_version__kind=binding.template_version.kind)
-        .exclude(pk=original.pk)
-        .filter(Q(valid_from__isnull=True) | Q(valid_from__lte=now))
-        .filter(Q(valid_until__isnull=True) | Q(valid_until__gt=now))
-    )
-    ranked = []
-    for coupon in candidates:
-        terms = coupon.template_version
-        if binding.order_amount < terms.min_order_amount:
-            continue
-        discount = discount_for(terms, binding.order_amount)
-        if discount >= binding.discount_amount:
-            ranked.append((discount, coupon.valid_until or NEVER, coupon.pk, coupon))
-    return [coupon for *_, coupon in sorted(ranked)]
+def substitutes_for(binding, now) -> list[UserCoupon]:
+    return find_substitutes(original=binding.coupon, user_id=binding.coupon.user_id,
+                            terms=binding.template_version,
+                            order_amount=binding.order_amount,
+                            discount=binding.discount_amount, now=now)
 
 
 def _substitute_or_compensate(fact, binding, ctx) -> dict:
-    for substitute in find_substitutes(binding, clock.now()):
+    for substitute in substitutes_for(binding, clock.now()):
         try:
             # One savepoint for the pair, so a redeem that fails takes its lock back with it.
             with transaction.atomic():
@@ -101,6 +75,8 @@ def _settle(fact, binding, result, *, discount, substitute=None) -> dict:
         defaults={"coupon": binding.coupon, "result": result, "substitute": substitute,
                   "strategy": binding.template_version.expiry_during_lock,
                   "discount_amount": discount, "payment_id": fact.payment_id,
+                  "discount_applied": fact.payload.get("discount_applied"),
+                  "amount_charged": fact.payload.get("amount_charged"),
                   "settled_at": clock.now()},
     )
     return _outcome(result if created else "ALREADY_SETTLED", settled)
@@ -113,4 +89,10 @@ def _outcome(action, settled: PresaleSettlement) -> dict:
         "settlement": settled.result,
         "substitute_coupon_id": settled.substitute_id,
         "discount_amount": f"{settled.discount_amount:.2f}",
+        "discount_applied": _money(settled.discount_applied),
+        "amount_charged": _money(settled.amount_charged),
     }
+
+
+def _money(amount) -> str | None:
+    return None if amount is None else f"{Decimal(amount):.2f}"

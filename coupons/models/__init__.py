@@ -16,7 +16,12 @@ from coupons.models.journal import Journaled, JournalEntry, JournalLeaf, Journal
 from coupons.models.ledger import CouponOperation, OperationType
 from coupons.models.locks import CouponLock, LockStatus, OrderCoupon
 from coupons.models.outbox import OutboxEvent
-from coupons.models.presale import ExpiryWarning, PresaleSettlement, SettlementResult
+from coupons.models.presale import (
+    ExpiryWarning,
+    FinalPaymentReminder,
+    PresaleSettlement,
+    SettlementResult,
+)
 from coupons.models.redemptions import Redemption
 from coupons.models.rejections import CommandRejection
 from coupons.models.retention import PruneRun
@@ -58,6 +63,7 @@ __all__ = [
     "CouponTemplateVersion",
     "ExpiryDuringLock",
     "ExpiryWarning",
+    "FinalPaymentReminder",
     "IdempotencyRecord",
     "LockStatus",
     "OperationType",

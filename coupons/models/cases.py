@@ -16,6 +16,9 @@ class Recommendation(models.TextChoices):
     COMPENSATING_REDEEM = "COMPENSATING_REDEEM"
     # Another order holds or used the coupon: refund this order its coupon discount.
     ORDER_DISCOUNT_REFUND = "ORDER_DISCOUNT_REFUND"
+    # A presale deposit could not lock its coupon, and another coupon of the buyer fits: lock
+    # it for the order instead (and redeem it, once the final payment came).
+    SUBSTITUTE = "SUBSTITUTE"
     MANUAL_REVIEW = "MANUAL_REVIEW"
 
 
@@ -23,9 +26,13 @@ class ConflictCase(Journaled):
     """A fact the coupon could not follow (a late payment after release, ...), for a person."""
 
     # Opened by the service, closed once by a person: the closing moves only its own columns.
+    # A presale case opened by a refused deposit is joined, while open, by the order's final
+    # payment: the payment, the evidence and what is now recommended move with it.
     JOURNAL_OPENS = ("opened", "existing")
-    JOURNAL_STEPS = ("resolved", "dismissed")
-    JOURNAL_MOVES = ("status", "resolved_at", "resolved_by", "resolution", "resolution_note")
+    JOURNAL_STEPS = ("joined", "resolved", "dismissed")
+    JOURNAL_MOVES = ("payment_id", "evidence", "recommendation", "summary", "summary_code",
+                     "summary_params", "status", "resolved_at", "resolved_by", "resolution",
+                     "resolution_note")
 
     # What only holders of VIEW_CASE_DETAILS see (coupons.redaction).
     detail_fields = ("resolution_note", "evidence")

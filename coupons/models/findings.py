@@ -14,6 +14,13 @@ class FindingKind(models.TextChoices):
     RETURN_NOT_ADVANCED = "RETURN_NOT_ADVANCED"
     RETURN_EVENT_UNPUBLISHED = "RETURN_EVENT_UNPUBLISHED"
     LEDGER_GAP = "LEDGER_GAP"
+    # A presale deposit named the coupon, which never became the order's.
+    DEPOSIT_NOT_BOUND = "DEPOSIT_NOT_BOUND"
+    # From the order and payment systems' own exports (reconcile --orders --payments): an
+    # order they say was paid with the coupon holds no binding to it; a payment they say
+    # succeeded was never sent to this service as a fact.
+    PAID_WITHOUT_BINDING = "PAID_WITHOUT_BINDING"
+    FACT_NEVER_SENT = "FACT_NEVER_SENT"
 
 
 class Severity(models.TextChoices):

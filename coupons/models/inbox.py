@@ -1,5 +1,6 @@
 import pgtrigger
 from django.db import models
+from django.db.models.fields.json import KeyTransform
 
 from coupons.models.append_only import Refuse, delete_refused, frozen_except
 from coupons.models.journal import PRUNED, Journaled
@@ -94,7 +95,13 @@ class OrderFact(models.Model):
                 name="order_fact_unique",
             ),
         ]
-        indexes = [models.Index(fields=["order_id", "fact_type"], name="order_fact_lookup")]
+        indexes = [
+            models.Index(fields=["order_id", "fact_type"], name="order_fact_lookup"),
+            # Reconciliation reads, per batch of coupons, the deposits that named them: the
+            # claim of an order whose deposit never bound its coupon lives only here.
+            models.Index(KeyTransform("coupon_id", "payload"), name="deposit_coupon_claim",
+                         condition=models.Q(fact_type="DepositPaid")),
+        ]
 
     def __str__(self):
         return f"{self.fact_type} for {self.order_id}"

@@ -24,6 +24,11 @@ class PresaleSettlement(models.Model):
         max_digits=12, decimal_places=2, help_text="The discount the order finally got."
     )
     payment_id = models.CharField(max_length=64)
+    # What the final payment fact said was applied and charged, when it said so: under STRICT
+    # the coupon gave nothing, and this is what the order actually paid.
+    discount_applied = models.DecimalField(max_digits=12, decimal_places=2, null=True,
+                                           blank=True)
+    amount_charged = models.DecimalField(max_digits=12, decimal_places=2, null=True, blank=True)
     settled_at = models.DateTimeField()
 
     def __str__(self):
@@ -52,3 +57,26 @@ class ExpiryWarning(AppendOnlyModel):
 
     def __str__(self):
         return f"expiry warning {self.order_id} (coupon {self.coupon_id})"
+
+
+class FinalPaymentReminder(AppendOnlyModel):
+    """A `FinalPaymentWindowOpened` event was written to the outbox for this order.
+
+    Like ExpiryWarning, a reminder changes no state: no ledger row, no version, an outbox row
+    with no operation. This row is its record, unique per order, so the buyer is reminded once
+    whatever reruns, scanners or later leases of the order (a substitute) do.
+    """
+
+    order_id = models.CharField(max_length=64, unique=True)
+    lock = models.ForeignKey("coupons.CouponLock", on_delete=models.PROTECT, related_name="+")
+    coupon = models.ForeignKey("coupons.UserCoupon", on_delete=models.PROTECT, related_name="+")
+    discount_amount = models.DecimalField(max_digits=12, decimal_places=2)
+    final_payment_opens_at = models.DateTimeField()
+    final_payment_deadline = models.DateTimeField()
+    created_at = models.DateTimeField()
+
+    class Meta:
+        triggers = append_only_triggers()
+
+    def __str__(self):
+        return f"final-payment reminder {self.order_id} (coupon {self.coupon_id})"

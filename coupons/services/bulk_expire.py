@@ -13,7 +13,7 @@ from coupons.models import CouponStatus, OperationType, UserCoupon
 from coupons.services.bulk_release import moved_on
 from coupons.write.payloads import iso
 from coupons.write.records import append_operations, append_outboxes, ledger_row
-from coupons.write.transitions import is_past_validity
+from coupons.write.transitions import guard_batch, is_past_validity
 
 
 def coupons_expire(*, coupons: list[UserCoupon], ctx, now) -> set[int]:
@@ -22,6 +22,7 @@ def coupons_expire(*, coupons: list[UserCoupon], ctx, now) -> set[int]:
     due = [c for c in coupons if is_past_validity(c, now)]
     if not due:
         return set()
+    guard_batch(OperationType.EXPIRE, [(CouponStatus.AVAILABLE, CouponStatus.EXPIRED)])
     as_read = Q(pk__in=[])
     for c in due:
         as_read |= Q(pk=c.pk, status=CouponStatus.AVAILABLE, state_version=c.state_version)

@@ -12,7 +12,7 @@ from django.db.models import Case, F, Q, Value, When
 from coupons.ledger_reasons import reason_fields
 from coupons.models import CouponLock, CouponStatus, LockStatus, OperationType, UserCoupon
 from coupons.write.records import append_operations, append_outboxes, ledger_row
-from coupons.write.transitions import UNBOUND, is_past_validity
+from coupons.write.transitions import UNBOUND, guard_batch, is_past_validity
 
 
 def coupons_release_expired(*, coupons: list[UserCoupon], ctx, now, reason: str) -> set[int]:
@@ -25,6 +25,7 @@ def coupons_release_expired(*, coupons: list[UserCoupon], ctx, now, reason: str)
         return set()
     to_state = {c.pk: CouponStatus.EXPIRED if is_past_validity(c, now) else CouponStatus.AVAILABLE
                 for c in coupons}
+    guard_batch(OperationType.RELEASE, [(CouponStatus.LOCKED, to) for to in to_state.values()])
     as_read = Q(pk__in=[])
     for c in coupons:
         # The lease as the scanner read it: the lock's own order and stored token hash.

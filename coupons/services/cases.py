@@ -53,16 +53,19 @@ def recommend(coupon, order_id: str, now) -> tuple[str, str, dict]:
     return Recommendation.MANUAL_REVIEW, "no_remedy", {"state": coupon.status}
 
 
-def case_open(*, coupon, order_id, fact_type, payment_id="", evidence) -> ConflictCase:
+def case_open(*, coupon, order_id, fact_type, payment_id="", evidence,
+              recommended: tuple[str, str, dict] | None = None) -> ConflictCase:
     """Open a case, or answer the one already opened for the same coupon, order and fact.
 
-    A case a person has resolved or dismissed is not reopened by a redelivery of its fact:
-    that decision stands, and the caller sees the closed case.
+    `recommended` (recommendation, summary code, values) when the caller knows better than
+    `recommend` (a presale deposit: coupons/services/presale_cases.py). A case a person has
+    resolved or dismissed is not reopened by a redelivery of its fact: that decision stands,
+    and the caller sees the closed case.
     """
     if fact_type not in FactType.values:  # the API declares the case's fact as this enum
         raise ValueError(f"not a fact type: {fact_type!r}")
     now = clock.now()
-    recommendation, code, params = recommend(coupon, order_id, now)
+    recommendation, code, params = recommended or recommend(coupon, order_id, now)
     existing = (
         ConflictCase.objects.filter(coupon=coupon, order_id=order_id, fact_type=fact_type)
         .order_by(Case(When(status=CaseStatus.OPEN, then=0), default=1), "-opened_at", "-id")
@@ -133,6 +136,11 @@ def resolution_plan(case: ConflictCase, action: str) -> Plan:
             return Plan(state=coupon.status, steps=(
                 Step.row(OperationType.LOCK, coupon.status, CouponStatus.LOCKED),
                 Step.row(OperationType.REDEEM, CouponStatus.LOCKED, CouponStatus.USED)))
+        if case.recommendation == Recommendation.SUBSTITUTE:
+            locking = Step.row(OperationType.LOCK, CouponStatus.AVAILABLE, CouponStatus.LOCKED)
+            redeeming = Step.row(OperationType.REDEEM, CouponStatus.LOCKED, CouponStatus.USED)
+            return Plan(state=coupon.status,
+                        steps=(locking, redeeming) if case.payment_id else (locking,))
         if case.recommendation == Recommendation.ORDER_DISCOUNT_REFUND:
             return Plan(state=coupon.status, steps=(Step(
                 Step.RECORD, record_kind=ORDER_DISCOUNT_REFUND, amount=_discount_owed(case)),))
@@ -149,8 +157,12 @@ def _binding(case):
 
 
 def _discount_owed(case) -> Decimal:
+    """The bound order's discount snapshot; a presale deposit that never bound its coupon
+    counted on what the coupon would have given (the case's evidence)."""
     binding = _binding(case)
-    return binding.discount_amount if binding else Decimal(0)
+    if binding is not None:
+        return binding.discount_amount
+    return Decimal(case.evidence.get("order_discount", "0"))
 
 
 def _apply(case: ConflictCase, ctx: CommandContext) -> str:
@@ -175,4 +187,10 @@ def _apply(case: ConflictCase, ctx: CommandContext) -> str:
             reason=case_reason(case), actor=ctx.actor,
         )
         return Recommendation.ORDER_DISCOUNT_REFUND
+    if case.recommendation == Recommendation.SUBSTITUTE:
+        # Here, not at the top: presale_cases opens its cases with this module's case_open.
+        from coupons.services.presale_cases import substitute_apply
+
+        substitute_apply(case, ctx)
+        return Recommendation.SUBSTITUTE
     raise ValidationFailed(_("This case needs a person: RESOLVE or DISMISS it with a note."))

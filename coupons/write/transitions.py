@@ -52,6 +52,18 @@ def is_allowed(op_type: str, from_state: str, to_state: str) -> bool:
     return to_state in TRANSITIONS.get(op_type, {}).get(from_state, set())
 
 
+def guard_batch(op_type: str, moves) -> None:
+    """The set-based commands' guard (coupons/services/bulk_*.py): every (from, to) pair their
+    one UPDATE writes must be a move of TRANSITIONS for `op_type`, checked before it runs, so a
+    batch can make no move a one-coupon command could not."""
+    for from_state, to_state in set(moves):
+        if not is_allowed(op_type, from_state, to_state):
+            raise InvalidState(
+                refusal_message("not_allowed_from", op=op_type, state=from_state),
+                operation=op_type, to_state=to_state,
+            )
+
+
 def guard(op_type: str, coupon: UserCoupon) -> None:
     if coupon.status not in TRANSITIONS[op_type]:
         raise InvalidState(

@@ -16,6 +16,7 @@ from django.db.models import Max
 from coupons import clock
 from coupons.evidence.pruned import outbox_pruned_before
 from coupons.models import (
+    CaseStatus,
     ConflictCase,
     CouponOperation,
     CouponStatus,
@@ -76,6 +77,8 @@ class Batch:
     # RETURN operations older than a prune's outbox cutoff: a missing event was published and
     # then removed by retention, not lost.
     pruned_ops: set = field(default_factory=set)
+    deposits: dict = field(default_factory=lambda: defaultdict(list))  # coupon → orders unbound
+    deposit_cases: dict = field(default_factory=dict)  # (coupon, order) → (case id, status)
 
 
 def load_batch(coupons: list[dict]) -> Batch:
@@ -137,7 +140,36 @@ def load_batch(coupons: list[dict]) -> Batch:
     if without_event and pruned_before is not None:
         batch.pruned_ops = set(CouponOperation.objects.filter(
             pk__in=without_event, created_at__lt=pruned_before).values_list("pk", flat=True))
+    load_unbound_deposits(batch, coupons)
     return batch
+
+
+def load_unbound_deposits(batch: Batch, coupons: list[dict]) -> None:
+    """Deposits that named a coupon of the batch for an order that holds no binding: the
+    presale whose lock was refused. A closed order's deposit holds nothing (its handler
+    ignores it)."""
+    claims = dict(OrderFact.objects.filter(
+        fact_type=FactType.DEPOSIT_PAID, payload__coupon_id__gte=coupons[0]["id"],
+        payload__coupon_id__lte=coupons[-1]["id"],
+    ).values_list("order_id", "payload__coupon_id"))
+    if not claims:
+        return
+    held = set(OrderCoupon.objects.filter(order_id__in=claims).values_list("order_id", flat=True))
+    closed = set()
+    for order_id, fact_type, payment_id in OrderFact.objects.filter(
+        order_id__in=claims, fact_type__in=(*PAYMENT_FACTS, FactType.ORDER_CLOSED)
+    ).values_list("order_id", "fact_type", "payment_id"):
+        if fact_type == FactType.ORDER_CLOSED:
+            closed.add(order_id)
+        else:
+            batch.facts[order_id].setdefault(fact_type, payment_id)
+    for order_id, coupon_id in sorted(claims.items()):
+        if order_id not in held and order_id not in closed:
+            batch.deposits[coupon_id].append(order_id)
+    for case_id, coupon_id, order_id, status in ConflictCase.objects.filter(
+        order_id__in=claims, fact_type=FactType.DEPOSIT_PAID
+    ).values_list("id", "coupon_id", "order_id", "status").order_by("id"):
+        batch.deposit_cases[coupon_id, order_id] = (case_id, status)
 
 
 def coupon_range(coupons: list[dict]) -> dict:
@@ -342,7 +374,29 @@ def ledger_gap(batch: Batch, coupon: dict) -> list[Detected]:
     )]
 
 
+# --- 7. a presale deposit named the coupon, which never became the order's ----------------
+
+def deposit_not_bound(batch: Batch, coupon: dict) -> list[Detected]:
+    """The order service counts on the discount the deposit named. Found while no person has
+    decided the order's case (an open case is named in the evidence, not a reason to stay
+    quiet: the order is still owed an answer)."""
+    found = []
+    for order_id in batch.deposits.get(coupon["id"], []):
+        case_id, case_status = batch.deposit_cases.get((coupon["id"], order_id), (None, ""))
+        if case_status and case_status != CaseStatus.OPEN:
+            continue
+        found.append(Detected(
+            kind=FindingKind.DEPOSIT_NOT_BOUND, severity=Severity.P1, coupon_id=coupon["id"],
+            subject=order_id, order_ids=(order_id,), repair=Repair.MANUAL_REVIEW,
+            summary=summary("deposit_not_bound", order=order_id, state=coupon["status"]),
+            evidence={"order_id": order_id, "paid": is_paid(batch, order_id),
+                      "coupon_status": coupon["status"], "case_id": case_id,
+                      "locked_order_id": coupon["locked_order_id"]},
+        ))
+    return found
+
+
 CHECKS = [
     paid_not_redeemed, closed_still_locked, ghost_redemption, double_consumption,
-    return_not_advanced, return_event_unpublished, ledger_gap,
+    return_not_advanced, return_event_unpublished, ledger_gap, deposit_not_bound,
 ]

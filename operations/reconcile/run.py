@@ -7,6 +7,7 @@ from django.db.models import Q
 from coupons import clock
 from coupons.models import (
     Finding,
+    FindingKind,
     FindingStatus,
     ReconciliationRun,
     UserCoupon,
@@ -19,6 +20,10 @@ from operations.reconcile.checks import (
     load_batch,
 )
 from operations.reconcile.summaries import summary_fields
+
+# The kinds only the order and payment systems' exports show (operations/reconcile/exports.py).
+EXPORT_KINDS = (FindingKind.PAID_WITHOUT_BINDING, FindingKind.FACT_NEVER_SENT)
+INTERNAL_KINDS = tuple(kind for kind in FindingKind.values if kind not in EXPORT_KINDS)
 
 DISMISSED = "DISMISSED"
 
@@ -59,15 +64,19 @@ def moved_since(coupons: list[dict]) -> set[int]:
             if pk in read and version != read[pk]}
 
 
-def record_batch(coupons: list[dict], detected: list, *, actor: str) -> tuple[int, int, int]:
-    """Answers (new, still open, closed) for this batch."""
+def record_batch(coupons: list[dict], detected: list, *, actor: str,
+                 kinds=INTERNAL_KINDS) -> tuple[int, int, int]:
+    """Answers (new, still open, closed) for this batch. Only findings of `kinds` (what the
+    caller's checks look for) are refreshed or closed: a run over the service's own rows
+    never closes what only the other systems' exports can show, nor the other way round."""
     now = clock.now()
     moved = moved_since(coupons)
     ids = {c["id"] for c in coupons} - moved
     found = {d.key: d for d in detected if d.coupon_id not in moved}
     with transaction.atomic():
         known = Finding.objects.select_for_update().filter(
-            Q(status=FindingStatus.OPEN) | Q(resolution=DISMISSED), **coupon_range(coupons)
+            Q(status=FindingStatus.OPEN) | Q(resolution=DISMISSED), **coupon_range(coupons),
+            kind__in=kinds,
         )
         open_findings, dismissed = {}, set()
         for finding in known:

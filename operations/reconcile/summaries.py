@@ -27,6 +27,12 @@ SUMMARIES = {
                             "is unpublished since %(since)s."),
     "return_no_event": _("The RETURN for refund %(refund)s was never announced: it has no "
                          "outbox event."),
+    "deposit_not_bound": _("Order %(order)s paid a presale deposit naming this coupon, which "
+                           "never became the order's (the coupon is %(state)s)."),
+    "paid_without_binding": _("The order system says order %(order)s was paid with this "
+                              "coupon, but the order never held it."),
+    "fact_never_sent": _("The order and payment systems' records say order %(order)s had a "
+                         "%(fact)s this service never received."),
     "ledger_gap": _("The ledger's versions are not contiguous (%(count)s breaks): history was "
                     "bypassed."),
 }

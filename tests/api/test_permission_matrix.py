@@ -60,6 +60,7 @@ API_MATRIX = {
     ("GET", "/api/v1/coupons/{coupon_id}/timeline"): C.READ,
     ("GET", "/api/v1/coupons/{coupon_id}/proof"): C.READ,
     ("POST", "/api/v1/events"): C.POST_FACTS,
+    ("GET", "/api/v1/orders/{order_id}/final-payment-check"): C.READ,
     ("GET", "/api/v1/cases"): C.RESOLVE_CASES,
     ("POST", "/api/v1/cases/{case_id}/resolve"): C.RESOLVE_CASES,
     ("GET", "/api/v1/reconciliation"): C.RESOLVE_CASES,
@@ -116,6 +117,7 @@ ADMIN_MATRIX = {
     "coupons.conflictcase": (C.READ, None, None),
     "coupons.presalesettlement": (C.READ, None, None),
     "coupons.expirywarning": (C.READ, None, None),
+    "coupons.finalpaymentreminder": (C.READ, None, None),
     # Reconciliation's and retention's records: resolved through the services, never here.
     "coupons.finding": (C.READ, None, None),
     "coupons.reconciliationrun": (C.READ, None, None),
@@ -274,6 +276,7 @@ def objects(coupon, ctx):
     version = ReturnPolicyVersion.objects.get(policy__code="default", number=1)
     finding = closed_order_still_locked(coupon.template, ctx)
     return {"coupon_id": coupon.pk, "template_id": coupon.template_id, "case_id": case.pk,
+            "order_id": "R",
             "finding_id": finding.pk, "operation_id": redeem.pk, "decision_id": decision.pk,
             "compensation_id": proposal.pk, "policy_id": version.policy_id,
             "number": version.number}

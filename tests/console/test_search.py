@@ -67,7 +67,7 @@ def test_a_presale_order_whose_deposit_could_not_lock_finds_the_coupon(support, 
     outcome = send("DepositPaid", order_id="order-late-deposit", coupon_id=story["coupon"].pk,
                    user_id="u1", order_amount="500.00",
                    final_payment_deadline="2026-07-01T00:00:00+00:00")
-    assert outcome["outcome"]["action"] == "LOCK_REFUSED"
+    assert outcome["outcome"]["action"] == "CASE_OPENED"
 
     answer = support.get(SEARCH, {"q": "order-late-deposit"})
 

@@ -3,11 +3,13 @@ reaches most actions validates against exactly one branch of the union, the one 
 names, and sends no field that branch leaves out."""
 
 import json
+from datetime import timedelta
 
 import jsonschema
 import pytest
 from drf_spectacular.generators import SchemaGenerator
 
+from coupons import clock
 from coupons.events.handlers import OUTCOME_ACTIONS
 from coupons.services import coupon_issue, coupon_release
 from tests.conftest import lock
@@ -74,6 +76,9 @@ def story(template, ctx, send) -> list[dict]:
     presale = issue(presale_template("presale"))
     answers += [deposit(send, presale), deposit(send, presale), final_payment(send)]
     answers.append(deposit(send, issue(presale_template("other")), order_id="PS-1"))
+    answers.append(send("DepositPaid", order_id="PS-9", coupon_id=999_999, user_id="u1",
+                        order_amount="300.00",
+                        final_payment_deadline=(clock.now() + timedelta(days=9)).isoformat()))
     return [answer["outcome"] for answer in answers]
 
 

@@ -14,12 +14,13 @@ from coupons.evidence.tips import journal_tip
 from coupons.models import CouponStatus, OutboxEvent
 from coupons.services import CommandContext, coupon_issue, coupon_redeem
 from coupons.services.expiry_warning import EVENT_TYPE as EXPIRY_WARNING
+from coupons.services.final_payment_reminder import EVENT_TYPE as WINDOW_OPENED
 from coupons.write.records import EVENT_TYPES
 from coupons.write.transitions import TRANSITIONS
 from operations.checkpoint import EVENT_TYPE as CHECKPOINTED
 from operations.checkpoint import ledger_checkpoint
 from operations.relay import message_body, message_properties
-from operations.scanners import scan_presale_expiry
+from operations.scanners import scan_final_payment_windows, scan_presale_expiry
 from refunds.models import Compensation
 from refunds.services.compensation_decide import compensation_approve
 from refunds.services.compensation_propose import compensation_propose
@@ -30,8 +31,9 @@ from tests.refunds.conftest import refund
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas" / "events"
 # Every event the code writes to the outbox: one per ledger operation type, and the presale
-# expiry warning (a notification that changes no state) and the ledger checkpoint (about no coupon).
-EMITTED = {*EVENT_TYPES.values(), EXPIRY_WARNING, CHECKPOINTED}
+# expiry warning and the final-payment reminder (notifications that change no state) and the
+# ledger checkpoint (about no coupon).
+EMITTED = {*EVENT_TYPES.values(), EXPIRY_WARNING, WINDOW_OPENED, CHECKPOINTED}
 
 pytestmark = pytest.mark.django_db
 
@@ -79,6 +81,7 @@ def every_event(template, ctx, clock, send) -> list[OutboxEvent]:
                            user_id="u7", ctx=ctx).coupon
     deposit(send, presale)
     scan_presale_expiry()
+    scan_final_payment_windows()
     voided, _ = every_command(template, ctx, clock)
     refunded = coupon_issue(template_id=template.pk, user_id="u9", ctx=ctx).coupon
     _, proof = lock(refunded, ctx, order_id="order-R")
@@ -122,6 +125,10 @@ def test_a_schema_refuses_an_event_that_breaks_it(template, ctx, clock, send):
     assert problems("CouponCompensated", no_amount)
     warning = next(event for event in events if event.event_type == EXPIRY_WARNING)
     assert problems(EXPIRY_WARNING, {**message_body(warning), "strategy": "LOCK_HONORS"})
+    reminder = next(event for event in events if event.event_type == WINDOW_OPENED)
+    assert problems(WINDOW_OPENED, {**message_body(reminder), "discount_amount": 50})
+    assert problems(WINDOW_OPENED, {k: v for k, v in message_body(reminder).items()
+                                    if k != "reminder_id"})
 
 
 def test_the_event_id_is_the_one_key_unique_across_every_event(template, ctx, clock, send):

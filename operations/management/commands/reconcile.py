@@ -1,8 +1,9 @@
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from coupons.evidence.pruned import unbelievable_prune_runs
 from coupons.models import Severity
 from operations.reconcile import reconcile_run
+from operations.reconcile.exports import ExportUnreadable, reconcile_exports
 from operations.selectors import finding_open_counts
 
 
@@ -16,14 +17,23 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--batch-size", type=int, default=None,
                             help="Coupons per batch (default: COUPONS RECONCILE_BATCH_SIZE).")
+        parser.add_argument("--orders", metavar="FILE",
+                            help="The order system's export (CSV or JSON, docs/operating.md); "
+                                 "with --payments, also compares the other two sides.")
+        parser.add_argument("--payments", metavar="FILE",
+                            help="The payment system's export (CSV or JSON).")
 
-    def handle(self, *args, batch_size, **options):
+    def handle(self, *args, batch_size, orders, payments, **options):
+        if bool(orders) != bool(payments):
+            raise CommandError("--orders and --payments go together")
         run = reconcile_run(actor="manage.py reconcile", batch_size=batch_size)
         seconds = (run.finished_at - run.started_at).total_seconds()
         self.stdout.write(
             f"checked {run.coupons_checked} coupons in {seconds:.1f}s: {run.found_new} new, "
             f"{run.still_open} still open, {run.closed} closed"
         )
+        if orders:
+            self.compare_exports(orders, payments)
         by_severity = finding_open_counts()
         self.stdout.write("open: " + ", ".join(f"{s} {n}" for s, n in by_severity.items()))
         # Only prune writes prune runs; one it cannot have written is forged evidence.
@@ -33,3 +43,17 @@ class Command(BaseCommand):
         if by_severity[Severity.P0] or forged:
             # Not an error of the command: the data is wrong, and whoever runs it must hear.
             raise SystemExit(2)
+
+    def compare_exports(self, orders, payments):
+        try:
+            report = reconcile_exports(orders_path=orders, payments_path=payments,
+                                       actor="manage.py reconcile")
+        except (OSError, ValueError, ExportUnreadable) as error:
+            raise CommandError(str(error)) from error
+        new, still_open, closed = report.recorded
+        self.stdout.write(f"exports: {len(report.found)} found: {new} new, {still_open} still "
+                          f"open, {closed} closed")
+        for fault in report.found:
+            self.stdout.write(f"  {fault.kind} coupon {fault.coupon_id}: {fault.summary}")
+        for order_id, coupon_id in report.unknown_coupons:
+            self.stdout.write(f"  order {order_id} names coupon {coupon_id!r}, not one of ours")

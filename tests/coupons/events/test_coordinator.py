@@ -150,7 +150,10 @@ def test_order_closed_never_releases_a_newer_lease_of_another_order(coupon, ctx,
     ({"order_amount": "199.99"}, "THRESHOLD_NOT_MET"),
     ({"final_payment_deadline": (START - timedelta(days=1)).isoformat()}, "VALIDATION_ERROR"),
 ])
-def test_deposit_the_coupon_refuses_answers_lock_refused(coupon, send, payload, error_code):
+def test_a_deposit_the_coupon_refuses_opens_a_case_for_a_person(coupon, send, payload,
+                                                                error_code):
+    """The order service counts on the discount: the refusal is a case, never silence. The
+    deposit named a coupon the order could never have: no remedy but a person's."""
     before = world()
     body = {"order_id": "PS-1", "coupon_id": coupon.pk, "user_id": "u1",
             "order_amount": "300.00",
@@ -158,9 +161,21 @@ def test_deposit_the_coupon_refuses_answers_lock_refused(coupon, send, payload, 
 
     outcome = send("DepositPaid", **body)["outcome"]
 
-    assert (outcome["action"], outcome["coupon_id"]) == ("LOCK_REFUSED", coupon.pk)
-    assert outcome["error_code"] == error_code
+    assert (outcome["action"], outcome["coupon_id"]) == ("CASE_OPENED", coupon.pk)
+    assert (outcome["error_code"], outcome["recommendation"]) == (error_code, "MANUAL_REVIEW")
+    case = ConflictCase.objects.get(pk=outcome["case_id"])
+    assert (case.order_id, case.fact_type, case.evidence["refused_with"]) == (
+        "PS-1", "DepositPaid", error_code)
     assert world() == before
+
+
+def test_a_deposit_naming_no_coupon_of_ours_answers_lock_refused(send):
+    outcome = send("DepositPaid", order_id="PS-1", coupon_id=999_999, user_id="u1",
+                   order_amount="300.00",
+                   final_payment_deadline=(START + timedelta(days=7)).isoformat())["outcome"]
+
+    assert (outcome["action"], outcome["error_code"]) == ("LOCK_REFUSED", "NOT_FOUND")
+    assert not ConflictCase.objects.exists()
 
 
 def test_deposit_after_valid_until_answers_lock_refused(coupon, clock, send):
@@ -170,7 +185,7 @@ def test_deposit_after_valid_until_answers_lock_refused(coupon, clock, send):
                    order_amount="300.00",
                    final_payment_deadline=(VALID_UNTIL + timedelta(days=3)).isoformat())
     assert (outcome["outcome"]["action"], outcome["outcome"]["error_code"]) == (
-        "LOCK_REFUSED", "COUPON_EXPIRED",
+        "CASE_OPENED", "COUPON_EXPIRED",
     )
     assert status_of(coupon) == ("AVAILABLE", 1)
 

@@ -67,12 +67,12 @@ def test_a_fact_that_occurred_out_of_range_is_400(coupon, send, occurred_at):
 
 def test_a_deadline_in_range_but_past_the_longest_lease_is_a_recorded_refusal(coupon, send):
     """Within the window it is a fact about the order; the coupon refusing so long a lease is
-    the coupon's answer, recorded like any other, not an error."""
+    the coupon's answer, recorded like any other (a case for a person), not an error."""
     answer = deposit(send, coupon, (START + WINDOW - timedelta(days=1)).isoformat())
 
     assert answer["status"] == "PROCESSED"
     assert (answer["outcome"]["action"], answer["outcome"]["error_code"]) == (
-        "LOCK_REFUSED", "VALIDATION_ERROR",
+        "CASE_OPENED", "VALIDATION_ERROR",
     )
     coupon.refresh_from_db()
     assert coupon.status == "AVAILABLE"

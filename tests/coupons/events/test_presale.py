@@ -60,9 +60,10 @@ def deposit(send, coupon, order_id=ORDER, amount="1000.00", deadline=DEADLINE, *
                 quote_id=f"Q-{order_id}", **extra)
 
 
-def final_payment(send, order_id=ORDER, payment_id="FP-1", message_id=None, occurred_at=None):
+def final_payment(send, order_id=ORDER, payment_id="FP-1", message_id=None, occurred_at=None,
+                  **charged):
     return send("FinalPaymentSucceeded", message_id=message_id, order_id=order_id,
-                payment_id=payment_id, occurred_at=occurred_at)
+                payment_id=payment_id, occurred_at=occurred_at, **charged)
 
 
 def snapshot(coupon) -> tuple:
@@ -549,3 +550,25 @@ def test_deposit_stretches_a_short_checkout_lease_to_the_deadline(clock, send):
     assert coupon.lock_expires_at == DEADLINE + GRACE
     assert [op for op, *_ in ledger(coupon)] == ["ISSUE", "LOCK", "RENEW"]
     assert deposit(send, coupon)["outcome"]["action"] == "ALREADY_LOCKED"
+
+
+def test_strict_records_what_the_final_payment_actually_charged(presale_coupon, clock, send):
+    """The order service asked the pre-check too late (or not at all) and applied the
+    discount: the settlement keeps what the coupon gave (nothing) and what was charged."""
+    presale_coupon("STRICT")
+    clock.set(PAY_TIMES["after"])
+
+    outcome = final_payment(send, discount_applied="50.00", amount_charged="950.00")["outcome"]
+
+    assert (outcome["action"], outcome["discount_amount"], outcome["discount_applied"],
+            outcome["amount_charged"]) == ("PAID_IN_FULL", "0.00", "50.00", "950.00")
+    settled = PresaleSettlement.objects.get(order_id=ORDER)
+    assert (settled.discount_amount, settled.amount_charged) == (Decimal(0), Decimal("950.00"))
+
+
+def test_a_final_payment_without_the_amounts_records_none(presale_coupon, clock, send):
+    presale_coupon("STRICT")
+
+    outcome = final_payment(send)["outcome"]
+
+    assert (outcome["action"], outcome["amount_charged"]) == ("REDEEMED", None)

@@ -102,7 +102,8 @@ def test_every_history_table_is_covered():
     assert {
         "coupons_couponoperation", "coupons_commandrejection", "coupons_redemption",
         "coupons_inboxmessage", "coupons_outboxevent", "coupons_ordercoupon",
-        "coupons_expirywarning", "coupons_conflictcase", "coupons_finding",
+        "coupons_expirywarning", "coupons_finalpaymentreminder", "coupons_conflictcase",
+        "coupons_finding",
         "refunds_refundcoupon", "refunds_compensation", "refunds_returnpolicyversion",
     } <= set(TRUNCATE_REFUSED)
 
@@ -210,7 +211,8 @@ def test_truncate_of_a_history_table_is_refused_to_the_app_and_the_owner(history
 # (not derived from operations/db_roles.py, whose lists are what this checks).
 INSERT_ONLY = [
     "coupons_couponoperation", "coupons_commandrejection", "coupons_ordercoupon",
-    "coupons_expirywarning", "coupons_orderfact", "coupons_presalesettlement",
+    "coupons_expirywarning", "coupons_finalpaymentreminder", "coupons_orderfact",
+    "coupons_presalesettlement",
     "coupons_coupontemplateversion", "coupons_ledgercheckpoint", "timeline_staffnote",
     "timeline_viewrecord",
 ]

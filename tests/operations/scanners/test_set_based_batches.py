@@ -5,7 +5,12 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from coupons.errors import InvalidState
 from coupons.models import CouponOperation, JournalEntry, OutboxEvent
+from coupons.models import CouponStatus as S
+from coupons.models import OperationType as Op
+from coupons.services.bulk_release import coupons_release_expired
+from coupons.write import transitions
 from operations import scanners
 from tests.command_checks import ledger
 from tests.operations.scanners.test_lease_scanner import (
@@ -73,3 +78,22 @@ def test_an_expiry_batch_takes_as_many_statements_for_twenty_coupons_as_for_two(
 ):
     assert queries_to_expire(template, ctx, clock, 2) == queries_to_expire(
         template, ctx, clock, 20)
+
+
+def test_a_batch_move_the_transition_table_forbids_is_refused_before_it_writes(
+        template, ctx, clock, monkeypatch):
+    """The batch UPDATE is checked against the same TRANSITIONS as a one-coupon command: were
+    RELEASE no longer allowed to end in AVAILABLE, the batch writes nothing."""
+    coupons = issue(template, ctx, 3, user_id="u-guard")
+    lock_all(coupons, ctx)
+    clock.advance(seconds=LEASE + 1)
+    before = [ledger(coupon) for coupon in coupons]
+    monkeypatch.setitem(transitions.TRANSITIONS, Op.RELEASE, {S.LOCKED: {S.EXPIRED}})
+    due = list(scanners.leases_due())
+
+    with pytest.raises(InvalidState):
+        coupons_release_expired(coupons=due, ctx=scanners.LEASE_SCANNER, now=clock.now(),
+                                reason="lease_expired")
+
+    assert statuses(coupons) == ["LOCKED"] * 3
+    assert [ledger(coupon) for coupon in coupons] == before
