@@ -33,6 +33,14 @@ class ConflictCase(Journaled):
     JOURNAL_MOVES = ("payment_id", "evidence", "recommendation", "summary", "summary_code",
                      "summary_params", "status", "resolved_at", "resolved_by", "resolution",
                      "resolution_note")
+    # A presale's final payment joins the case its refused deposit opened (what it says and
+    # recommends); a resolution moves only the resolution's columns, never what was opened.
+    JOURNAL_STEP_MOVES = {
+        "joined": ("payment_id", "evidence", "recommendation", "summary", "summary_code",
+                   "summary_params"),
+        **dict.fromkeys(("resolved", "dismissed"),
+                        ("status", "resolved_at", "resolved_by", "resolution", "resolution_note")),
+    }
 
     # What only holders of VIEW_CASE_DETAILS see (coupons.redaction).
     detail_fields = ("resolution_note", "evidence")

@@ -21,7 +21,7 @@ from coupons import clock
 from coupons.case_summaries import stored_summary
 from coupons.discounts import discount_for
 from coupons.errors import CouponError, ValidationFailed
-from coupons.evidence.journal import journaled_update, require_folds, with_journal
+from coupons.evidence.journal import require_folds, with_journal
 from coupons.models import (
     CaseStatus,
     ConflictCase,
@@ -38,6 +38,7 @@ from coupons.services.lock import coupon_lock
 from coupons.services.redeem import coupon_redeem
 from coupons.substitutes import find_substitutes
 from coupons.write.context import CommandContext, LeaseProof
+from coupons.write.declared import declared_update
 from coupons.write.rows import lock_coupon_row
 
 
@@ -127,15 +128,14 @@ def presale_case_join(*, coupon: UserCoupon, claim: OrderFact, payment: OrderFac
     require_folds(case)
     recommendation, code, params, substitute = presale_recommendation(
         coupon, claim, case.evidence["refused_with"], clock.now())
-    now = clock.now()
-    journaled_update(case, where={"status": CaseStatus.OPEN}, changes={
+    declared_update(case, where={"status": CaseStatus.OPEN}, changes={
         "payment_id": payment.payment_id,
         "evidence": {**case.evidence, "final_payment_id": payment.payment_id,
                      "final_payment_message_id": payment.first_message.message_id,
                      "substitute_coupon_id": substitute.pk if substitute else None},
         "recommendation": recommendation, "summary": stored_summary(code, params),
         "summary_code": code, "summary_params": params,
-    }, kind="joined", actor=CASE_OPENER, at=now)
+    }, step="joined", actor=CASE_OPENER)
     return case
 
 

@@ -224,12 +224,20 @@ def case(coupon):
 
 
 def test_a_case_cannot_be_dismissed_with_a_rewritten_summary_or_evidence(case):
+    """What a case was opened with has no grant (`opened_at`), or moves only when a final
+    payment joins it: a dismissal that rewrites it is refused by the journal's step rules,
+    whichever step the app's login declares."""
     before = row(type(case), case.pk)
+    dismiss = ("UPDATE coupons_conflictcase SET status = 'DISMISSED', resolved_by = 'user:other',"
+               " resolution = 'DISMISSED', {} WHERE id = %s")
 
-    for other in ("summary = 'nothing happened'", "evidence = '{}'", "opened_at = now()"):
-        assert PERMISSION in refused(
-            "UPDATE coupons_conflictcase SET status = 'DISMISSED', resolved_by = 'user:other',"
-            f" resolution = 'DISMISSED', {other} WHERE id = %s", [case.pk])  # noqa: S608
+    assert PERMISSION in refused(dismiss.format("opened_at = now()"), [case.pk])
+    for other in ("summary = 'nothing happened'", "evidence = '{}'"):
+        for step in ("dismissed", "joined"):
+            with pytest.raises(DatabaseError, match="journal: "), transaction.atomic():
+                execute("SELECT set_config('coupons.actor', 'user:other', true), "
+                        "set_config('coupons.step.coupons_conflictcase', %s, true)", [step])
+                execute(dismiss.format(other), [case.pk])
 
     assert row(type(case), case.pk) == before
 
