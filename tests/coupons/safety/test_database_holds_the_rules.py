@@ -11,6 +11,7 @@ from decimal import Decimal
 import pytest
 from django.db import DatabaseError, connection, transaction
 
+from coupons.evidence.tips import journal_tip
 from coupons.models import CaseStatus, CouponStatus, FactType, Finding, UserCoupon
 from coupons.models import OperationType as Op
 from coupons.services import coupon_redeem, coupon_void
@@ -79,8 +80,9 @@ def test_what_was_received_proposed_or_opened_is_never_updatable():
                                  "received_at"},
         "refunds_compensation": {"kind", "amount", "created_by", "order_id", "coupon_id",
                                  "operation_id", "reason", "created_at"},
-        "coupons_conflictcase": {"coupon_id", "order_id", "summary", "evidence",
-                                 "recommendation", "opened_at"},
+        # A final payment joins its case (summary, evidence, recommendation): the journal's
+        # step rules hold those to the join (tests/coupons/safety/test_database_journal.py).
+        "coupons_conflictcase": {"coupon_id", "order_id", "opened_at"},
         "coupons_finding": {"kind", "coupon_id", "subject", "first_seen_at"},
         "coupons_usercoupon": {"user_id", "template_id", "template_version_id", "valid_from",
                                "valid_until", "issued_at"},
@@ -144,7 +146,8 @@ def test_a_pending_decision_cannot_go_back_to_be_decided_again(pending):
 
 
 def test_a_decided_decision_s_status_never_changes_again(pending, ctx):
-    refund_approve(decision_id=pending.pk, note="checked", action="KEEP_USED", ctx=ctx)
+    refund_approve(decision_id=pending.pk, note="checked", action="KEEP_USED", ctx=ctx,
+                   seen_entry=journal_tip(RefundCoupon, pending.pk))
     before = row(RefundCoupon, pending.pk)
     assert before["status"] == "DECIDED"
 
@@ -158,7 +161,8 @@ def test_a_decided_decision_s_status_never_changes_again(pending, ctx):
 
 
 def test_the_approval_still_moves_what_it_moves(pending, ctx):
-    decision = refund_approve(decision_id=pending.pk, note="checked", action="RETURN", ctx=ctx)
+    decision = refund_approve(decision_id=pending.pk, note="checked", action="RETURN", ctx=ctx,
+                              seen_entry=journal_tip(RefundCoupon, pending.pk))
 
     assert (decision.status, decision.executed_action) == ("EXECUTED", "RETURN")
     assert row(RefundCoupon, pending.pk)["reviewed_by"] == ctx.actor
@@ -197,7 +201,8 @@ def test_a_compensation_s_amount_kind_and_proposer_cannot_be_rewritten(proposed,
 
 
 def test_a_decided_compensation_moves_no_more(proposed, ctx):
-    compensation_reject(compensation_id=proposed.pk, note="not owed", ctx=ctx)
+    compensation_reject(compensation_id=proposed.pk, note="not owed", ctx=ctx,
+                        seen_entry=journal_tip(Compensation, proposed.pk))
     before = row(Compensation, proposed.pk)
 
     for status in ("PROPOSED", "APPROVED"):

@@ -28,7 +28,9 @@ from coupons.evidence.journal_sql import (
 )
 from coupons.models import JournalEntry
 from refunds.models import RefundCoupon
+from tests.conftest import lock
 from tests.coupons.safety.test_db_roles import app_login
+from tests.refunds.conftest import refund
 from tests.refunds.test_refunds_api import pending
 
 pytestmark = pytest.mark.django_db
@@ -125,7 +127,11 @@ def test_the_entry_is_the_row_as_stored_on_the_database_clock(db):
 
 
 def test_an_approval_that_moves_the_action_is_refused(coupon, ctx):
-    decision = pending(coupon, ctx)
+    """The journal's own rule, on a decision no other guard holds yet: one waiting for its
+    redemption, whose action the decide step may still set (granted, not frozen)."""
+    lock(coupon, ctx, order_id="order-A")
+    [decision] = refund(ctx, "r-early").decisions
+    assert decision.status == RefundCoupon.Status.AWAITING_REDEMPTION
     tips = entries("refunds.refundcoupon", decision.pk)
     update = "UPDATE refunds_refundcoupon SET action = 'RETURN' WHERE id = %s"
 
@@ -139,6 +145,15 @@ def test_an_approval_that_moves_the_action_is_refused(coupon, ctx):
 
     assert RefundCoupon.objects.get(pk=decision.pk).action == decision.action
     assert entries("refunds.refundcoupon", decision.pk) == tips
+
+
+def test_a_pending_decision_s_action_is_refused_before_the_journal_is_asked(coupon, ctx):
+    """The second way in: once pending, the row's own trigger refuses the move whatever step
+    is declared, so no entry could record it."""
+    decision = pending(coupon, ctx)
+    declare(refunds_refundcoupon="recommended")
+    assert "pgtrigger: Cannot update" in refused(
+        "UPDATE refunds_refundcoupon SET action = 'RETURN' WHERE id = %s", [decision.pk])
 
 
 def test_a_move_outside_the_evidence_writes_no_entry(coupon, ctx):
