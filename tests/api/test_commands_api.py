@@ -660,7 +660,7 @@ def api_paths() -> set[str]:
     return {
         "/api/v1/" + re.sub(r"<\w+:(\w+)>", r"{\1}", str(pattern.pattern))
         for pattern in api_urls.urlpatterns
-        if pattern.name not in {"schema", "docs", "redoc", "asyncapi"}
+        if pattern.name not in {"schema", "docs", "redoc", "asyncapi", "errors"}
     }
 
 

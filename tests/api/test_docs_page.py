@@ -19,8 +19,8 @@ def api_paths(patterns=None, prefix=""):
             view = getattr(entry.callback, "cls", None)
             if view is not None and view.__module__.startswith("drf_spectacular"):
                 continue  # the schema and docs views themselves
-            if entry.name == "asyncapi":
-                continue  # the broker's contract (docs/events.md), not an operation
+            if entry.name in ("asyncapi", "errors"):
+                continue  # the broker's contract and the error reference, not operations
             yield "/" + re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", route)
 
 

@@ -73,9 +73,8 @@ def broker_queue():
 
 
 @pytest.fixture
-def redrive_exchange(broker_queue, monkeypatch):
-    """Re-drives publish to the throwaway exchange, not the shared `coupons` one."""
-    from operations.reconcile import repair
-
-    monkeypatch.setattr(repair, "EXCHANGE", broker_queue.exchange)
+def redrive_exchange(broker_queue, settings):
+    """Re-drives publish to the throwaway exchange (BROKER_EVENTS_EXCHANGE, as the relay's),
+    not the shared `coupons` one."""
+    settings.BROKER_EVENTS_EXCHANGE = broker_queue.exchange
     return broker_queue
