@@ -2,13 +2,13 @@
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.utils.translation import gettext_lazy as _
-from drf_spectacular.utils import OpenApiExample, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.fields import MONEY
-from api.identifiers import validate_id
+from api.identifiers import id_schema, validate_id
 from coupons import clock
 from coupons.errors import ValidationFailed
 from coupons.final_payment_check import DISCOUNT_SOURCES, OUTCOMES, final_payment_check
@@ -67,7 +67,9 @@ class FinalPaymentCheckApi(APIView):
     """Before charging a presale's final payment: will the order's coupon still apply, and for
     how much? A forecast read without locks; the final payment decides (docs/events.md)."""
 
-    @extend_schema(responses=FinalPaymentCheckOutput, examples=EXAMPLES)
+    @extend_schema(responses=FinalPaymentCheckOutput, examples=EXAMPLES, parameters=[
+        OpenApiParameter("order_id", id_schema(MAX_ORDER_ID), OpenApiParameter.PATH,
+                         description="The order's id, as the order service sent it.")])
     def get(self, request, order_id):
         try:
             validate_id(order_id)
