@@ -25,7 +25,7 @@ from coupons.models import FactType
 from coupons.services import coupon_redeem
 from coupons.services.cases import case_open
 from operations.retention import retention_prune
-from operations.scanners import scan_presale_expiry
+from operations.scanners import scan_final_payment_windows, scan_presale_expiry
 from refunds.models import ReturnPolicyVersion
 from refunds.services.compensation_propose import compensation_propose
 from refunds.services.refund_receive import refund_receive
@@ -352,6 +352,7 @@ def history(objects, send, ctx, clock):
     presale = issue(presale_template("presale", "SUBSTITUTE"))
     deposit(send, presale)
     scan_presale_expiry()  # its coupon lapses before the final payment: an expiry warning
+    scan_final_payment_windows()  # the window opened with the deposit: a reminder
     clock.set(VALID_UNTIL)
     final_payment(send)  # and no substitute: a settlement and a compensation
 

@@ -53,7 +53,7 @@ def test_a_connection_prepares_the_commands_statements(coupon, clock):
     # would number again at each execute (common.postgresql's numbered_cursor numbers it once).
     with connection.cursor() as cursor:
         cursor.execute("SELECT statement FROM pg_prepared_statements "
-                       "WHERE statement LIKE 'WITH cas AS (UPDATE%%'")
+                       "WHERE statement LIKE 'WITH declared AS (SELECT%%'")
         written = [statement for (statement,) in cursor.fetchall()]
     assert len(written) == 2  # LOCK's and RELEASE's
     assert any("$51" in statement for statement in written)

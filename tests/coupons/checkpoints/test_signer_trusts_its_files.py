@@ -102,6 +102,7 @@ def test_a_row_the_app_login_holds_uncommitted_under_the_number_is_waited_for_a_
     ledger_checkpoint()
     monkeypatch.setattr(signer, "LOCK_TIMEOUT", "200ms")
     with app_login() as app, app.transaction():
+        app.execute("SELECT set_config('coupons.actor', 'user:mallory', true)")
         app.execute("INSERT INTO coupons_ledgercheckpoint (number, signed_at, key_id, body, "
                     "signature) VALUES (2, now(), 'k', '{}', 'AAAA')")
 

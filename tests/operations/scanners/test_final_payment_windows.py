@@ -7,6 +7,7 @@ import pytest
 
 from coupons.models import FinalPaymentReminder, OutboxEvent
 from coupons.write.payloads import iso
+from operations.relay import message_body
 from operations.scanners import scan_final_payment_windows
 from tests.command_checks import ledger
 from tests.contract.test_event_schemas import problems
@@ -43,7 +44,8 @@ def test_an_order_is_reminded_once_when_its_window_opens(clock, send):
         "valid_until": iso(coupon.valid_until), "final_payment_opens_at": iso(opens_at),
         "final_payment_deadline": iso(DEADLINE), "occurred_at": iso(clock.now()),
     }
-    assert problems(EVENT, reminder) == []
+    [event] = OutboxEvent.objects.filter(coupon=coupon, event_type=EVENT)
+    assert problems(EVENT, message_body(event)) == []  # the body the relay publishes
     assert ledger(coupon) == before  # a reminder is no state change
 
     clock.advance(days=1)
