@@ -97,6 +97,16 @@ def broken_on_purpose(request) -> set[int]:
 
 
 @pytest.fixture(autouse=True)
+def own_checkpoint_dir(tmp_path_factory, settings, monkeypatch):
+    """The signer trusts only its own files, so each test signs into a directory of its own: a
+    chain an earlier test of the same process signed would be this one's (over a flushed
+    database). Subprocesses the test starts get it too."""
+    directory = tmp_path_factory.mktemp("checkpoints")
+    settings.LEDGER_CHECKPOINT_DIR = str(directory)
+    monkeypatch.setenv("LEDGER_CHECKPOINT_DIR", str(directory))
+
+
+@pytest.fixture(autouse=True)
 def ledger_replays_to_every_coupon(request):
     """After every test that touched the database: the invariants (docs/design.md) hold for every
     coupon (inv. 7)."""

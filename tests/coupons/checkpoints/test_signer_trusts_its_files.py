@@ -8,6 +8,7 @@ import fcntl
 import io
 import json
 
+import psycopg
 import pytest
 from django.core.management import call_command
 from django.db import connection
@@ -101,12 +102,14 @@ def test_a_row_the_app_login_holds_uncommitted_under_the_number_is_waited_for_a_
     sequence()
     ledger_checkpoint()
     monkeypatch.setattr(signer, "LOCK_TIMEOUT", "200ms")
-    with app_login() as app, app.transaction():
+    with app_login() as app, app.transaction() as held:
         app.execute("SELECT set_config('coupons.actor', 'user:mallory', true)")
         app.execute("INSERT INTO coupons_ledgercheckpoint (number, signed_at, key_id, body, "
                     "signature) VALUES (2, now(), 'k', '{}', 'AAAA')")
 
         run = ledger_checkpoint()
+        # Never committed: the row would outlive the test (its connection is not the test's).
+        raise psycopg.Rollback(held)
 
     assert run.checkpoint.number == 2 and checkpoint_file(checkpoint_dir, 2).exists()
     assert any(finding.startswith("checkpoint 2 could not be published in the database (")
