@@ -277,7 +277,8 @@ def test_an_answer_without_a_required_field_is_refused(schema, api, coupon):
 
 def declared_only(node):
     """The schema with every object closed: an answer holding a field it does not declare
-    fails (only for answers whose objects are not composed with allOf)."""
+    fails (only for answers whose objects are not composed with allOf). OpenAPI's `nullable`
+    becomes the JSON Schema type list the validator reads."""
     if isinstance(node, list):
         return [declared_only(item) for item in node]
     if not isinstance(node, dict):
@@ -285,6 +286,8 @@ def declared_only(node):
     node = {key: declared_only(value) for key, value in node.items()}
     if "properties" in node and "additionalProperties" not in node:
         node["additionalProperties"] = False
+    if node.get("nullable") and isinstance(node.get("type"), str):
+        node["type"] = [node["type"], "null"]
     return node
 
 

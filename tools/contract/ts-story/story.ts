@@ -221,15 +221,18 @@ export async function main(): Promise<Answer[]> {
   const compensation: Schemas["CompensationOutput"] = proposed.data;
   check(compensation.status === "PROPOSED" && compensation.kind === "MONEY", "a MONEY proposal");
   const decide = { path: { compensation_id: compensation.id } };
+  // An approval names the version its operator read: the record's journal_tip.
+  const shown = await asBob.GET("/api/v1/compensations/{compensation_id}", { params: decide });
+  const seen_entry = shown.data?.journal_tip ?? "";
   const selfApproved = await asAlice.POST("/api/v1/compensations/{compensation_id}/approve", {
     params: { ...decide, header: { "Idempotency-Key": "comp-A-alice" } },
-    body: { note: "fine by me" },
+    body: { note: "fine by me", seen_entry },
   });
   check(selfApproved.response.status === 403 && selfApproved.error?.error.code === "SAME_OPERATOR",
     "the proposer may not approve");
   const approved = await asBob.POST("/api/v1/compensations/{compensation_id}/approve", {
     params: { ...decide, header: { "Idempotency-Key": "comp-A-bob" } },
-    body: { note: "checked the payment" },
+    body: { note: "checked the payment", seen_entry },
   });
   check(approved.data?.status === "APPROVED"
     && approved.data.resulting_operation?.op_type === "COMPENSATE", "Bob approves: COMPENSATE");
