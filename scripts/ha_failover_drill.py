@@ -431,6 +431,11 @@ def main() -> None:
     sys.path.insert(0, str(ROOT / "scripts"))
     progress("migrating")
     setup_django(url)  # migrates, through the multi-host URL
+    # The database writes the journal once its roles and triggers are set up, as bin/serve
+    # does after every migrate; the drill's own writes run as the owner.
+    os.environ.setdefault("COUPON_APP_DB_PASSWORD", "ha-drill-only-app-role-password")
+    from django.core.management import call_command
+    call_command("setup_db_roles", verbosity=0)
     progress("migrated")
     # The relay's exchange, and the facts' one: its queue (the exchange's name) is the
     # consumer's, bound here already so a fact published before the consumer binds is kept.
