@@ -12,7 +12,7 @@ import json
 
 import psycopg
 import pytest
-from django.db import DatabaseError, connection, transaction
+from django.db import connection
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -29,6 +29,7 @@ from coupons.evidence.journal_sql import (
 from coupons.models import JournalEntry
 from refunds.models import RefundCoupon
 from tests.conftest import lock
+from tests.coupons.safety.test_database_holds_the_rules import execute, refused
 from tests.coupons.safety.test_db_roles import app_login
 from tests.refunds.conftest import refund
 from tests.refunds.test_refunds_api import pending
@@ -36,18 +37,6 @@ from tests.refunds.test_refunds_api import pending
 pytestmark = pytest.mark.django_db
 
 PERMISSION = "permission denied"
-
-
-def execute(sql: str, params=()):
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.fetchall() if cursor.description else None
-
-
-def refused(sql: str, params=()) -> str:
-    with pytest.raises(DatabaseError) as caught, transaction.atomic():
-        execute(sql, params)
-    return str(caught.value)
 
 
 def declare(actor="user:mallory", **steps):
