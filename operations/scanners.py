@@ -224,8 +224,15 @@ def warn_expiring_presale_leases(coupons: list[UserCoupon]) -> Counter:
             order_id__in={c.locked_order_id for c in coupons}, fact_type=FactType.DEPOSIT_PAID,
         ).values_list("order_id", "payload")
     }
+    # The batch's NOT EXISTS was read before its rows were locked: another scanner may have
+    # warned a lease and committed in between, and this fresh read sees it.
+    warned = set(ExpiryWarning.objects.filter(lock_id__in={c.current_lock_id for c in coupons})
+                 .values_list("lock_id", flat=True))
     counts, now = Counter(), clock.now()
     for coupon in coupons:
+        if coupon.current_lock_id in warned:
+            counts["skipped"] += 1
+            continue
         deadline = deadlines.get(coupon.locked_order_id)
         if deadline is None:  # its deposit pruned since the batch was read
             counts["skipped"] += 1
@@ -255,8 +262,14 @@ def remind_open_windows(coupons: list[UserCoupon]) -> Counter:
                 OrderFact.objects.filter(order_id__in={c.locked_order_id for c in coupons},
                                          fact_type=FactType.DEPOSIT_PAID)
                 .values_list("order_id", "payload", "occurred_at")}
+    # As for the warnings: a fresh read after the rows are locked sees a concurrent reminder.
+    reminded = set(FinalPaymentReminder.objects.filter(order_id__in=deposits)
+                   .values_list("order_id", flat=True))
     counts, now = Counter(), clock.now()
     for coupon in coupons:
+        if coupon.locked_order_id in reminded:
+            counts["skipped"] += 1
+            continue
         if coupon.locked_order_id not in deposits:  # its deposit pruned since the batch was read
             counts["skipped"] += 1
             continue

@@ -90,3 +90,17 @@ def test_a_reminder_cannot_be_rewritten_or_removed(clock, send, statement):
 
     assert REFUSED in refused_raw(statement, [reminder.pk])
     assert FinalPaymentReminder.objects.get().order_id == "PS-1"
+
+
+def test_a_batch_read_before_another_scanner_reminded_skips_the_order(clock, send):
+    """As for expiry warnings: a batch read before a concurrent reminder committed is read
+    again once locked, and the order is not reminded twice."""
+    from operations.scanners import presale_leases_not_reminded, remind_open_windows
+
+    coupon = issue(presale_template("presale"))
+    deposit(send, coupon)
+    read_early = list(presale_leases_not_reminded())
+    assert scan_final_payment_windows().counts == {"reminded": 1}
+
+    assert remind_open_windows(read_early) == {"skipped": 1}
+    assert len(reminders_of(coupon)) == 1

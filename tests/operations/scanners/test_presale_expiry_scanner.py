@@ -133,3 +133,18 @@ def test_the_database_refuses_to_rewrite_or_forget_a_warning(clock, send, sql):
 
     assert REFUSED in refused_raw(sql, [warning.pk])
     assert ExpiryWarning.objects.get().order_id == "PS-1"
+
+
+def test_a_batch_read_before_another_scanner_warned_skips_the_warned_lease(clock, send):
+    """A second scanner's batch can be read before the first commits its warning; once its
+    rows are locked, the handler reads again and leaves the lease alone."""
+    from operations.scanners import presale_leases_expiring_early, warn_expiring_presale_leases
+
+    coupon = issue(presale_template("presale", "STRICT"))
+    deposit(send, coupon)
+    read_early = list(presale_leases_expiring_early())
+    assert scan_presale_expiry().counts == {"warned": 1}
+
+    assert warn_expiring_presale_leases(read_early) == {"skipped": 1}
+    assert len(warnings_of(coupon)) == 1
+    assert ExpiryWarning.objects.count() == 1
