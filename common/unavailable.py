@@ -2,7 +2,7 @@
 connection refused or lost, or a disk full (PostgreSQL's disk_full, or ENOSPC where the
 embedded cluster's files are written). Each is a 503 with Retry-After, never a 500: nothing was
 changed, and the same request succeeds once the database can serve (api/exceptions.py for the
-API, console/errors.py for the pages)."""
+API, timeline/errors.py for the pages)."""
 
 import errno
 import sys

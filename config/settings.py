@@ -79,7 +79,7 @@ INSTALLED_APPS = [
     "coupons",
     "refunds",
     "operations",  # what runs in the background: relay, fact consumer, reconcile, prune
-    "console.apps.ConsoleConfig",
+    "timeline.apps.ConsoleConfig",
 ]
 
 # axes and Django's deploy check look for their middleware by name; common.console_only.Axes
@@ -117,13 +117,13 @@ MIDDLEWARE = [
     "common.console_only.Csrf",
     "common.console_only.Authentication",
     # A signed-in user's remembered language when the browser has no language cookie yet.
-    "console.language.RememberedLanguage",
+    "timeline.language.RememberedLanguage",
     "common.console_only.Messages",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "common.console_only.Htmx",
     # A person's API reads (with their console session) and admin change pages, in the view
-    # log (console/view_log.py).
-    "console.view_log.ViewLog",
+    # log (timeline/view_log.py).
+    "timeline.view_log.ViewLog",
     # Last, as django-axes asks: it answers a locked-out sign-in.
     "common.console_only.Axes",
     "django_prometheus.middleware.PrometheusAfterMiddleware",
@@ -141,7 +141,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "console.navigation.console_nav",
+                "timeline.navigation.console_nav",
             ],
         },
     },

@@ -9,9 +9,9 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("metrics", metrics_view, name="metrics"),
     # Browsers ask for it on pages that name no icon (the API's JSON, the admin).
-    path("favicon.ico", RedirectView.as_view(url=static("console/favicon.svg"), permanent=True)),
+    path("favicon.ico", RedirectView.as_view(url=static("timeline/favicon.svg"), permanent=True)),
     path("api/v1/", include(("config.api_urls", "api"), namespace="api")),
-    path("", include("console.urls")),
+    path("", include("timeline.urls")),
 ]
 
 # A database out of reach (refused, lost, its disk full) is a 503 page, not a 500.

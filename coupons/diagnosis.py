@@ -3,7 +3,7 @@
 The sentences are built from the facts; how a fact is written is the reader's: `Words` writes
 for the API (ISO times, ids and codes as they are), the console passes its own (times in the
 reader's zone, every order, case, decision and compensation a link, codes in a badge beside a
-plain word: console/answers.py). `pending` says what waits for a person now (a refund
+plain word: timeline/answers.py). `pending` says what waits for a person now (a refund
 decision for approval, a compensation for a second operator), whatever the coupon's state:
 after-sale reads those rows (refunds.selectors.waiting_on_people) and the caller passes them in.
 """

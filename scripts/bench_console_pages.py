@@ -12,7 +12,7 @@ The benchmark never touches the database DATABASE_URL names: on PostgreSQL it cr
 throwaway database (`coupon_bench_console` unless --db-name), migrates it and drops it at the
 end. For each --ledger-rows it builds one coupon with that many ledger rows: up to 2,000
 through the services (orders that close, orders paid and refunded, late redeems refused:
-tests/console/history.py), beyond that the first 1,000 so and the rest as lease after lease
+tests/timeline/history.py), beyond that the first 1,000 so and the rest as lease after lease
 written in bulk, journaled as the services would. It signs in a support user with
 Django's test client (and a service client for the API), and for each page prints the SQL
 queries one request makes, the p50 and p99 wall-clock milliseconds and the median CPU
@@ -92,7 +92,7 @@ def build_coupon(ledger_rows: int, n: int):
 
     from coupons.clock import FrozenClock, use_clock
     from coupons.services import CommandContext, coupon_issue, template_create
-    from tests.console.history import bulk_history, long_history
+    from tests.timeline.history import bulk_history, long_history
 
     with use_clock(FrozenClock(datetime(2026, 6, 1, 12, 0, tzinfo=UTC))) as clock:
         template = template_create(

@@ -40,8 +40,8 @@ def run(args):
     from coupons.evidence.tips import journal_tip
     from coupons.services import template_create
     from refunds.models import RefundCoupon
-    from tests.console import queue_objects as make
-    from tests.console.queue_helpers import press
+    from tests.timeline import queue_objects as make
+    from tests.timeline.queue_helpers import press
 
     with use_clock(FrozenClock(datetime(2026, 6, 1, 12, tzinfo=UTC))):
         template = template_create(

@@ -114,7 +114,7 @@ def explain_search(browser, label: str, text: str) -> None:
     """Times the page for `text`, then EXPLAIN ANALYZE of its two coupon queries (the capped
     count and the page) as the ORM sends them, with the indexes each used. (The SQL a test
     client captures is not sent as is: its LIKE escapes would read differently.)"""
-    from console.search import CappedPaginator, SearchFilters, coupon_search
+    from timeline.search import CappedPaginator, SearchFilters, coupon_search
 
     elapsed, answer = best_of(lambda: browser.get("/search/", {"q": text}))
     assert answer.status_code in (200, 302), answer.status_code

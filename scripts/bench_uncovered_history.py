@@ -13,7 +13,7 @@ the database roles (the sequencer's function needs them) with the test suite's p
 
 It builds two coupons on a frozen clock: the baseline, 21 ledger rows through the services, and
 the long one, its first 1,001 rows through the services (orders that close, orders paid and
-refunded, late redeems refused: tests/console/history.py) and the rest as lease after lease
+refunded, late redeems refused: tests/timeline/history.py) and the rest as lease after lease
 written in bulk, journaled as the services would. A signed head (`sequence_journal`,
 `ledger_checkpoint`) covers each coupon's ISSUE and one view of it leaves the check's watermark
 there; every later row is written after that head, so none of them is covered: what an
@@ -95,7 +95,7 @@ def build_coupons(ledger_rows: int):
     from coupons.clock import FrozenClock, use_clock
     from coupons.evidence.replay import coupon_check
     from coupons.services import CommandContext, coupon_issue, template_create
-    from tests.console.history import bulk_history, long_history
+    from tests.timeline.history import bulk_history, long_history
 
     call_command("setup_db_roles", stdout=StringIO())  # the sequencer function
     with use_clock(FrozenClock(datetime(2026, 6, 1, 12, 0, tzinfo=UTC))) as clock:

@@ -1,4 +1,4 @@
-"""Fixtures for tests that read Chinese, as tests/console/test_pages_in_chinese.py does it: the
+"""Fixtures for tests that read Chinese, as tests/timeline/test_pages_in_chinese.py does it: the
 zh_Hans catalogue compiled by msgfmt into a directory of its own (the .mo is not committed), so
 a test reads what django.po holds now."""
 

@@ -24,11 +24,11 @@ from django.utils.html import format_html
 from django.utils.translation import gettext as _
 from django.utils.translation import pgettext_lazy
 
-from console.glossary import operation_words, state_words
-from console.models import StaffNote, ViewRecord
 from coupons.models import CommandRejection, ConflictCase, CouponOperation
 from coupons.refusal_messages import refusal_words
 from refunds.models import Compensation, RefundCoupon, ReturnPolicyVersion
+from timeline.glossary import operation_words, state_words
+from timeline.models import StaffNote, ViewRecord
 
 VIEWS, ACTIONS, REFUSALS = "views", "actions", "refusals"
 PAGE_SIZE = 50

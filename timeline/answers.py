@@ -12,14 +12,14 @@ from django.utils.http import urlencode
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext_lazy as _
 
-from console.glossary import STATES, worded
-from console.time_zones import moment_text, utc_text
 from coupons.diagnosis import Words
 from coupons.models import Recommendation
 from refunds.models import RefundCoupon
+from timeline.glossary import STATES, worded
+from timeline.time_zones import moment_text, utc_text
 
 # A plain word for each code a sentence names, and what the code means (the badge's title);
-# states and operations come from console.glossary.
+# states and operations come from timeline.glossary.
 RECOMMENDATIONS = {
     Recommendation.COMPENSATING_REDEEM: (
         _("use the coupon for the paid order now"),

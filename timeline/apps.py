@@ -12,7 +12,7 @@ def restore_console_grants(sender, apps=None, using="default", **kwargs):
     left as it is.
     """
     apps = apps or global_apps
-    from console.capabilities import CONSOLE_GROUPS, ConsoleCapability
+    from timeline.capabilities import CONSOLE_GROUPS, ConsoleCapability
 
     Group = apps.get_model("auth", "Group")
     Permission = apps.get_model("auth", "Permission")
@@ -32,12 +32,12 @@ class ConsoleConfig(AppConfig):
     codenames (timeline.<capability>) keep it.
     """
 
-    name = "console"
+    name = "timeline"
     label = "timeline"
 
     def ready(self):
         # Connects the sign-in receiver that puts the person's time zone in their session.
-        from console import time_zones  # noqa: F401
+        from timeline import time_zones  # noqa: F401
 
         # Runs after auth made this app's permissions and coupons made the groups.
         post_migrate.connect(restore_console_grants, sender=self,

@@ -4,10 +4,10 @@ One statement per view, in the request (the row; the database journals it): a vi
 recorded is not shown, as an action that cannot be logged is not done.
 """
 
-from console.models import ViewRecord
 from coupons import clock
 from coupons.identity import actor_of
 from coupons.write.declared import declared_insert
+from timeline.models import ViewRecord
 
 PATH_MAX = 500
 

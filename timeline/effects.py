@@ -8,9 +8,9 @@ resolution_plan): the panel beside a button says the rows that button then write
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext as _
 
-from console.glossary import operation_words, state_words
-from console.templatetags.console import money
 from coupons.effects import Step
+from timeline.glossary import operation_words, state_words
+from timeline.templatetags.console import money
 
 
 def step_sentence(step: Step) -> str:

@@ -3,7 +3,7 @@
 A state or an operation type is shown as its word followed by its code in a small badge
 (`<abbr>` whose title says what it means): the code is what logs, tickets and other services
 quote, the word is what a person reads. The Chinese words are those of
-locale/zh_Hans/glossary.md; tests/console/test_glossary.py keeps the pages on them.
+locale/zh_Hans/glossary.md; tests/timeline/test_glossary.py keeps the pages on them.
 """
 
 from django.utils.html import format_html

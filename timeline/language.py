@@ -15,8 +15,8 @@ from django.dispatch import receiver
 from django.utils import translation
 
 from common.console_only import ConsoleOnly
-from console.models import ConsolePreference
 from coupons.clock import now
+from timeline.models import ConsolePreference
 
 LANGUAGE_CODES = frozenset(code for code, _ in settings.LANGUAGES)
 SESSION_KEY = "console_language"
@@ -53,7 +53,7 @@ def _apply(request, language: str) -> None:
     request.LANGUAGE_CODE = translation.get_language()
 
 
-@receiver(user_logged_in, dispatch_uid="console.language.on_sign_in")
+@receiver(user_logged_in, dispatch_uid="timeline.language.on_sign_in")
 def on_sign_in(sender, request, user, **kwargs):
     """The signed-in user's language from now on, whatever the browser's cookie said."""
     if request is None:  # a login without a request (a test's force_login) has no answer

@@ -4,9 +4,9 @@ the team's evidence, staff notes and the view log (append-only, journaled, under
 from django.conf import settings
 from django.db import models
 
-from console.capabilities import ConsoleCapability
 from coupons.models.append_only import AppendOnlyModel, append_only_triggers
 from coupons.models.journal import Journaled
+from timeline.capabilities import ConsoleCapability
 
 
 class ConsolePreference(models.Model):
@@ -46,7 +46,7 @@ class StaffNote(Journaled, AppendOnlyModel):
     class Meta:
         indexes = [models.Index(fields=["coupon_id", "created_at"], name="note_coupon_time")]
         triggers = append_only_triggers()
-        # The console's capabilities (console.capabilities) are this app's permissions.
+        # The console's capabilities (timeline.capabilities) are this app's permissions.
         default_permissions = ()
         permissions = ConsoleCapability.choices
 

@@ -5,8 +5,8 @@ from dataclasses import dataclass
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
-from console.capabilities import ConsoleCapability
 from coupons.capabilities import Capability
+from timeline.capabilities import ConsoleCapability
 
 
 @dataclass(frozen=True)

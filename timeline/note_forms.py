@@ -6,7 +6,7 @@ import uuid
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from console.models import StaffNote
+from timeline.models import StaffNote
 
 TEXT_MAX = StaffNote._meta.get_field("text").max_length
 

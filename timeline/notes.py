@@ -10,12 +10,12 @@ from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from console.models import StaffNote
 from coupons import clock
 from coupons.errors import CouponError, ValidationFailed
 from coupons.history import Source, entry
 from coupons.redaction import visible
 from coupons.write.declared import declared_insert
+from timeline.models import StaffNote
 
 NOTE_LANE_COLOUR = "#6e7781"
 SEARCH_LIMIT = 20
@@ -106,7 +106,7 @@ def _note_entry(note, can_read):
 
 def note_source(*, can_read: bool) -> Source:
     """The latest wording of each note: one timeline entry per note, at its last edit. Who may
-    read a note is the console's rule (console.capabilities.can_read_notes), not the case
+    read a note is the console's rule (timeline.capabilities.can_read_notes), not the case
     notes' flag the core passes to its own sources."""
     return Source("note", 0, "created_at",
                   lambda c: StaffNote.objects.filter(coupon_id=c.pk, replaced_by__isnull=True),

@@ -11,9 +11,9 @@ from django.forms import formset_factory
 from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
-from console import glossary
-from console.policy_words import ACTION_WORDS
 from refunds.policy_engine import CONDITIONS, Action, RefundType
+from timeline import glossary
+from timeline.policy_words import ACTION_WORDS
 
 ANY = [("", _("any"))]
 YES_NO = ANY + [("yes", _("yes")), ("no", _("no"))]

@@ -11,7 +11,7 @@ from difflib import SequenceMatcher
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext, pgettext, pgettext_lazy
 
-from console.templatetags.console import money
+from timeline.templatetags.console import money
 
 
 def _share(value) -> str:

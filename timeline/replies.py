@@ -10,13 +10,13 @@ the two replies say the same thing. Plain text: it is copied into another produc
 from django.utils import translation
 from django.utils.translation import gettext as _
 
-from console.templatetags.console import money
-from console.time_zones import moment_text
 from coupons.diagnosis import CouponFacts
 from coupons.models import CaseStatus, CouponStatus, Recommendation
 from coupons.write.transitions import is_past_validity
 from refunds.models import Compensation, RefundCoupon, ReturnPolicy
 from refunds.selectors import CouponAfterSale
+from timeline.templatetags.console import money
+from timeline.time_zones import moment_text
 
 # Chinese first: the floor this is for answers customers in Chinese.
 LANGUAGES = (("zh-hans", "简体中文"), ("en", "English"))

@@ -7,9 +7,9 @@ from django.db import IntegrityError, transaction
 from django.http import QueryDict
 from django.utils.translation import gettext_lazy as _
 
-from console.models import SavedFilter
 from coupons import clock
 from coupons.errors import ValidationFailed
+from timeline.models import SavedFilter
 
 # The list pages that keep filters, by their URL name; the paging parameters are not a filter.
 PAGES = ("search", "cases", "approvals", "compensations")

@@ -19,8 +19,8 @@ from django.contrib.auth.signals import user_logged_in
 from django.dispatch import receiver
 from django.utils import timezone
 
-from console.models import ConsolePreference
 from coupons.clock import now
+from timeline.models import ConsolePreference
 
 SESSION_KEY = "console_time_zone"
 BROWSER_COOKIE = "console_browser_tz"
@@ -89,7 +89,7 @@ def console_time_zone_set(*, request, zone: str) -> None:
     request.session[SESSION_KEY] = zone
 
 
-@receiver(user_logged_in, dispatch_uid="console.time_zones.on_sign_in")
+@receiver(user_logged_in, dispatch_uid="timeline.time_zones.on_sign_in")
 def on_sign_in(sender, request, user, **kwargs):
     if request is not None and getattr(request, "session", None) is not None:
         request.session[SESSION_KEY] = console_time_zone(user=user)

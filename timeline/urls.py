@@ -1,6 +1,6 @@
 from django.urls import path
 
-from console.views import (
+from timeline.views import (
     activity,
     auth,
     bulk,

@@ -1,12 +1,12 @@
-"""The view log beyond the console's pages (console.views.access records those): what a person
+"""The view log beyond the console's pages (timeline.views.access records those): what a person
 signed in to the console reads through the API with their session, and the admin's change
 pages. A service client's reads are not a person's and are not recorded here.
 """
 
 from django.contrib.auth import get_user_model
 
-from console.audit import record_view
-from console.models import ViewRecord
+from timeline.audit import record_view
+from timeline.models import ViewRecord
 
 PAGE_MAX = ViewRecord._meta.get_field("page").max_length
 

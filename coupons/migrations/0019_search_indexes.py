@@ -1,6 +1,6 @@
 """Indexes for the console's search as a person types: any case, by the beginning.
 
-The search asks `UPPER(column) LIKE 'TYPED%'` (console/search.py); a btree on the same
+The search asks `UPPER(column) LIKE 'TYPED%'` (timeline/search.py); a btree on the same
 expression with `text_pattern_ops` answers it as a range, whatever the database's collation.
 A lock id is found from its first characters as text (`id::text LIKE 'd6acafcd%'`).
 

@@ -1,7 +1,7 @@
 """Trigram indexes for the console's search by any part of an id (`demo_a` finds
 `ORDER_DEMO_A`).
 
-The search asks `UPPER(column) LIKE '%TYPED%'` (console/search.py); a GIN index of the same
+The search asks `UPPER(column) LIKE '%TYPED%'` (timeline/search.py); a GIN index of the same
 expression with pg_trgm's `gin_trgm_ops` answers it without reading every row. pg_trgm ships
 with PostgreSQL's contrib; creating the extension needs the database owner, who runs the
 migrations. PostgreSQL only, as 0019_search_indexes.

@@ -18,7 +18,6 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.urls import path as route
 
 from api.permissions import required_capability
-from console.capabilities import CONSOLE_GROUPS
 from coupons.capabilities import CLIENT_GRANTS, GROUPS
 from coupons.capabilities import Capability as C
 from coupons.models import FactType
@@ -39,6 +38,7 @@ from tests.coupons.events.test_presale import (
     presale_template,
 )
 from tests.operations.reconciliation.conftest import closed_order_still_locked
+from timeline.capabilities import CONSOLE_GROUPS
 
 pytestmark = pytest.mark.django_db
 
@@ -253,7 +253,7 @@ def test_the_migrated_groups_hold_exactly_the_capabilities_of_the_table():
         for group in Group.objects.filter(name__in=ROLES)
     }
 
-    # The domain's capabilities and the console's own (console.capabilities).
+    # The domain's capabilities and the console's own (timeline.capabilities).
     assert held == {name: sorted(c.value for c in [*caps, *CONSOLE_GROUPS[name]])
                     for name, caps in GROUPS.items()}
 

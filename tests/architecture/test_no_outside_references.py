@@ -18,7 +18,7 @@ CITATION = re.compile(
 )
 DOCS = ["README.md", "docs", "mkdocs.yml"]
 # Every folder and file of the tree beside the docs: a new top-level folder joins here.
-CODE = ["coupons", "refunds", "operations", "console", "api", "common", "config", "tests",
+CODE = ["coupons", "refunds", "operations", "timeline", "api", "common", "config", "tests",
         "templates", "scripts", "bin", ".ci", "locale", "schemas", "tools", "manage.py",
         "pyproject.toml"]
 

@@ -11,14 +11,14 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from console.models import ConsolePreference
 from refunds.models import ReturnPolicy, ReturnPolicyVersion
 from tests.browser.accessibility import axe_violations
 from tests.browser.conftest import sign_in
 from tests.browser.policy_editing import add_condition
-from tests.console.incident import incident_coupon
 from tests.refunds.conftest import issue, redeem
 from tests.refunds.test_impact_replay import stored_history
+from tests.timeline.incident import incident_coupon
+from timeline.models import ConsolePreference
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 

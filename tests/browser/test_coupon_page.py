@@ -3,8 +3,8 @@
 import pytest
 
 from tests.browser.conftest import sign_in
-from tests.console.history import long_history
-from tests.console.incident import incident_coupon
+from tests.timeline.history import long_history
+from tests.timeline.incident import incident_coupon
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -31,8 +31,8 @@ from tests.browser.chinese_words import english_words
 from tests.browser.conftest import sign_in
 from tests.browser.test_chinese import switch_to_chinese
 from tests.conftest import lock
-from tests.console.queue_objects import fresh_coupon, pending_decision, redeemed
 from tests.refunds.conftest import default_policy  # noqa: F401 (a transactional test's flush drops it)
+from tests.timeline.queue_objects import fresh_coupon, pending_decision, redeemed
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -5,7 +5,7 @@ from playwright.sync_api import expect
 
 from tests.browser.accessibility import axe_violations
 from tests.browser.conftest import sign_in
-from tests.console.incident import incident_coupon
+from tests.timeline.incident import incident_coupon
 from tests.zh_catalogue import compiled_catalogue  # noqa: F401 (a fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 from tests.browser.accessibility import axe_violations
 from tests.browser.conftest import sign_in
 from tests.browser.test_chinese import switch_to_chinese
-from tests.console.queue_objects import fresh_coupon
+from tests.timeline.queue_objects import fresh_coupon
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

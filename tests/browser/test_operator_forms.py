@@ -11,8 +11,8 @@ from playwright.sync_api import expect
 from refunds.models import Compensation
 from tests.browser.accessibility import axe_violations
 from tests.browser.conftest import sign_in
-from tests.console.queue_objects import fresh_coupon, late_payment_case, pending_decision, redeemed
 from tests.refunds.conftest import default_policy  # noqa: F401 (a transactional test's flush drops it)
+from tests.timeline.queue_objects import fresh_coupon, late_payment_case, pending_decision, redeemed
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -17,20 +17,20 @@ from tests.browser.accessibility import axe_violations
 from tests.browser.chinese_words import english_words
 from tests.browser.conftest import sign_in
 from tests.browser.test_chinese import switch_to_chinese
-from tests.console.incident import incident_coupon
-from tests.console.queue_objects import (
+from tests.refunds.conftest import default_policy  # noqa: F401 (a transactional test's flush drops it)
+from tests.timeline.incident import incident_coupon
+from tests.timeline.queue_objects import (
     fresh_coupon,
     late_payment_case,
     pending_decision,
     proposal,
     redeemed,
 )
-from tests.refunds.conftest import default_policy  # noqa: F401 (a transactional test's flush drops it)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 LANGUAGES = ["en", "zh-hans"]
-# What the test and its fixtures typed (the proposals' reason, tests/console/queue_objects.py),
+# What the test and its fixtures typed (the proposals' reason, tests/timeline/queue_objects.py),
 # its people's logins and the fixtures' actor id ("test": real actors are "user:…",
 # "system:…"). The default policy's rule labels are read in Chinese (refunds.rule_labels).
 TYPED = ["客户已退货", "重复退款", "补偿", "误核销", "已人工处理", "redeemed by mistake", "olga",

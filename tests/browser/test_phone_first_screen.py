@@ -7,7 +7,7 @@ import pytest
 from tests.browser.accessibility import axe_violations
 from tests.browser.conftest import sign_in
 from tests.browser.test_chinese import switch_to_chinese
-from tests.console.incident import incident_coupon
+from tests.timeline.incident import incident_coupon
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

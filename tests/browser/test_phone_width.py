@@ -7,9 +7,9 @@ import pytest
 from tests.browser.accessibility import axe_violations
 from tests.browser.conftest import sign_in
 from tests.browser.test_chinese import switch_to_chinese
-from tests.console.incident import incident_coupon
-from tests.console.queue_objects import fresh_coupon, late_payment_case, pending_decision, proposal
 from tests.refunds.conftest import default_policy  # noqa: F401 (a transactional test's flush drops it)
+from tests.timeline.incident import incident_coupon
+from tests.timeline.queue_objects import fresh_coupon, late_payment_case, pending_decision, proposal
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -7,7 +7,7 @@ import pytest
 
 from tests.browser.accessibility import axe_violations
 from tests.browser.conftest import sign_in
-from tests.console.queue_objects import fresh_coupon, late_payment_case, proposal
+from tests.timeline.queue_objects import fresh_coupon, late_payment_case, proposal
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

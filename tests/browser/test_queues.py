@@ -5,8 +5,8 @@ import pytest
 from coupons.models import CouponOperation
 from coupons.services import coupon_issue, template_create
 from tests.browser.conftest import sign_in
-from tests.console.queue_objects import SYSTEM, pending_decision
 from tests.refunds.conftest import default_policy  # noqa: F401 (a transactional test's flush drops it)
+from tests.timeline.queue_objects import SYSTEM, pending_decision
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -4,13 +4,13 @@ the Activity page; each page passes axe (WCAG 2.1 AA, 0 violations)."""
 import pytest
 from playwright.sync_api import expect
 
-from console.models import SavedFilter, StaffNote, ViewRecord
 from coupons.services import coupon_issue, template_create
 from refunds.models import RefundCoupon
 from tests.browser.accessibility import axe_violations
 from tests.browser.conftest import sign_in
-from tests.console.queue_objects import SYSTEM, pending_decision
 from tests.refunds.conftest import default_policy  # noqa: F401 (a transactional test's flush drops it)
+from tests.timeline.queue_objects import SYSTEM, pending_decision
+from timeline.models import SavedFilter, StaffNote, ViewRecord
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -134,8 +134,8 @@ def test_a_policy_admin_reads_who_opened_a_coupon_on_the_activity_page(page, per
 
 
 def test_the_team_pages_fit_a_phone(page, person, template, default_policy):  # noqa: F811
-    from console.notes import note_add
     from tests.browser.test_phone_width import PHONE, page_overflow
+    from timeline.notes import note_add
 
     decision = pending_decision(issued(template), order_id="order-phone")
     note = note_add(coupon_id=decision.coupon_id, author="user:olga", form_key="phone",

@@ -59,7 +59,7 @@ def test_a_console_page_on_a_full_disk_is_a_503_page_saying_so(django_user_model
     person.groups.add(Group.objects.get(name="support"))
     client = Client(raise_request_exception=False)
     client.force_login(person)
-    monkeypatch.setattr("console.views.home.dashboard_get", disk_full)
+    monkeypatch.setattr("timeline.views.home.dashboard_get", disk_full)
 
     response = client.get("/")
 

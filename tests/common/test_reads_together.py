@@ -6,7 +6,7 @@ from django.db.models import F
 from common.reads_together import First, Read, read_at_once, read_once
 from coupons.models import CouponOperation
 from refunds.models import RefundCoupon
-from tests.console.history import long_history
+from tests.timeline.history import long_history
 
 pytestmark = pytest.mark.django_db
 

@@ -32,7 +32,6 @@ from common.replica_reads import (
     written_position,
 )
 from common.replica_router import ReplicaRouter, read_alias, reading_from
-from console.models import StaffNote
 from coupons.models import (
     ConflictCase,
     CouponOperation,
@@ -41,6 +40,7 @@ from coupons.models import (
     UserCoupon,
 )
 from refunds.models import Compensation, RefundCoupon
+from timeline.models import StaffNote
 
 router = ReplicaRouter()
 
@@ -273,10 +273,10 @@ def test_a_page_read_from_a_replica_says_as_of_when_in_the_readers_language(lang
     moment = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
     request = RequestFactory().get("/")
     request.user = AnonymousUser()
-    plain = render_to_string("console/base.html", request=request)
+    plain = render_to_string("timeline/base.html", request=request)
     request.replica_read = ReplicaRead("replica_1", moment)
     with translation.override(language):
-        marked = render_to_string("console/base.html", request=request)
+        marked = render_to_string("timeline/base.html", request=request)
 
     assert sentence in marked and sentence not in plain
     assert 'datetime="2026-12-01T12:00:00+00:00"' in marked

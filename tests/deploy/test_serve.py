@@ -20,7 +20,7 @@ from django.db import connection
 
 from operations.db_roles import APP_PASSWORD_ENV, APP_ROLE
 from tests.api.test_production_defaults import PRODUCTION_ENV
-from tests.console.i18n.catalogue import NOT_COPIED
+from tests.timeline.i18n.catalogue import NOT_COPIED
 
 ROOT = Path(__file__).resolve().parents[2]
 START_SECONDS = 120
@@ -270,14 +270,14 @@ def test_bin_serve_refuses_to_start_without_the_assets_of_the_sources_as_they_ar
 
     never_released = serve()
     built = release("--assets-only", cwd=tmp_path, root=tree)
-    source = tree / "console/static/console/console.js"
+    source = tree / "timeline/static/timeline/console.js"
     source.write_text(source.read_text() + "\n")
     changed_since = serve()
 
     assert never_released.returncode == 1
     assert "are not built: run bin/release" in never_released.stderr
     assert built.returncode == 0, built.stderr
-    assert (tree / "staticfiles/console/console.js").exists()
+    assert (tree / "staticfiles/timeline/console.js").exists()
     assert (tree / "locale/zh_Hans/LC_MESSAGES/django.mo").exists()
     assert changed_since.returncode == 1
     assert "changed since bin/release built them" in changed_since.stderr

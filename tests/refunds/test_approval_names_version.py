@@ -4,7 +4,7 @@ The read answers `journal_tip` (the hash of the decision's newest journal entry)
 reject carry it back as `seen_entry`. A decision changed in between, even one changed past every
 guard so that it still folds with its journal, is refused with 409 EVIDENCE_CHANGED, nothing
 runs, and the refusal is in the rejection log with the operator. The console's forms and bulk
-approve: tests/console/test_approvals_name_version.py; compensations:
+approve: tests/timeline/test_approvals_name_version.py; compensations:
 tests/refunds/compensations/test_seen_entry.py.
 """
 

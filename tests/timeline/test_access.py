@@ -4,9 +4,9 @@ import pytest
 from django.http import HttpResponse
 from django.urls import reverse
 
-from console.views.access import ConsolePage
 from coupons.capabilities import Capability
 from coupons.models import CommandRejection
+from timeline.views.access import ConsolePage
 
 pytestmark = pytest.mark.django_db
 

@@ -14,8 +14,8 @@ from coupons.capabilities import Capability
 from coupons.evidence.tips import journal_tip
 from coupons.models import CaseStatus, ConflictCase, CouponOperation
 from refunds.models import Compensation
-from tests.console.queue_helpers import new_key, press, text
-from tests.console.queue_objects import fresh_coupon, late_payment_case, proposal, redeemed
+from tests.timeline.queue_helpers import new_key, press, text
+from tests.timeline.queue_objects import fresh_coupon, late_payment_case, proposal, redeemed
 
 pytestmark = pytest.mark.django_db
 

@@ -5,21 +5,21 @@ from decimal import Decimal
 
 import pytest
 
-from console.effects import step_sentence
 from coupons.effects import Step
 from coupons.models import CouponOperation
 from coupons.services import coupon_redeem, coupon_release
 from coupons.services.cases import case_open
 from refunds.models import Compensation, RefundCoupon
 from tests.conftest import lock
-from tests.console.queue_helpers import new_key, press, text
-from tests.console.queue_objects import (
+from tests.timeline.queue_helpers import new_key, press, text
+from tests.timeline.queue_objects import (
     SYSTEM,
     fresh_coupon,
     late_payment_case,
     pending_decision,
     proposal,
 )
+from timeline.effects import step_sentence
 
 pytestmark = pytest.mark.django_db
 

@@ -6,16 +6,16 @@ from datetime import timedelta
 import pytest
 from django.urls import reverse
 
-from console.activity import ActivityFilters, activity_page
-from console.models import ViewRecord
 from coupons.evidence.tips import journal_tip
 from coupons.models import CommandRejection
 from coupons.services import CommandContext
 from coupons.write.declared import declare
 from refunds.models import Compensation
 from refunds.services.compensation_decide import compensation_reject
-from tests.console.queue_objects import fresh_coupon, proposal
-from tests.console.test_coupon_page import codes
+from tests.timeline.queue_objects import fresh_coupon, proposal
+from tests.timeline.test_coupon_page import codes
+from timeline.activity import ActivityFilters, activity_page
+from timeline.models import ViewRecord
 
 pytestmark = pytest.mark.django_db
 

@@ -16,10 +16,10 @@ from django.utils import translation
 from coupons.evidence.tips import journal_tip
 from coupons.models import CommandRejection, CouponOperation, OperationType
 from refunds.models import Compensation, RefundCoupon
-from tests.console.queue_helpers import new_key, press, text
-from tests.console.queue_objects import fresh_coupon, pending_decision, proposal
-from tests.console.test_team_lists import bulk
 from tests.refunds.conftest import moved_past_the_services
+from tests.timeline.queue_helpers import new_key, press, text
+from tests.timeline.queue_objects import fresh_coupon, pending_decision, proposal
+from tests.timeline.test_team_lists import bulk
 from tests.zh_catalogue import compiled_catalogue  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.django_db

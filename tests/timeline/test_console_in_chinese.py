@@ -1,6 +1,6 @@
-"""The console's own words (console/) in Simplified Chinese: navigation, search, queues,
+"""The console's own words (timeline/) in Simplified Chinese: navigation, search, queues,
 policy words and messages, read under Accept-Language zh-hans, and the catalogue entries of
-console/ all translated. English stays the default (the other console tests read it)."""
+timeline/ all translated. English stays the default (the other console tests read it)."""
 
 import re
 import shutil
@@ -13,12 +13,12 @@ from django.test import override_settings
 from django.urls import reverse
 from django.utils import translation
 
-from console.policy_words import conditions_in_words
 from coupons.services import coupon_issue
 from refunds.models import ReturnPolicy
 from refunds.services.policies import policy_draft_create, policy_draft_update
-from tests.console.queue_helpers import press, text
-from tests.console.queue_objects import late_payment_case
+from tests.timeline.queue_helpers import press, text
+from tests.timeline.queue_objects import late_payment_case
+from timeline.policy_words import conditions_in_words
 
 pytestmark = pytest.mark.django_db
 
@@ -132,12 +132,12 @@ def test_english_stays_the_default_without_a_chosen_language(compiled_locale):
 
 
 def console_entries(po: str) -> list[tuple[str, str, bool]]:
-    """(msgid, msgstr[0] or msgstr, fuzzy) of every entry whose references are all console/."""
+    """(msgid, msgstr[0] or msgstr, fuzzy) of every entry whose references are all timeline/."""
     entries = []
     for block in po.split("\n\n"):
         references = re.findall(r"^#: (.*)$", block, re.M)
         files = {ref.rsplit(":", 1)[0] for line in references for ref in line.split()}
-        if not files or not all(f.startswith("console/") for f in files):
+        if not files or not all(f.startswith("timeline/") for f in files):
             continue
         msgid = "".join(re.findall(r'"(.*)"', block.split("msgid ", 1)[1].split("\nmsgstr")[0]
                                    .split("\nmsgid_plural")[0]))
@@ -155,8 +155,8 @@ def test_every_console_entry_of_the_catalogue_is_translated():
 
 
 def test_the_catalogue_check_catches_an_empty_or_fuzzy_entry():
-    po = ('#: console/navigation.py:19\nmsgid "Dashboard"\nmsgstr ""\n\n'
-          '#: console/search.py:40\n#, fuzzy\nmsgid "user id"\nmsgstr "用户 ID"\n\n'
+    po = ('#: timeline/navigation.py:19\nmsgid "Dashboard"\nmsgstr ""\n\n'
+          '#: timeline/search.py:40\n#, fuzzy\nmsgid "user id"\nmsgstr "用户 ID"\n\n'
           '#: coupons/errors.py:3\nmsgid "Elsewhere"\nmsgstr ""')
 
     assert console_entries(po) == [("Dashboard", "", False), ("user id", "用户 ID", True)]

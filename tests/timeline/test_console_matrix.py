@@ -10,13 +10,13 @@ import pytest
 from django.contrib.auth.models import User
 from django.urls import URLPattern, get_resolver, reverse
 
-from console.models import SavedFilter
-from console.notes import note_add
 from coupons.models import CommandRejection
 from refunds.models import ReturnPolicy
 from refunds.services.policies import policy_create
-from tests.console import queue_objects
 from tests.operations.reconciliation.conftest import closed_order_still_locked
+from tests.timeline import queue_objects
+from timeline.models import SavedFilter
+from timeline.notes import note_add
 
 pytestmark = pytest.mark.django_db
 

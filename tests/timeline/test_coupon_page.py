@@ -9,9 +9,9 @@ from coupons.models import ConflictCase, CouponOperation
 from coupons.services import CommandContext, coupon_release
 from coupons.services.cases import case_resolve
 from tests.conftest import lock
-from tests.console.history import long_history
-from tests.console.incident import incident_coupon
 from tests.coupons.safety import breakage
+from tests.timeline.history import long_history
+from tests.timeline.incident import incident_coupon
 
 pytestmark = pytest.mark.django_db
 

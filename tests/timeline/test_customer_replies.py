@@ -8,10 +8,10 @@ from django.urls import reverse
 
 from coupons.services import coupon_redeem
 from refunds.models import Compensation
-from tests.console.incident import incident_coupon
-from tests.console.queue_helpers import press
-from tests.console.queue_objects import SYSTEM, fresh_coupon, pending_decision
-from tests.console.test_action_effects import discount_refund_case
+from tests.timeline.incident import incident_coupon
+from tests.timeline.queue_helpers import press
+from tests.timeline.queue_objects import SYSTEM, fresh_coupon, pending_decision
+from tests.timeline.test_action_effects import discount_refund_case
 from tests.zh_catalogue import compiled_catalogue  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.django_db

@@ -7,9 +7,9 @@ import pytest
 
 from refunds.models import ReturnPolicy
 from refunds.services.policies import policy_draft_create
-from tests.console.queue_helpers import press, text
-from tests.console.queue_objects import pending_decision
-from tests.console.test_policy_editor import edit_url, editor_post
+from tests.timeline.queue_helpers import press, text
+from tests.timeline.queue_objects import pending_decision
+from tests.timeline.test_policy_editor import edit_url, editor_post
 
 pytestmark = pytest.mark.django_db
 

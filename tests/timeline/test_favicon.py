@@ -8,8 +8,8 @@ pytestmark = pytest.mark.django_db
 
 
 def test_pages_name_the_icon_and_favicon_ico_leads_to_it(client, signed_in):
-    icon = "/static/console/favicon.svg"
-    assert finders.find("console/favicon.svg")
+    icon = "/static/timeline/favicon.svg"
+    assert finders.find("timeline/favicon.svg")
     assert f'<link rel="icon" href="{icon}"' in client.get("/login/").content.decode()
     assert f'<link rel="icon" href="{icon}"' in signed_in("support").get("/").content.decode()
 

@@ -8,12 +8,12 @@ import pytest
 from django.urls import reverse
 from django.utils import translation
 
-from console import glossary
-from console.policy_forms import RuleForm
 from coupons.capabilities import Capability
-from tests.console.incident import incident_coupon
-from tests.console.queue_objects import fresh_coupon, late_payment_case
+from tests.timeline.incident import incident_coupon
+from tests.timeline.queue_objects import fresh_coupon, late_payment_case
 from tests.zh_catalogue import compiled_catalogue, zh  # noqa: F401 (fixtures)
+from timeline import glossary
+from timeline.policy_forms import RuleForm
 
 ROOT = Path(__file__).resolve().parents[2]
 CATALOGUE = ROOT / "locale/zh_Hans/LC_MESSAGES/django.po"

@@ -12,8 +12,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from coupons.models import CheckWatermark
-from tests.console.history import bulk_history
 from tests.signed_head import sign_head
+from tests.timeline.history import bulk_history
 
 pytestmark = pytest.mark.django_db
 # Session, the user with their permissions and the header's groups (one query), the coupon

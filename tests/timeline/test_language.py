@@ -8,8 +8,8 @@ from django.conf import settings
 from django.test import Client
 from django.utils import translation
 
-from console.models import ConsolePreference
-from console.templatetags.console import money
+from timeline.models import ConsolePreference
+from timeline.templatetags.console import money
 
 pytestmark = pytest.mark.django_db
 

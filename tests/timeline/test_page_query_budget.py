@@ -12,15 +12,15 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from console.capabilities import can_read_notes
-from console.notes import note_add, note_source
 from coupons.history import coupon_timeline
 from coupons.identity import can_see_details
 from coupons.models import CouponOperation, UserCoupon
 from refunds.history import SOURCES as AFTER_SALE_SOURCES
 from refunds.models import ReturnPolicyVersion
-from tests.console.history import bulk_history, long_history
 from tests.signed_head import sign_head
+from tests.timeline.history import bulk_history, long_history
+from timeline.capabilities import can_read_notes
+from timeline.notes import note_add, note_source
 
 pytestmark = pytest.mark.django_db
 

@@ -12,9 +12,9 @@ from django.utils import translation
 from coupons.evidence.tips import journal_tip
 from refunds.models import RefundCoupon, ReturnPolicy
 from refunds.services.policies import policy_draft_create
-from tests.console.incident import incident_coupon
-from tests.console.queue_helpers import new_key
-from tests.console.queue_objects import fresh_coupon, late_payment_case, pending_decision, proposal
+from tests.timeline.incident import incident_coupon
+from tests.timeline.queue_helpers import new_key
+from tests.timeline.queue_objects import fresh_coupon, late_payment_case, pending_decision, proposal
 from tests.zh_catalogue import compiled_catalogue  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.django_db

@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from coupons.services import CommandContext
 from coupons.services.cases import case_resolve
-from tests.console.queue_objects import (
+from tests.timeline.queue_objects import (
     fresh_coupon,
     late_payment_case,
     pending_decision,

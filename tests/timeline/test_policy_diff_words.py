@@ -1,6 +1,6 @@
 """The diff's words for what changed inside a rule (console.policy_words). No database."""
 
-from console.policy_words import rules_diff, rules_in_words
+from timeline.policy_words import rules_diff, rules_in_words
 
 OLD = [{"label": "Recent full refunds return", "action": "RETURN",
         "when": {"refund_type": "FULL", "days_since_redemption_max": 30}},

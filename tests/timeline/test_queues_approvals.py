@@ -7,9 +7,9 @@ import pytest
 from coupons.models import CommandRejection, CouponOperation, IdempotencyRecord
 from refunds.models import RefundCoupon, ReturnPolicy
 from refunds.services.policies import policy_draft_create, policy_publish
-from tests.console.queue_helpers import new_key, press, text
-from tests.console.queue_objects import pending_decision
-from tests.console.test_coupon_page import codes
+from tests.timeline.queue_helpers import new_key, press, text
+from tests.timeline.queue_objects import pending_decision
+from tests.timeline.test_coupon_page import codes
 
 pytestmark = pytest.mark.django_db
 

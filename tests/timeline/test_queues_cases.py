@@ -5,9 +5,9 @@ import re
 import pytest
 
 from coupons.models import CouponOperation
-from tests.console.queue_helpers import new_key, press, text
-from tests.console.queue_objects import fresh_coupon, late_payment_case
-from tests.console.test_coupon_page import codes
+from tests.timeline.queue_helpers import new_key, press, text
+from tests.timeline.queue_objects import fresh_coupon, late_payment_case
+from tests.timeline.test_coupon_page import codes
 
 pytestmark = pytest.mark.django_db
 

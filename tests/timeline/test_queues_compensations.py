@@ -6,8 +6,8 @@ import pytest
 
 from coupons.models import CouponOperation
 from refunds.models import Compensation
-from tests.console.queue_helpers import new_key, press, text
-from tests.console.queue_objects import proposal, redeemed
+from tests.timeline.queue_helpers import new_key, press, text
+from tests.timeline.queue_objects import proposal, redeemed
 
 pytestmark = pytest.mark.django_db
 

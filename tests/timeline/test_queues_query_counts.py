@@ -4,16 +4,16 @@ from decimal import Decimal
 
 import pytest
 
-from console.effects import plan_html
 from refunds.services import refund_receive
 from refunds.services.compensation_decide import approval_plan
-from tests.console.queue_objects import (
+from tests.timeline.queue_objects import (
     SYSTEM,
     fresh_coupon,
     late_payment_case,
     pending_decision,
     proposal,
 )
+from timeline.effects import plan_html
 
 pytestmark = pytest.mark.django_db
 

@@ -4,10 +4,10 @@ import pytest
 from django.test import Client
 
 from coupons.models import CouponOperation, IdempotencyRecord
-from tests.console.queue_helpers import new_key, press, text
-from tests.console.queue_objects import pending_decision
 from tests.coupons.concurrency.threads import race
 from tests.refunds.conftest import default_policy  # noqa: F401 (a transactional test's flush drops it)
+from tests.timeline.queue_helpers import new_key, press, text
+from tests.timeline.queue_objects import pending_decision
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

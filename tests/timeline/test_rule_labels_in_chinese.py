@@ -6,7 +6,7 @@ from django.urls import reverse
 
 from refunds.models import ReturnPolicy
 from refunds.services.policies import policy_draft_create
-from tests.console.queue_objects import fresh_coupon, pending_decision
+from tests.timeline.queue_objects import fresh_coupon, pending_decision
 from tests.zh_catalogue import compiled_catalogue, zh  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.django_db

@@ -5,10 +5,10 @@ one rewritten by the database's login is never shown as the form's result
 import pytest
 from django.db import connection
 
-from console.queue_forms import fresh_key
 from refunds.models import Compensation
-from tests.console.queue_helpers import press, text
-from tests.console.queue_objects import proposal
+from tests.timeline.queue_helpers import press, text
+from tests.timeline.queue_objects import proposal
+from timeline.queue_forms import fresh_key
 
 pytestmark = pytest.mark.django_db
 

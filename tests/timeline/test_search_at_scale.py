@@ -10,11 +10,11 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from console.search import CappedPaginator
 from coupons.models import UserCoupon
 from coupons.services import coupon_issue
 from tests.app_role import as_owner
-from tests.console.test_search import SEARCH, coupon_ids_listed
+from tests.timeline.test_search import SEARCH, coupon_ids_listed
+from timeline.search import CappedPaginator
 
 pytestmark = pytest.mark.django_db
 
@@ -63,7 +63,7 @@ def test_a_whales_page_is_a_fixed_few_small_queries_with_a_capped_count(
     assert "More than 1000 coupons matched as user id" in page
     assert coupon_ids_listed(answer)[0] == whale.pk and len(coupon_ids_listed(answer)) == 25
     assert page.count('<td class="matched">user id <code><mark>whale</mark></code></td>') == 25
-    assert len(queries) <= 16  # as tests/console/test_search.py counts them
+    assert len(queries) <= 16  # as tests/timeline/test_search.py counts them
     # No list of ids travels: the longest statement is what matched on one page (25 ids in
     # each kind's arm, about 3,100 characters), never the 3,000 ids (some 15,000).
     assert max(len(q["sql"]) for q in queries.captured_queries) < 4000

@@ -7,7 +7,7 @@ import uuid
 import pytest
 from django.urls import reverse
 
-from console.models import StaffNote
+from timeline.models import StaffNote
 
 pytestmark = pytest.mark.django_db
 

@@ -11,20 +11,20 @@ import pytest
 from django.contrib.auth.models import Permission
 from django.urls import reverse
 
-from console.exports import neutralised
-from console.models import SavedFilter, ViewRecord
 from coupons.evidence.tips import journal_tip
 from coupons.models import CaseStatus
 from coupons.services import CommandContext
 from coupons.services.cases import case_resolve
 from refunds.models import RefundCoupon
-from tests.console.queue_objects import (
+from tests.timeline.queue_objects import (
     fresh_coupon,
     late_payment_case,
     pending_decision,
     proposal,
 )
 from tests.zh_catalogue import compiled_catalogue  # noqa: F401 (a fixture)
+from timeline.exports import neutralised
+from timeline.models import SavedFilter, ViewRecord
 
 pytestmark = pytest.mark.django_db
 

@@ -4,8 +4,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from console.models import ConsolePreference
-from console.time_zones import BROWSER_COOKIE
+from timeline.models import ConsolePreference
+from timeline.time_zones import BROWSER_COOKIE
 
 pytestmark = pytest.mark.django_db
 

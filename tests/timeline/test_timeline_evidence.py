@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from coupons.services import CommandContext, coupon_release
 from tests.conftest import lock
-from tests.console.test_coupon_page import codes
+from tests.timeline.test_coupon_page import codes
 
 pytestmark = pytest.mark.django_db
 

@@ -3,7 +3,7 @@
 import pytest
 from django.urls import reverse
 
-from console.models import ViewRecord
+from timeline.models import ViewRecord
 
 pytestmark = pytest.mark.django_db
 

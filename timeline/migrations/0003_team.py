@@ -10,7 +10,7 @@ from django.contrib.auth.management import create_permissions
 from django.db import migrations, models
 
 
-# Frozen copy of console.capabilities.CONSOLE_GROUPS as of this migration.
+# Frozen copy of timeline.capabilities.CONSOLE_GROUPS as of this migration.
 CONSOLE_GROUPS = {
     "support": ["add_notes"],
     "operator": ["add_notes", "view_activity", "export_lists"],

@@ -11,11 +11,11 @@ from django.utils.html import format_html
 from django.utils.translation import pgettext
 
 from common.auth_backend import group_names as read_group_names
-from console import glossary
-from console.answers import ACTIONS, RECOMMENDATIONS, worded
-from console.time_zones import moment_text, offset_label, utc_text
 from operations.reconcile.summaries import summary_words
 from refunds.rule_labels import label_words
+from timeline import glossary
+from timeline.answers import ACTIONS, RECOMMENDATIONS, worded
+from timeline.time_zones import moment_text, offset_label, utc_text
 
 register = template.Library()
 
@@ -156,7 +156,7 @@ def op_words(code):
     return glossary.operation_words(code)
 
 
-@register.inclusion_tag("console/_error_summary.html")
+@register.inclusion_tag("timeline/_error_summary.html")
 def error_summary(form, row_word="", whole_errors=(), whole_word="", rows=None):
     """A form's errors (or a formset's, each field named with its row: "Rule 3, Label: ...")
     gathered in one box at the top, each linking to its field, for the script to move focus

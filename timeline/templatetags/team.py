@@ -5,13 +5,13 @@ import uuid
 from django import template
 from django.urls import reverse
 
-from console.capabilities import ConsoleCapability
-from console.saved_filters import filter_query, saved_filters
+from timeline.capabilities import ConsoleCapability
+from timeline.saved_filters import filter_query, saved_filters
 
 register = template.Library()
 
 
-@register.inclusion_tag("console/team/_tools.html", takes_context=True)
+@register.inclusion_tag("timeline/team/_tools.html", takes_context=True)
 def team_tools(context, page: str):
     request = context["request"]
     query = filter_query(request.GET.urlencode())

@@ -11,11 +11,11 @@ from django.utils import timezone
 from django.views import View
 from django_htmx.http import HttpResponseClientRedirect
 
-from console.audit import record_view
-from console.glossary import CAPABILITIES
-from console.time_zones import request_zone
 from coupons.capabilities import Capability
 from coupons.write.refusals import record_console_denial
+from timeline.audit import record_view
+from timeline.glossary import CAPABILITIES
+from timeline.time_zones import request_zone
 
 
 class ConsolePage(View):
@@ -69,7 +69,7 @@ def denied(request, capability: Capability | None):
         actor=request.user.get_username(), path=request.path, method=request.method,
         capability=capability.value if capability else "",
     )
-    return render(request, "console/denied.html", {
+    return render(request, "timeline/denied.html", {
         "capability": capability,
         "capability_words": capability and CAPABILITIES.get(capability, capability.label)},
         status=403)

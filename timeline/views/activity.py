@@ -4,9 +4,9 @@ from django import forms
 from django.shortcuts import render
 from django.utils.translation import gettext_lazy as _
 
-from console.activity import ACTIONS, REFUSALS, VIEWS, ActivityFilters, activity_page
-from console.capabilities import ConsoleCapability
-from console.views.access import ConsolePage
+from timeline.activity import ACTIONS, REFUSALS, VIEWS, ActivityFilters, activity_page
+from timeline.capabilities import ConsoleCapability
+from timeline.views.access import ConsolePage
 
 KIND_LABELS = {VIEWS: _("Views and exports"), ACTIONS: _("Actions"),
                REFUSALS: _("Refused attempts")}
@@ -34,11 +34,11 @@ class Activity(ConsolePage):
     def get(self, request):
         form = ActivityForm(request.GET)
         if not form.is_valid():
-            return render(request, "console/activity.html", {"form": form}, status=400)
+            return render(request, "timeline/activity.html", {"form": form}, status=400)
         page = activity_page(filters=form.filters(), cursor=request.GET.get("before"))
         query = request.GET.copy()
         query.pop("before", None)
-        return render(request, "console/activity.html", {
+        return render(request, "timeline/activity.html", {
             "form": form, "entries": page.entries, "kind_labels": KIND_LABELS,
             "older": page.older, "query": query.urlencode(),
             "paged": bool(request.GET.get("before")),

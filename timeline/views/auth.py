@@ -4,7 +4,7 @@ from django.contrib.auth import views as auth_views
 
 
 class SignIn(auth_views.LoginView):
-    template_name = "console/login.html"
+    template_name = "timeline/login.html"
     redirect_authenticated_user = True
 
 

@@ -23,18 +23,18 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from console.effects import plan_html
-from console.queue_forms import NOTE_MAX, CaseResolveForm
-from console.queue_selectors import case_get, decision_get
-from console.views.access import ConsolePage
-from console.views.queue_actions import run_action
-from console.views.queues_approvals import DecisionApprove, DecisionReject
-from console.views.queues_cases import CaseResolve
 from coupons.capabilities import Capability
 from coupons.effects import Plan
 from coupons.services.cases import resolution_plan
 from refunds.models import RefundCoupon
 from refunds.services.refund_execute import execution_plan
+from timeline.effects import plan_html
+from timeline.queue_forms import NOTE_MAX, CaseResolveForm
+from timeline.queue_selectors import case_get, decision_get
+from timeline.views.access import ConsolePage
+from timeline.views.queue_actions import run_action
+from timeline.views.queues_approvals import DecisionApprove, DecisionReject
+from timeline.views.queues_cases import CaseResolve
 
 BULK_MAX = 100
 BULK_KEYS = uuid.UUID("6f1d3c52-9e0b-4c55-a8e4-19a4f6f0b7d1")  # namespace of per-item keys
@@ -109,7 +109,7 @@ class BulkAction(ConsolePage):
     def post(self, request):
         form = BulkForm(request.POST, verbs=self.verbs)
         if not form.is_valid():
-            return render(request, "console/team/bulk_results.html", {
+            return render(request, "timeline/team/bulk_results.html", {
                 "title": self.title, "form": form, "back": self.list_url_name}, status=400)
         verb, note = form.cleaned_data["verb"], form.cleaned_data["note"]
         if request.POST.get("confirmed") != "yes":
@@ -118,7 +118,7 @@ class BulkAction(ConsolePage):
         results = [self.run_item(request, verb, note, form.cleaned_data["bulk_key"], item_id,
                                  seen.get(item_id, ""))
                    for item_id in form.cleaned_data["ids"]]
-        return render(request, "console/team/bulk_results.html", {
+        return render(request, "timeline/team/bulk_results.html", {
             "title": self.title, "results": results, "back": self.list_url_name,
             "done": sum(r.ok for r in results),
             "refused": sum(not r.ok and not r.set_aside for r in results),
@@ -139,7 +139,7 @@ class BulkAction(ConsolePage):
             items.append({"id": item_id, "set_aside": aside, "url": self.item_url(record),
                           "changed": changed,
                           "effect": "" if aside or changed else self.effect(verb, record)})
-        return render(request, "console/team/bulk_confirm.html", {
+        return render(request, "timeline/team/bulk_confirm.html", {
             "title": self.title, "items": items, "form": form, "back": self.list_url_name,
             "verb_label": dict(self.verbs)[verb], "action": request.path})
 

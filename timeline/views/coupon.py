@@ -14,15 +14,6 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from common.reads_together import Read, read_at_once, read_once
-from console.answers import ConsoleWords
-from console.capabilities import ConsoleCapability, can_read_notes
-from console.glossary import operation_words, state_words
-from console.lanes import order_colour, with_lanes
-from console.note_forms import NoteForm
-from console.notes import note_source, with_note_lane
-from console.replies import customer_replies
-from console.state_diagram import state_diagram
-from console.views.access import ConsolePage
 from coupons import clock
 from coupons.diagnosis import coupon_diagnosis, coupon_facts_read
 from coupons.errors import NotFound
@@ -36,6 +27,15 @@ from coupons.redaction import visible
 from coupons.selectors import coupon_get
 from refunds.history import SOURCES as AFTER_SALE_SOURCES
 from refunds.selectors import coupon_after_sale_read
+from timeline.answers import ConsoleWords
+from timeline.capabilities import ConsoleCapability, can_read_notes
+from timeline.glossary import operation_words, state_words
+from timeline.lanes import order_colour, with_lanes
+from timeline.note_forms import NoteForm
+from timeline.notes import note_source, with_note_lane
+from timeline.replies import customer_replies
+from timeline.state_diagram import state_diagram
+from timeline.views.access import ConsolePage
 
 TIMELINE_PARAMS = ("before", "after", "from")
 # Who did it, by the name each kind of entry gives its actor.
@@ -169,7 +169,7 @@ class CouponPage(ConsolePage):
                             after_sale=coupon_after_sale_read(coupon),
                             facts=coupon_facts_read(coupon))
         after_sale, facts = read["after_sale"], read["facts"]
-        return render(request, "console/coupon.html", {
+        return render(request, "timeline/coupon.html", {
             "coupon": coupon,
             "template": coupon.template_version.template,
             **lease_context(coupon, now),
@@ -197,7 +197,7 @@ class CouponTimelinePart(ConsolePage):
         if not request.htmx:
             return redirect(f"{reverse('console:coupon', args=[coupon.pk])}?"
                             f"{request.GET.urlencode()}")
-        return render(request, "console/coupon_timeline.html",
+        return render(request, "timeline/coupon_timeline.html",
                       {"coupon": coupon, **read_once(timeline_read(request, coupon))})
 
 
@@ -211,5 +211,5 @@ class CouponLedgerPart(ConsolePage):
         if not request.htmx:
             return redirect(f"{reverse('console:coupon', args=[coupon.pk])}?"
                             f"{request.GET.urlencode()}")
-        return render(request, "console/coupon_ledger.html",
+        return render(request, "timeline/coupon_ledger.html",
                       {"coupon": coupon, **read_once(ledger_read(request, coupon))})

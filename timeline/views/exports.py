@@ -8,9 +8,13 @@ of that page with its query, before the first row leaves.
 from django.http import StreamingHttpResponse
 from django.shortcuts import render
 
-from console.audit import record_view
-from console.capabilities import ConsoleCapability
-from console.exports import (
+from coupons.identity import can_see_details
+from coupons.models import ConflictCase
+from coupons.selectors import template_list
+from refunds.models import Compensation
+from timeline.audit import record_view
+from timeline.capabilities import ConsoleCapability
+from timeline.exports import (
     CASE_COLUMNS,
     CHUNK,
     COMPENSATION_COLUMNS,
@@ -19,8 +23,8 @@ from console.exports import (
     csv_lines,
     visible_columns,
 )
-from console.models import ViewRecord
-from console.queue_selectors import (
+from timeline.models import ViewRecord
+from timeline.queue_selectors import (
     APPROVAL_FILTERS,
     CASE_FILTERS,
     COMPENSATION_FILTERS,
@@ -28,13 +32,9 @@ from console.queue_selectors import (
     case_queue,
     compensation_queue,
 )
-from console.search import coupon_search
-from console.views.access import ConsolePage
-from console.views.search import SearchForm
-from coupons.identity import can_see_details
-from coupons.models import ConflictCase
-from coupons.selectors import template_list
-from refunds.models import Compensation
+from timeline.search import coupon_search
+from timeline.views.access import ConsolePage
+from timeline.views.search import SearchForm
 
 
 def streamed(request, *, page: str, rows, columns) -> StreamingHttpResponse:
@@ -96,7 +96,7 @@ class SearchExport(ConsolePage):
     def get(self, request):
         form = SearchForm(request.GET, templates=list(template_list()))
         if not form.is_valid():
-            return render(request, "console/search.html", {
+            return render(request, "timeline/search.html", {
                 "form": form, "query": request.GET.get("q", "").strip(),
                 "bad_values": [(name, request.GET.get(name, ""), errors)
                                for name, errors in form.errors.items()],

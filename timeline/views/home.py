@@ -3,15 +3,15 @@
 from django.conf import settings
 from django.shortcuts import render
 
-from console.charts import hour_chart
-from console.dashboard import dashboard_get
-from console.views.access import ConsolePage
+from timeline.charts import hour_chart
+from timeline.dashboard import dashboard_get
+from timeline.views.access import ConsolePage
 
 
 class Home(ConsolePage):
     def get(self, request):
         dashboard = dashboard_get()
-        return render(request, "console/home.html", {
+        return render(request, "timeline/home.html", {
             "dashboard": dashboard,
             "chart": hour_chart(dashboard.hours),
             "demo": settings.COUPONS_DEMO,

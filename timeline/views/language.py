@@ -6,9 +6,9 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext
 from django.views import View
 
-from console.language import LANGUAGE_CODES, console_language_set, remember_in_cookie
-from console.views.access import ConsolePage
 from coupons.capabilities import Capability
+from timeline.language import LANGUAGE_CODES, console_language_set, remember_in_cookie
+from timeline.views.access import ConsolePage
 
 
 class LanguageSwitch(ConsolePage):

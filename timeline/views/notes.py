@@ -6,9 +6,12 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 
-from console.capabilities import ConsoleCapability, can_read_notes
-from console.note_forms import NoteForm
-from console.notes import (
+from coupons.errors import CouponError, NotFound
+from coupons.identity import actor_of
+from coupons.selectors import coupon_get
+from timeline.capabilities import ConsoleCapability, can_read_notes
+from timeline.note_forms import NoteForm
+from timeline.notes import (
     NoteAlreadyEdited,
     note_add,
     note_chain,
@@ -16,10 +19,7 @@ from console.notes import (
     note_source,
     note_text,
 )
-from console.views.access import ConsolePage
-from coupons.errors import CouponError, NotFound
-from coupons.identity import actor_of
-from coupons.selectors import coupon_get
+from timeline.views.access import ConsolePage
 
 
 def coupon_or_404(coupon_id: int):
@@ -58,15 +58,15 @@ class NoteAdd(ConsolePage):
             # The retry edits the wording that won, under a new key; the text is theirs.
             latest = note_chain(replaces)[0]
             again = NoteForm(initial={"text": form.cleaned_data["text"], "replaces": latest.pk})
-            return render(request, "console/notes/refused.html", {
+            return render(request, "timeline/notes/refused.html", {
                 "coupon": coupon, "form": again, "error": refusal.as_body()["error"],
                 "latest": latest, "latest_text": note_text(latest, can_read=True),
             }, status=refusal.http_status)
         except CouponError as refusal:
-            return render(request, "console/notes/refused.html", {
+            return render(request, "timeline/notes/refused.html", {
                 "coupon": coupon, "form": form, "error": refusal.as_body()["error"],
             }, status=refusal.http_status)
-        return render(request, "console/notes/refused.html",
+        return render(request, "timeline/notes/refused.html",
                       {"coupon": coupon, "form": form}, status=400)
 
 
@@ -87,5 +87,5 @@ class NoteChain(ConsolePage):
         if readable and request.user.has_perm(ConsoleCapability.ADD_NOTES.perm):
             form = NoteForm(initial={"text": chain[0].text, "replaces": chain[0].pk},
                             prefix_id=str(chain[0].pk))
-        return render(request, "console/notes/chain.html",
+        return render(request, "timeline/notes/chain.html",
                       {"coupon": coupon, "versions": versions, "form": form})

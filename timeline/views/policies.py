@@ -7,13 +7,13 @@ change them show only to people holding EDIT_POLICIES, and the editor views chec
 from django.http import Http404
 from django.shortcuts import render
 
-from console.policy_words import rules_diff, rules_in_words
-from console.views.access import ConsolePage
 from coupons import clock
 from coupons.capabilities import Capability
 from coupons.errors import NotFound
 from coupons.selectors import template_list
 from refunds import policy_selectors
+from timeline.policy_words import rules_diff, rules_in_words
+from timeline.views.access import ConsolePage
 
 
 def can_edit(request) -> bool:
@@ -54,7 +54,7 @@ def in_force(policy, versions=None) -> dict:
 def policy_page(request, policy, *, error=None, status=200):
     """A policy and its versions; also answers a refused "new draft" with the reason."""
     versions = list(policy_selectors.policy_versions(policy_id=policy.pk))
-    return render(request, "console/policy.html", {
+    return render(request, "timeline/policy.html", {
         "policy": policy, "versions": versions, "can_edit": can_edit(request),
         **in_force(policy, versions),
         "draft": next((v for v in versions if not v.is_published), None),
@@ -64,7 +64,7 @@ def policy_page(request, policy, *, error=None, status=200):
 
 def version_page(request, version, *, error=None, status=200):
     """One version's rules in words; also answers a refused edit of a published version."""
-    return render(request, "console/policy_version.html", {
+    return render(request, "timeline/policy_version.html", {
         "policy": version.policy, "version": version, "can_edit": can_edit(request),
         **in_force(version.policy),
         "rules": rules_in_words(version.rules, template_names()), "error": error,
@@ -73,7 +73,7 @@ def version_page(request, version, *, error=None, status=200):
 
 class PolicyList(ConsolePage):
     def get(self, request):
-        return render(request, "console/policies.html", {
+        return render(request, "timeline/policies.html", {
             "policies": policy_selectors.policy_list(), "can_edit": can_edit(request)})
 
 
@@ -100,7 +100,7 @@ class PolicyDiff(ConsolePage):
         default_old = new.based_on or by_number.get(new.number - 1, new)
         old = by_number.get(_number(request.GET.get("from")), default_old)
         names = template_names()
-        return render(request, "console/policy_diff.html", {
+        return render(request, "timeline/policy_diff.html", {
             "policy": policy, "versions": versions, "old": old, "new": new,
             "rows": rules_diff(rules_in_words(old.rules, names), rules_in_words(new.rules, names)),
         })

@@ -13,22 +13,6 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
-from console.policy_forms import (
-    RuleFormSet,
-    blank_rule_formset,
-    posted_rows,
-    posted_rules_in_order,
-    rows_after,
-    rule_to_row,
-    shown_forms,
-)
-from console.views.access import ConsolePage
-from console.views.policies import (
-    policy_or_404,
-    policy_page,
-    version_or_404,
-    version_page,
-)
 from coupons.capabilities import Capability
 from coupons.errors import PolicyDraftExists, PolicyVersionFrozen, ValidationFailed
 from coupons.identity import actor_of
@@ -37,6 +21,22 @@ from refunds.services.policies import (
     policy_create,
     policy_draft_create,
     policy_draft_update,
+)
+from timeline.policy_forms import (
+    RuleFormSet,
+    blank_rule_formset,
+    posted_rows,
+    posted_rules_in_order,
+    rows_after,
+    rule_to_row,
+    shown_forms,
+)
+from timeline.views.access import ConsolePage
+from timeline.views.policies import (
+    policy_or_404,
+    policy_page,
+    version_or_404,
+    version_page,
 )
 
 EDIT = Capability.EDIT_POLICIES
@@ -67,7 +67,7 @@ class NewPolicy(ConsolePage):
     capabilities = {"GET": EDIT, "POST": EDIT}
 
     def get(self, request):
-        return render(request, "console/policy_new.html", {"form": PolicyForm()})
+        return render(request, "timeline/policy_new.html", {"form": PolicyForm()})
 
     def post(self, request):
         form = PolicyForm(request.POST)
@@ -83,7 +83,7 @@ class NewPolicy(ConsolePage):
                 messages.success(request, _("Policy %(code)s made: edit its first draft.")
                                  % {"code": policy.code})
                 return redirect("console:policy_version_edit", policy_id=policy.pk, number=1)
-        return render(request, "console/policy_new.html", {"form": form}, status=400)
+        return render(request, "timeline/policy_new.html", {"form": form}, status=400)
 
 
 class NewDraft(ConsolePage):
@@ -163,7 +163,7 @@ class DraftEditor(ConsolePage):
         return page
 
     def editor(self, request, version, formset, *, shown=None, rules_errors=(), status=200):
-        return render(request, "console/policy_editor.html", {
+        return render(request, "timeline/policy_editor.html", {
             "policy": version.policy, "version": version, "formset": formset,
             "forms": formset.forms if shown is None else shown, "rules_errors": rules_errors,
         }, status=status)

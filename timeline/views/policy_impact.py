@@ -13,15 +13,15 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from console.views.access import ConsolePage
-from console.views.policies import can_edit, version_or_404
-from console.views.policy_editor import version_url
 from coupons.capabilities import Capability
 from coupons.errors import PolicyVersionFrozen, ReplayInProgress, ValidationFailed
 from coupons.identity import actor_of
 from refunds.impact import policy_impact, replay_slot
 from refunds.selectors import decision_list
 from refunds.services.policies import policy_publish
+from timeline.views.access import ConsolePage
+from timeline.views.policies import can_edit, version_or_404
+from timeline.views.policy_editor import version_url
 
 
 class PublishForm(forms.Form):
@@ -77,7 +77,7 @@ def impact_page(request, version, *, form=None, error=None, status=200):
                 impact = policy_impact(version, **replay_range.bounds())
         except ReplayInProgress as busy:
             error, status = busy, busy.http_status
-    return render(request, "console/policy_impact.html", {
+    return render(request, "timeline/policy_impact.html", {
         "policy": version.policy, "version": version, "impact": impact,
         "changes": changes_with_coupons(impact) if impact else [], "range": replay_range,
         "ranged": replay_range.is_valid() and any(replay_range.bounds().values()),

@@ -16,12 +16,12 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.utils.translation import pgettext
 
-from console.queue_selectors import operations_written
-from console.views.access import ConsolePage
 from coupons.errors import CouponError, ValidationFailed
 from coupons.identity import actor_of, idempotency_scope_of
 from coupons.write.idempotency import run_once
 from coupons.write.idempotency_seal import request_fingerprint
+from timeline.queue_selectors import operations_written
+from timeline.views.access import ConsolePage
 
 # A partial answering a refusal (409, 422 ...) carries this header so console.js swaps it in:
 # htmx leaves error answers unswapped by default, and the 403 page must stay unswapped.
@@ -94,7 +94,7 @@ class QueueAction(ConsolePage):
         if not form.is_valid():
             return self.answer(request, self.item(request, record, **{self.form_slot: form}))
         if request.POST.get("confirmed") != "yes":
-            return render(request, "console/queues/confirm.html", {
+            return render(request, "timeline/queues/confirm.html", {
                 "verb": self.verb, "record": record, "form": form, "action": request.path,
                 "cancel": self.list_url_name,
             })
@@ -141,6 +141,6 @@ class QueueAction(ConsolePage):
             response = render(request, self.row_template, context, status=status)
             response[FRAGMENT_HEADER] = "1"
             return response
-        return render(request, "console/queues/action.html",
+        return render(request, "timeline/queues/action.html",
                       {**context, "back": self.list_url_name, "verb": self.verb},
                       status=status)

@@ -4,12 +4,6 @@ from django.shortcuts import render
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, pgettext_lazy
 
-from console.effects import plan_html
-from console.queue_forms import ApproveDecisionForm, RejectForm
-from console.queue_selectors import APPROVAL_FILTERS, approval_queue, decision_get
-from console.views.access import ConsolePage
-from console.views.queue_actions import QueueAction
-from console.views.queues_common import queue_page
 from coupons.capabilities import Capability
 from coupons.effects import Plan
 from refunds.models import RefundCoupon
@@ -18,8 +12,14 @@ from refunds.selectors import decision_payload
 from refunds.services import refund_approve, refund_reject
 from refunds.services.refund_execute import execution_plan
 from refunds.services.refund_review import MANUAL_CHOICES
+from timeline.effects import plan_html
+from timeline.queue_forms import ApproveDecisionForm, RejectForm
+from timeline.queue_selectors import APPROVAL_FILTERS, approval_queue, decision_get
+from timeline.views.access import ConsolePage
+from timeline.views.queue_actions import QueueAction
+from timeline.views.queues_common import queue_page
 
-ROW_TEMPLATE = "console/queues/_decision.html"
+ROW_TEMPLATE = "timeline/queues/_decision.html"
 # How the result sentence names a decision's status (the badge beside it keeps the code).
 STATUS_WORDS = {RefundCoupon.Status.EXECUTED: pgettext_lazy("refund decision", "executed"),
                 RefundCoupon.Status.DECIDED: pgettext_lazy("refund decision", "decided")}
@@ -55,7 +55,7 @@ class ApprovalQueue(ConsolePage):
     def get(self, request):
         context = queue_page(request, filters=APPROVAL_FILTERS, default="pending",
                              select=approval_queue, make_item=decision_item)
-        return render(request, "console/queues/approvals.html",
+        return render(request, "timeline/queues/approvals.html",
                       {**context, "row_template": ROW_TEMPLATE})
 
 

@@ -4,20 +4,20 @@ from django.shortcuts import render
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, pgettext_lazy
 
-from console.effects import plan_html
-from console.queue_forms import CaseResolveForm
-from console.queue_selectors import CASE_FILTERS, case_get, case_queue, case_row
-from console.templatetags.console import money
-from console.views.access import ConsolePage
-from console.views.queue_actions import QueueAction
-from console.views.queues_common import queue_page
 from coupons.capabilities import Capability
 from coupons.identity import can_see_details
 from coupons.models import CaseStatus, Recommendation
 from coupons.services.cases import case_resolve, resolution_plan
 from refunds.models import Compensation
+from timeline.effects import plan_html
+from timeline.queue_forms import CaseResolveForm
+from timeline.queue_selectors import CASE_FILTERS, case_get, case_queue, case_row
+from timeline.templatetags.console import money
+from timeline.views.access import ConsolePage
+from timeline.views.queue_actions import QueueAction
+from timeline.views.queues_common import queue_page
 
-ROW_TEMPLATE = "console/queues/_case.html"
+ROW_TEMPLATE = "timeline/queues/_case.html"
 # How the result sentence names a case's status (the badge beside it keeps the code).
 STATUS_WORDS = {CaseStatus.RESOLVED: pgettext_lazy("case", "resolved"),
                 CaseStatus.DISMISSED: pgettext_lazy("case", "dismissed")}
@@ -53,7 +53,7 @@ class CaseQueue(ConsolePage):
     def get(self, request):
         context = queue_page(request, filters=CASE_FILTERS, default="open", select=case_queue,
                              make_item=case_item)
-        return render(request, "console/queues/cases.html",
+        return render(request, "timeline/queues/cases.html",
                       {**context, "row_template": ROW_TEMPLATE})
 
 

@@ -2,7 +2,7 @@
 
 from django.core.paginator import Paginator
 
-from console.queue_selectors import FILTER_LABELS
+from timeline.queue_selectors import FILTER_LABELS
 
 PER_PAGE = 25
 

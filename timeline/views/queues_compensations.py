@@ -4,18 +4,6 @@ from django.shortcuts import render
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, pgettext_lazy
 
-from console.effects import plan_html
-from console.queue_forms import ApproveCompensationForm, ProposeCompensationForm, RejectForm
-from console.queue_selectors import (
-    COMPENSATION_FILTERS,
-    compensation_get,
-    compensation_queue,
-    compensation_row,
-    proposal_row,
-)
-from console.views.access import ConsolePage
-from console.views.queue_actions import Outcome, QueueAction
-from console.views.queues_common import queue_page
 from coupons.capabilities import Capability
 from coupons.effects import Plan
 from coupons.errors import NotFound
@@ -28,9 +16,21 @@ from refunds.services.compensation_decide import (
 )
 from refunds.services.compensation_payloads import compensation_payload
 from refunds.services.compensation_propose import compensation_propose
+from timeline.effects import plan_html
+from timeline.queue_forms import ApproveCompensationForm, ProposeCompensationForm, RejectForm
+from timeline.queue_selectors import (
+    COMPENSATION_FILTERS,
+    compensation_get,
+    compensation_queue,
+    compensation_row,
+    proposal_row,
+)
+from timeline.views.access import ConsolePage
+from timeline.views.queue_actions import Outcome, QueueAction
+from timeline.views.queues_common import queue_page
 
-ROW_TEMPLATE = "console/queues/_compensation.html"
-PROPOSE_TEMPLATE = "console/queues/_propose.html"
+ROW_TEMPLATE = "timeline/queues/_compensation.html"
+PROPOSE_TEMPLATE = "timeline/queues/_propose.html"
 # How the result sentence names a compensation's status (the badge beside it keeps the code).
 STATUS_WORDS = {Compensation.Status.APPROVED: pgettext_lazy("compensation", "approved"),
                 Compensation.Status.REJECTED: pgettext_lazy("compensation", "rejected")}
@@ -76,7 +76,7 @@ class CompensationQueue(ConsolePage):
     def get(self, request):
         context = queue_page(request, filters=COMPENSATION_FILTERS, default="proposed",
                              select=compensation_queue, make_item=compensation_item)
-        return render(request, "console/queues/compensations.html", {
+        return render(request, "timeline/queues/compensations.html", {
             **context, "row_template": ROW_TEMPLATE})
 
 

@@ -5,13 +5,13 @@ from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 
-from console.views.access import ConsolePage
 from coupons.capabilities import Capability
 from coupons.errors import CouponError
 from coupons.models import FindingStatus
 from coupons.services import CommandContext
 from operations.reconcile import finding_apply, finding_dismiss
 from operations.selectors import finding_list, finding_open_counts, reconciliation_last_run
+from timeline.views.access import ConsolePage
 
 PER_PAGE = 50
 
@@ -22,7 +22,7 @@ class ReconciliationPage(ConsolePage):
     def get(self, request):
         open_findings = finding_list().filter(status=FindingStatus.OPEN).select_related("coupon")
         page = Paginator(open_findings, PER_PAGE).get_page(request.GET.get("page"))
-        return render(request, "console/reconciliation.html", {
+        return render(request, "timeline/reconciliation.html", {
             "page": page, "last_run": reconciliation_last_run(),
             "counts": finding_open_counts().items(),
             "can_resolve": request.user.has_perm(Capability.RESOLVE_CASES.perm),

@@ -8,10 +8,10 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from console.saved_filters import PAGES, filter_delete, filter_save
-from console.views.access import ConsolePage
 from coupons.capabilities import Capability
 from coupons.errors import CouponError
+from timeline.saved_filters import PAGES, filter_delete, filter_save
+from timeline.views.access import ConsolePage
 
 
 class SaveFilterForm(forms.Form):

@@ -8,10 +8,11 @@ from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
-from console import glossary
-from console.capabilities import can_read_notes
-from console.notes import notes_matching
-from console.search import (
+from coupons.selectors import template_list
+from timeline import glossary
+from timeline.capabilities import can_read_notes
+from timeline.notes import notes_matching
+from timeline.search import (
     FRAGMENT_MIN,
     KIND_LABELS,
     SORTS,
@@ -23,8 +24,7 @@ from console.search import (
     matched_kinds,
     template_ids,
 )
-from console.views.access import ConsolePage
-from coupons.selectors import template_list
+from timeline.views.access import ConsolePage
 
 PAGE_SIZE = 25
 
@@ -68,11 +68,11 @@ class Search(ConsolePage):
         if not form.is_valid():
             context["bad_values"] = [(name, request.GET.get(name, ""), errors)
                                      for name, errors in form.errors.items()]
-            return render(request, "console/search.html", context, status=400)
+            return render(request, "timeline/search.html", context, status=400)
         text, filters = form.cleaned_data["q"], form.filters()
         context["notes"] = notes_matching(text, can_read=can_read_notes(request.user))
         if not text and not filters.narrowing:
-            return render(request, "console/search.html", context)
+            return render(request, "timeline/search.html", context)
         named_templates = template_ids(text, templates) if text else []
         paginator = CappedPaginator(coupon_search(text=text or None, filters=filters,
                                                   templates=named_templates), PAGE_SIZE)
@@ -88,7 +88,7 @@ class Search(ConsolePage):
                 "There is no page %(page)s: the list has %(pages)s pages.",
                 paginator.num_pages) % {"page": form.cleaned_data["page"],
                                         "pages": paginator.num_pages}
-            return render(request, "console/search.html", context, status=404)
+            return render(request, "timeline/search.html", context, status=404)
         matches = matched_by(text, page.object_list) if text else {}
         for coupon in page:
             coupon.matched_by = format_html_join(
@@ -98,7 +98,7 @@ class Search(ConsolePage):
                  if text and paginator.count else [])
         context.update(page=page, filters=filters, matched_kinds=kinds,
                        sort_links=sort_links(request, filters))
-        return render(request, "console/search.html", context)
+        return render(request, "timeline/search.html", context)
 
 
 def marked(value: str, text: str) -> str:

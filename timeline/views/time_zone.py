@@ -6,15 +6,15 @@ from django.shortcuts import render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext_lazy as _
 
-from console.time_zones import (
+from coupons.capabilities import Capability
+from timeline.time_zones import (
     BROWSER_COOKIE,
     SESSION_KEY,
     console_time_zone_set,
     zone_names,
     zone_or_none,
 )
-from console.views.access import ConsolePage
-from coupons.capabilities import Capability
+from timeline.views.access import ConsolePage
 
 
 class TimeZoneForm(forms.Form):
@@ -39,12 +39,12 @@ class TimeZonePage(ConsolePage):
         return TimeZoneForm(data, initial=initial, browser_zone=browser.key if browser else "")
 
     def get(self, request):
-        return render(request, "console/time_zone.html", {"form": self.form(request)})
+        return render(request, "timeline/time_zone.html", {"form": self.form(request)})
 
     def post(self, request):
         form = self.form(request, request.POST)
         if not form.is_valid():
-            return render(request, "console/time_zone.html", {"form": form}, status=400)
+            return render(request, "timeline/time_zone.html", {"form": form}, status=400)
         console_time_zone_set(request=request, zone=form.cleaned_data["zone"])
         back = form.cleaned_data["next"]
         if not url_has_allowed_host_and_scheme(

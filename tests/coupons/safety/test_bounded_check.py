@@ -26,8 +26,8 @@ from coupons.models import (
 from coupons.services import CommandContext, coupon_redeem
 from tests.app_role import past_the_triggers
 from tests.conftest import lock
-from tests.console.history import bulk_history
 from tests.signed_head import sign_head
+from tests.timeline.history import bulk_history
 from tests.zh_catalogue import compiled_catalogue, zh  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.django_db
@@ -114,7 +114,7 @@ def test_the_bounded_view_costs_the_same_queries_at_1000_and_3000_uncovered_rows
                        queries_of(api, f"/api/v1/coupons/{coupon.pk}/check")))
 
     assert counts[0] == counts[1]
-    assert counts[0][0] <= 12  # the coupon page's budget (tests/console/test_page_query_budget.py)
+    assert counts[0][0] <= 12  # the coupon page's budget (tests/timeline/test_page_query_budget.py)
 
 
 @pytest.mark.usefixtures("zh")

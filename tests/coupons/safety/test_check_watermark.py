@@ -34,9 +34,9 @@ from coupons.models import (
 from coupons.services import CommandContext, coupon_release
 from coupons.write.declared import declare
 from tests.app_role import past_the_triggers
-from tests.console.history import bulk_history, locked_by, long_history, refused
 from tests.coupons.checkpoints.conftest import checkpoint_file, verify
 from tests.signed_head import sequence, sign_head
+from tests.timeline.history import bulk_history, locked_by, long_history, refused
 
 pytestmark = pytest.mark.django_db
 CTX = CommandContext(actor="client:order-service")

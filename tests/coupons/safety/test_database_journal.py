@@ -16,7 +16,6 @@ from django.db import connection
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from console.models import ViewRecord
 from coupons.evidence.journal import canonical, content_text, journaled_models
 from coupons.evidence.journal_sql import (
     CANONICAL_FUNCTION,
@@ -33,6 +32,7 @@ from tests.coupons.safety.test_database_holds_the_rules import execute, refused
 from tests.coupons.safety.test_db_roles import app_login
 from tests.refunds.conftest import refund
 from tests.refunds.test_refunds_api import pending
+from timeline.models import ViewRecord
 
 pytestmark = pytest.mark.django_db
 

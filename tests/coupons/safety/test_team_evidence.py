@@ -6,11 +6,11 @@ verify_journal finds an edited one."""
 import pytest
 from django.db import DatabaseError, connection, transaction
 
-from console.models import StaffNote, ViewRecord
-from console.notes import note_add
 from coupons.write.declared import declared_insert
 from tests.app_role import as_owner
 from tests.coupons.safety.test_evidence_journal import edit_past_triggers, verify_journal
+from timeline.models import StaffNote, ViewRecord
+from timeline.notes import note_add
 
 pytestmark = pytest.mark.django_db
 
@@ -63,7 +63,7 @@ def test_the_application_role_may_only_read_and_insert_them(request, kind):
 
 
 def test_saved_filters_stay_the_persons_to_change(django_user_model, coupon):
-    from console.models import SavedFilter
+    from timeline.models import SavedFilter
 
     kept = SavedFilter.objects.create(user=django_user_model.objects.create_user("olga"),
                                       page="cases", name="open", query="status=open",

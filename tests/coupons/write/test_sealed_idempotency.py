@@ -1,5 +1,5 @@
 """Idempotency-Key records are sealed with a key the database does not hold (the console's forms:
-tests/console/test_sealed_forms.py).
+tests/timeline/test_sealed_forms.py).
 
 Each attack is what the application's database login can send (raw SQL as `coupon_app`,
 tests/app_role.py): a stored answer rewritten, a record copied from another client's key, a

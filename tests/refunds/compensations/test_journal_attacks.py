@@ -25,10 +25,10 @@ from coupons.services import coupon_redeem
 from refunds.models import Compensation, RefundCoupon
 from tests.app_role import past_the_triggers
 from tests.conftest import lock
-from tests.console.test_team_lists import bulk
 from tests.refunds.compensations.conftest import approve, error, ok, propose
 from tests.refunds.conftest import refund, shown
 from tests.refunds.test_refunds_api import pending
+from tests.timeline.test_team_lists import bulk
 
 pytestmark = pytest.mark.django_db
 

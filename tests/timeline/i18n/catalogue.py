@@ -1,4 +1,4 @@
-"""The three halves of the catalogue check (tests/console/i18n/test_catalogue.py).
+"""The three halves of the catalogue check (tests/timeline/i18n/test_catalogue.py).
 
 - `catalogue_problems`: entries `makemessages` finds in the code that the committed zh_Hans
   catalogue lacks, leaves untranslated or marks fuzzy.
@@ -241,9 +241,9 @@ def module_problems(source: str, name: str) -> list[str]:
 
 # The modules whose strings reach a person (the issue's list); the rest of the code is checked
 # through the catalogue only.
-CHECKED_MODULES = ("console/*.py", "console/views/*.py", "coupons/diagnosis.py",
+CHECKED_MODULES = ("timeline/*.py", "timeline/views/*.py", "coupons/diagnosis.py",
                    "coupons/errors.py")
-CHECKED_TEMPLATES = ("templates/console/**/*.html", "templates/registration/**/*.html")
+CHECKED_TEMPLATES = ("templates/timeline/**/*.html", "templates/registration/**/*.html")
 
 
 def tree_files(patterns) -> list[Path]:

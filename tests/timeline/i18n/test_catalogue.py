@@ -10,7 +10,7 @@ import shutil
 
 import pytest
 
-from tests.console.i18n.catalogue import (
+from tests.timeline.i18n.catalogue import (
     CATALOGUE,
     CHECKED_MODULES,
     CHECKED_TEMPLATES,
@@ -23,9 +23,9 @@ from tests.console.i18n.catalogue import (
 )
 
 # The files of the i18n-core part: clean in this branch whatever the other parts hold.
-CORE_TEMPLATES = {"templates/console/base.html"}
-CORE_MODULES = {"console/language.py", "console/views/language.py",
-                "console/models.py", "console/templatetags/console.py"}
+CORE_TEMPLATES = {"templates/timeline/base.html"}
+CORE_MODULES = {"timeline/language.py", "timeline/views/language.py",
+                "timeline/models.py", "timeline/templatetags/console.py"}
 CORE_MSGIDS = {"Coupon Console", "Console", "Search by any id", "Language", "Sign out",
                "Show the console in %(language)s", "Choose one of the console's languages.",
                "Coupon, user, order, payment, refund or lock id"}
@@ -78,11 +78,11 @@ def test_makemessages_in_a_copy_finds_a_new_unmarked_catalogue_entry(tmp_path):
     project = tmp_path / "project"
     shutil.copytree(ROOT / "config", project / "config",
                     ignore=shutil.ignore_patterns("__pycache__"))
-    for app in ("api", "common", "coupons", "refunds", "operations", "console"):
+    for app in ("api", "common", "coupons", "refunds", "operations", "timeline"):
         shutil.copytree(ROOT / app, project / app, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "manage.py", project / "manage.py")
-    (project / "templates/console").mkdir(parents=True)
-    (project / "templates/console/new.html").write_text(
+    (project / "templates/timeline").mkdir(parents=True)
+    (project / "templates/timeline/new.html").write_text(
         '{% load i18n %}<p>{% translate "A page nobody translated" %}</p>')
     (project / CATALOGUE).parent.mkdir(parents=True)
     committed = (ROOT / CATALOGUE).read_text(encoding="utf-8")

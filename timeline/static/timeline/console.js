@@ -1,5 +1,5 @@
 // Times: the server writes every moment in the reader's zone with its offset
-// ("2026-12-05 05:49 UTC+8", console/time_zones.py). Their browser's zone travels in a cookie
+// ("2026-12-05 05:49 UTC+8", timeline/time_zones.py). Their browser's zone travels in a cookie
 // (the default until they pick one); a page written before the server knew it (data-zone-source
 // "default") has its times rewritten here in the same format, so one page never mixes two.
 const ZONE_COOKIE = "console_browser_tz";
