@@ -37,7 +37,7 @@ from coupons.evidence.checkpoint_keys import (
 )
 from coupons.evidence.journal_verify import coupons_of_entries
 from coupons.evidence.new_entries import unfolded_rows
-from coupons.models import LedgerCheckpoint, OutboxEvent
+from coupons.models import JournalLeaf, LedgerCheckpoint, OutboxEvent
 from coupons.write.declared import declared_insert
 from coupons.write.payloads import iso
 from operations import signer_files
@@ -73,7 +73,9 @@ def checkpoint_directory() -> Path:
     return directory
 
 
-def ledger_checkpoint(*, new_chain: bool = False) -> CheckpointRun:
+def ledger_checkpoint(*, new_chain: bool = False, progress=None) -> CheckpointRun:
+    """`progress` (common/progress.py) follows the reading of the journal's log: most of a
+    first checkpoint's time. Interrupted, the run signs nothing; the next reads again."""
     key = signing_key()  # first: refuse before reading anything
     directory = checkpoint_directory()
     # Only the outermost block can choose its isolation (a test's transaction already is one).
@@ -82,10 +84,10 @@ def ledger_checkpoint(*, new_chain: bool = False) -> CheckpointRun:
         if new_chain:
             signer_files.move_chain_aside(directory)
         with transaction.atomic(durable=True):
-            return _sign_in_snapshot(key, directory, snapshot=snapshot)
+            return _sign_in_snapshot(key, directory, snapshot=snapshot, progress=progress)
 
 
-def _sign_in_snapshot(key, directory: Path, *, snapshot: bool) -> CheckpointRun:
+def _sign_in_snapshot(key, directory: Path, *, snapshot: bool, progress) -> CheckpointRun:
     with connection.cursor() as cursor:
         if snapshot:
             # The log and the rows from one moment, while commands go on; must be the first
@@ -93,7 +95,9 @@ def _sign_in_snapshot(key, directory: Path, *, snapshot: bool) -> CheckpointRun:
             cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
         cursor.execute("SELECT set_config('lock_timeout', %s, true)", [LOCK_TIMEOUT])
     public = key.public_key()
-    log = read_log()
+    if progress is not None:
+        progress.expect(JournalLeaf.objects.count())
+    log = read_log(progress)
     try:
         chain = signer_files.own_chain(directory, public, log.stored_leaves)
     except OwnRecordChanged as changed:
@@ -174,7 +178,7 @@ class Log:
         return self.stored[signed:end], findings
 
 
-def read_log() -> Log:
+def read_log(progress=None) -> Log:
     log = Log()
     while True:  # by pages of positions: no cursor left open in the transaction
         with connection.cursor() as cursor:
@@ -191,6 +195,8 @@ def read_log() -> Log:
             log.stored.append(bytes.fromhex(stored))
             log.recomputed.append(merkle.leaf_hash(content.encode()) if content is not None
                                   else b"")
+        if progress is not None:
+            progress.advance(len(page))
         if len(page) < STREAM_ROWS:
             return log
 

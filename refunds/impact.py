@@ -66,9 +66,10 @@ def stored_decisions(version, *, date_from=None, date_to=None):
 
 
 def policy_impact(version, *, date_from=None, date_to=None, chunk: int = CHUNK,
-                  sample: int | None = None) -> dict:
+                  sample: int | None = None, progress=None) -> dict:
     """Replay the newest `sample` decisions of the range (IMPACT_REPLAY_SAMPLE unless told;
-    0: all of them, for `manage.py preview_policy --all`)."""
+    0: all of them, for `manage.py preview_policy --all`); `progress` (common/progress.py)
+    advanced by each chunk. A replay changes nothing: interrupted, it is run again."""
     sample = settings.IMPACT_REPLAY_SAMPLE if sample is None else sample
     impact = Impact()
     rows = stored_decisions(version, date_from=date_from, date_to=date_to).values_list(
@@ -81,6 +82,8 @@ def policy_impact(version, *, date_from=None, date_to=None, chunk: int = CHUNK,
         for _, refund_id, action, requires_approval, facts in batch:
             verdict = decide(version, RefundFacts.from_json(facts))
             impact.add(refund_id, outcome(action, requires_approval), verdict)
+        if progress is not None:
+            progress.advance(len(batch))
         if len(batch) < size:
             break
         last = batch[-1][0]

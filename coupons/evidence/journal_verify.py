@@ -41,8 +41,9 @@ class Log:
     broken: list[tuple[int, str]] = field(default_factory=list)
 
 
-def read_log() -> Log:
-    """Every position in order, its leaf recomputed from its entry's content (by pages)."""
+def read_log(progress=None) -> Log:
+    """Every position in order, its leaf recomputed from its entry's content (by pages);
+    `progress` (common/progress.py) advanced by each page."""
     log = Log()
     with connection.cursor() as cursor:
         while True:
@@ -67,6 +68,8 @@ def read_log() -> Log:
                                               "entry's content)"))
                 log.leaves.append(leaf)
                 log.entry_ids.append(entry_id)
+            if progress is not None:
+                progress.advance(len(rows))
             if len(rows) < PAGE:
                 return log
 
@@ -187,12 +190,14 @@ def _exactly(heads: list[dict], signed: list[bytes], log: Log) -> list[tuple[int
     return named
 
 
-def verify_journal(heads: list[dict], verdict, kept: dict[int, list[bytes]] | None = None) -> None:
+def verify_journal(heads: list[dict], verdict, kept: dict[int, list[bytes]] | None = None,
+                   progress=None) -> None:
     """Adds to `verdict` (checkpoint_verify.Verdict) every broken position, entry and row:
     under its coupon when it has one, as a general problem otherwise. `kept`: the signer's
-    leaves files, by checkpoint number, when the auditor has them."""
+    leaves files, by checkpoint number, when the auditor has them; `progress` follows the
+    reading of the log."""
     heads = [body for body in heads if body.get("journal_size") is not None]
-    log = read_log()
+    log = read_log(progress)
     levels = merkle.Levels(log.leaves)
     claims, problems = _claims(heads, len(log.leaves))
     verdict.problems.extend(problems)

@@ -131,6 +131,8 @@ class ReconciliationRun(models.Model):
     found_new = models.PositiveIntegerField(default=0)
     still_open = models.PositiveIntegerField(default=0)
     closed = models.PositiveIntegerField(default=0)
+    # The last coupon of the last batch recorded: `reconcile --resume` goes on after it.
+    last_coupon_id = models.BigIntegerField(default=0)
 
     def __str__(self):
         return f"reconciliation run {self.pk} at {self.started_at:%Y-%m-%d %H:%M}"

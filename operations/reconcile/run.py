@@ -28,31 +28,47 @@ INTERNAL_KINDS = tuple(kind for kind in FindingKind.values if kind not in EXPORT
 DISMISSED = "DISMISSED"
 
 
-def reconcile_run(*, actor: str, batch_size: int | None = None) -> ReconciliationRun:
+def reconcile_run(*, actor: str, batch_size: int | None = None,
+                  run: ReconciliationRun | None = None, progress=None) -> ReconciliationRun:
     """Check every coupon; open new findings, refresh the ones still true, close the rest.
 
     Batches walk coupon ids upwards (`id > last`, never OFFSET), each read and recorded on
-    its own, so memory stays at one batch and a long run holds no lock across batches.
+    its own, so memory stays at one batch and a long run holds no lock across batches. The
+    run row keeps the last coupon recorded, so an interrupted run (`unfinished_run`) goes on
+    from there: a batch cut short rolled back whole and is checked again.
     """
     size = batch_size or settings.COUPONS["RECONCILE_BATCH_SIZE"]
-    run = ReconciliationRun.objects.create(started_at=clock.now(), started_by=actor)
-    last_id = 0
+    if run is None:
+        run = ReconciliationRun.objects.create(started_at=clock.now(), started_by=actor)
     while True:
-        coupons = list(
-            UserCoupon.objects.filter(id__gt=last_id).order_by("id").values(*COUPON_FIELDS)[:size]
-        )
+        coupons = list(UserCoupon.objects.filter(id__gt=run.last_coupon_id).order_by("id")
+                       .values(*COUPON_FIELDS)[:size])
         if not coupons:
             break
-        last_id = coupons[-1]["id"]
         new, still_open, closed = record_batch(coupons, check_batch(load_batch(coupons)),
                                               actor=actor)
+        run.last_coupon_id = coupons[-1]["id"]
         run.coupons_checked += len(coupons)
         run.found_new += new
         run.still_open += still_open
         run.closed += closed
+        run.save(update_fields=["last_coupon_id", "coupons_checked", "found_new",
+                                "still_open", "closed"])
+        if progress is not None:
+            progress.advance(len(coupons))
     run.finished_at = clock.now()
-    run.save()
+    run.save(update_fields=["finished_at"])
     return run
+
+
+def unfinished_run() -> ReconciliationRun | None:
+    """The newest run that never finished (interrupted, or its process killed)."""
+    return (ReconciliationRun.objects.filter(finished_at=None).order_by("-started_at", "-pk")
+            .first())
+
+
+def coupons_after(coupon_id: int) -> int:
+    return UserCoupon.objects.filter(id__gt=coupon_id).count()
 
 
 def moved_since(coupons: list[dict]) -> set[int]:

@@ -172,3 +172,16 @@ def test_preview_policy_command_prints_the_counts(history, draft):
                           f"would change, {report['unchanged']} unchanged.")
     top = report["changes"][0]
     assert f"{top['count']:>6}  {top['from']} → {top['to']}" in out.getvalue()
+
+
+def test_preview_policy_shows_its_progress_over_the_decisions_it_replays(history, draft,
+                                                                          settings):
+    settings.IMPACT_REPLAY_SAMPLE = 500
+    out, err = StringIO(), StringIO()
+
+    call_command("preview_policy", "default", "2", stdout=out, stderr=err)
+    assert err.getvalue().startswith("preview_policy: 500 of 500 decisions (100%)")
+
+    err = StringIO()
+    call_command("preview_policy", "default", "2", "--all", stdout=out, stderr=err)
+    assert err.getvalue().startswith("preview_policy: 1,200 of 1,200 decisions (100%)")

@@ -5,6 +5,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from common.progress import command_progress
 from coupons.evidence.checkpoint_keys import KeyProblem, public_key_from_text, signing_key
 from coupons.evidence.checkpoint_verify import (
     Verdict,
@@ -14,6 +15,7 @@ from coupons.evidence.checkpoint_verify import (
 )
 from coupons.evidence.journal_verify import verify_journal
 from coupons.evidence.signed_leaves import leaves_in
+from coupons.models import JournalLeaf
 
 
 class Command(BaseCommand):
@@ -30,8 +32,12 @@ class Command(BaseCommand):
                             "database; the ones it does not name are read from it")
         parser.add_argument("--public-key", help="base64 or PEM, or a file holding it; default: "
                             "the public half of LEDGER_SIGNING_KEY")
+        parser.add_argument("--quiet", action="store_true",
+                            help="no progress on stderr (a bar on a terminal, else a line "
+                            "every 10 s with the rate and the time left). A verification "
+                            "changes nothing: interrupted, it is run again from the start")
 
-    def handle(self, *args, checkpoint, public_key=None, **options):
+    def handle(self, *args, checkpoint, public_key=None, quiet=False, **options):
         try:
             key = self._public_key(public_key)
         except KeyProblem as problem:
@@ -45,7 +51,10 @@ class Command(BaseCommand):
             ledger = verify_checkpoint(newest, key)
             verdict.number = ledger.number
             verdict.problems[:0] = ledger.problems
-            verify_journal(chain, verdict, self._leaves(checkpoint))
+            progress = command_progress(self, "verify_ledger", JournalLeaf.objects.count(),
+                                        unit="log positions", quiet=quiet)
+            verify_journal(chain, verdict, self._leaves(checkpoint), progress=progress)
+            progress.finish()
         for problem in verdict.problems:
             self.stdout.write(f"BROKEN: {problem}")
         for coupon_id in sorted(verdict.broken):

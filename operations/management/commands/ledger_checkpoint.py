@@ -3,6 +3,7 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
+from common.progress import command_progress
 from coupons.evidence.checkpoint_keys import KeyProblem
 from operations.checkpoint import CheckpointRefused, ledger_checkpoint
 from operations.signer_files import SignerBusy
@@ -24,15 +25,21 @@ class Command(BaseCommand):
                             help="after a deliberate repair: move every checkpoint and leaves "
                             "file into a superseded-<time> folder of LEDGER_CHECKPOINT_DIR and "
                             "sign the first checkpoint of a new chain (tell the witnesses)")
+        parser.add_argument("--quiet", action="store_true",
+                            help="no progress on stderr while the journal's log is read (a "
+                            "bar on a terminal, else a line every 10 s with the time left)")
 
-    def handle(self, *args, new_chain=False, **options):
+    def handle(self, *args, new_chain=False, quiet=False, **options):
+        progress = command_progress(self, "ledger_checkpoint", None, unit="log positions",
+                                    quiet=quiet)
         try:
-            run = ledger_checkpoint(new_chain=new_chain)
+            run = ledger_checkpoint(new_chain=new_chain, progress=progress)
         except (KeyProblem, CheckpointRefused) as refused:
             raise CommandError(str(refused)) from refused
         except SignerBusy as busy:
             self.stderr.write(f"ledger_checkpoint: {busy}")
             sys.exit(EXIT_BUSY)
+        progress.finish()
         checkpoint = run.checkpoint
         body = json.loads(checkpoint.body)
         self.stdout.write(

@@ -1,9 +1,13 @@
+import sys
+
 from django.core.management.base import BaseCommand, CommandError
 
+from common.progress import command_progress
 from coupons.evidence.pruned import unbelievable_prune_runs
 from coupons.models import Severity
 from operations.reconcile import reconcile_run
 from operations.reconcile.exports import ExportUnreadable, reconcile_exports
+from operations.reconcile.run import coupons_after, unfinished_run
 from operations.selectors import finding_open_counts
 
 
@@ -17,16 +21,38 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--batch-size", type=int, default=None,
                             help="Coupons per batch (default: COUPONS RECONCILE_BATCH_SIZE).")
+        parser.add_argument("--resume", action="store_true",
+                            help="Go on with the newest run that did not finish (interrupted "
+                                 "or killed) after the last coupon it recorded; a new run "
+                                 "when every run finished.")
+        parser.add_argument("--quiet", action="store_true",
+                            help="No progress on stderr (a bar on a terminal, else a line "
+                                 "every 10 s with the rate and the time left).")
         parser.add_argument("--orders", metavar="FILE",
                             help="The order system's export (CSV or JSON, docs/operating.md); "
                                  "with --payments, also compares the other two sides.")
         parser.add_argument("--payments", metavar="FILE",
                             help="The payment system's export (CSV or JSON).")
 
-    def handle(self, *args, batch_size, orders, payments, **options):
+    def handle(self, *args, batch_size, orders, payments, resume, quiet, **options):
         if bool(orders) != bool(payments):
             raise CommandError("--orders and --payments go together")
-        run = reconcile_run(actor="manage.py reconcile", batch_size=batch_size)
+        run = unfinished_run() if resume else None
+        if run is not None:
+            self.stdout.write(f"resuming run {run.pk} after coupon {run.last_coupon_id} "
+                              f"({run.coupons_checked} checked before)")
+        progress = command_progress(self, "reconcile", coupons_after(
+            run.last_coupon_id if run else 0), unit="coupons", quiet=quiet)
+        try:
+            run = reconcile_run(actor="manage.py reconcile", batch_size=batch_size, run=run,
+                                progress=progress)
+        except KeyboardInterrupt:
+            stopped = unfinished_run()
+            after = stopped.last_coupon_id if stopped else 0
+            self.stderr.write(f"\ninterrupted after coupon {after}: "
+                              "`manage.py reconcile --resume` goes on from there")
+            sys.exit(130)
+        progress.finish()
         seconds = (run.finished_at - run.started_at).total_seconds()
         self.stdout.write(
             f"checked {run.coupons_checked} coupons in {seconds:.1f}s: {run.found_new} new, "

@@ -2,10 +2,12 @@
 
 import json
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.utils.dateparse import parse_datetime
 
-from refunds.impact import policy_impact
+from common.progress import command_progress
+from refunds.impact import policy_impact, stored_decisions
 from refunds.models import ReturnPolicyVersion
 
 
@@ -32,15 +34,24 @@ class Command(BaseCommand):
                                  "IMPACT_REPLAY_SAMPLE (an operator's choice, off the web)")
         parser.add_argument("--json", dest="as_json", action="store_true",
                             help="print the report as JSON")
+        parser.add_argument("--quiet", action="store_true",
+                            help="no progress on stderr (a bar on a terminal, else a line "
+                                 "every 10 s with the rate and the time left)")
 
     def handle(self, *args, policy_code, version, date_from, date_to, replay_all: bool,
-               as_json: bool, **options):
+               as_json: bool, quiet: bool = False, **options):
         found = (ReturnPolicyVersion.objects.select_related("policy")
                  .filter(policy__code=policy_code, number=version).first())
         if found is None:
             raise CommandError(f"No version {version} of return policy {policy_code!r}.")
-        report = policy_impact(found, date_from=date_from, date_to=date_to,
-                               sample=0 if replay_all else None)
+        sample = 0 if replay_all else settings.IMPACT_REPLAY_SAMPLE
+        in_range = stored_decisions(found, date_from=date_from, date_to=date_to).count()
+        progress = command_progress(self, "preview_policy",
+                                    min(in_range, sample) if sample else in_range,
+                                    unit="decisions", quiet=quiet)
+        report = policy_impact(found, date_from=date_from, date_to=date_to, sample=sample,
+                               progress=progress)
+        progress.finish()
         if as_json:
             self.stdout.write(json.dumps(report, indent=2))
             return

@@ -6,16 +6,12 @@ import hashlib
 import json
 import subprocess
 import sys
-from functools import reduce
-from operator import or_
 
 import pytest
 from django.db import connection, transaction
-from django.db.models import Q
 from django.test.utils import CaptureQueriesContext
 
 from coupons.evidence.checkpoint_proofs import coupon_entries
-from coupons.evidence.journal import journaled_models
 from coupons.models import JournalEntry
 from coupons.services import coupon_issue
 from operations.checkpoint import ledger_checkpoint
@@ -294,13 +290,13 @@ def test_a_coupon_s_entries_are_looked_up_by_index_not_read_from_the_whole_journ
     index and the journal's (subject, subject_id) index: its cost stays flat as the journal
     grows with every coupon ever issued."""
     query = coupon_entries_query(journaled)
-    an_or_of_the_tables = JournalEntry.objects.filter(reduce(or_, [
-        Q(subject=model._meta.label_lower, subject_id__in=model.objects.filter(
-            **{model.JOURNAL_COUPON: journaled.pk}).values("pk"))
-        for model in journaled_models() if model.JOURNAL_COUPON])).query.sql_with_params()
+    # The naive read: every entry whose content mentions the coupon, a scan of the whole
+    # journal whatever the planner's statistics say (no index holds the content).
+    mentioning = JournalEntry.objects.filter(
+        content__contains=f'"coupon": {journaled.pk}').query.sql_with_params()
 
     assert journal_scans_without_an_index_condition(*query) == []
-    assert journal_scans_without_an_index_condition(*an_or_of_the_tables) != []
+    assert journal_scans_without_an_index_condition(*mentioning) != []
 
 
 def coupon_entries_query(coupon) -> tuple[str, None]:
