@@ -56,7 +56,9 @@ from collections import Counter
 from decimal import Decimal
 from urllib.parse import urlsplit, urlunsplit
 
-from bench_setup import ROOT, scratch_exchange, setup_django, wait_ready
+# The benchmarks' set-up (a database, the broker, a server) is the drill's too.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "benchmarks"))
+from bench_setup import ROOT, scratch_exchange, setup_django, wait_ready  # noqa: E402
 
 HA_CLUSTER = str(ROOT / "bin" / "ha-cluster")
 RETRY_PAUSE_SECONDS = 0.1
@@ -428,7 +430,6 @@ def main() -> None:
     args = parse_args()
     url = os.environ.get("HA_DATABASE_URL") or subprocess.run(
         [HA_CLUSTER, "url"], check=True, capture_output=True, text=True).stdout.strip()
-    sys.path.insert(0, str(ROOT / "scripts"))
     progress("migrating")
     setup_django(url)  # migrates, through the multi-host URL
     # The database writes the journal once its roles and triggers are set up, as bin/serve

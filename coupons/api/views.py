@@ -287,7 +287,7 @@ class CouponProofApi(APIView):
     """The coupon's ledger with its hashes, its Merkle inclusion proof against the latest signed
     checkpoint, and that checkpoint; the coupon's journal entries with their inclusion proofs
     against the checkpoint's journal head (and, with `since`, the consistency proof from an
-    older one): save it and check it offline with scripts/verify_coupon_proof.py and the
+    older one): save it and check it offline with scripts/auditors/verify_coupon_proof.py and the
     published public key."""
 
     @extend_schema(parameters=[s.ProofQuery], responses=s.ProofOutput)

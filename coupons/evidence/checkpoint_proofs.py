@@ -58,7 +58,7 @@ def coupon_proof(*, coupon: UserCoupon, since: int | None = None) -> dict:
     """The coupon's ledger in brief and the latest checkpoint as signed; the coupon's journal
     entries (its ledger rows' included) with their RFC 9162 inclusion paths against its signed
     journal head, and with `since` the consistency proof from that older checkpoint's journal
-    head: all scripts/verify_coupon_proof.py needs."""
+    head: all scripts/auditors/verify_coupon_proof.py needs."""
     operations = [
         {"to_version": op.to_version, "op_type": op.op_type, "from_state": op.from_state,
          "to_state": op.to_state, "created_at": iso(op.created_at)}

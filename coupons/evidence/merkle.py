@@ -4,8 +4,9 @@ Leaf hash = SHA-256(0x00 || leaf), node hash = SHA-256(0x01 || left || right); a
 leaves splits at k, the largest power of two smaller than n. The leaves are the journal's
 entries, in log order (operations/checkpoint.py).
 
-scripts/verify_coupon_proof.py repeats `leaf_hash`, `root_from_path` and `consistency_holds`
-(it runs without this package); tests/coupons/checkpoints/test_merkle.py keeps them the same.
+scripts/auditors/verify_coupon_proof.py repeats `leaf_hash`, `root_from_path` and
+`consistency_holds` (it runs without this package); tests/coupons/checkpoints/test_merkle.py
+keeps them the same.
 """
 
 import hashlib

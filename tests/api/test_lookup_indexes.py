@@ -2,7 +2,7 @@
 
 EXPLAIN on PostgreSQL with sequential scans priced out (`enable_seqscan = off`): a plan that
 still reads a whole table has no index it could use. The tables are tiny here; the benchmark
-(scripts/bench_commands.py) times the same lookups with a million coupons.
+(scripts/benchmarks/bench_commands.py) times the same lookups with a million coupons.
 """
 
 import json

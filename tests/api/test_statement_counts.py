@@ -8,7 +8,8 @@ compare-and-set, the command's rows, the ledger and outbox rows and the stored a
 command on the coupon adds one statement between (a) and (b), which reads the lease, order
 link, ledger head and refunds flag again (tests/coupons/concurrency/test_stale_lease_races.py).
 The comments' "raw" counts are one statement per row, what the commands sent before the
-data-modifying WITH; scripts/bench_commands.py's hand-written cycle sends the same two as here.
+data-modifying WITH; scripts/benchmarks/bench_commands.py's hand-written cycle sends the same two
+as here.
 The service client is cached (api.authentication), so it costs nothing after the first request.
 """
 

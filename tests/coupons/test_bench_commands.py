@@ -1,5 +1,5 @@
-"""scripts/bench_commands.py --smoke: every part of the benchmark runs (its figures mean nothing
-at these sizes; the README's come from a real run)."""
+"""scripts/benchmarks/bench_commands.py --smoke: every part of the benchmark runs (its figures
+mean nothing at these sizes; the README's come from a real run)."""
 
 import os
 import subprocess
@@ -12,11 +12,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_benchmark_smoke_run_measures_every_part():
-    # DATABASE_URL's server, or else the embedded test cluster (scripts/bench_setup.py).
+    # DATABASE_URL's server, or else the embedded test cluster (scripts/benchmarks/bench_setup.py).
     env = dict(os.environ)
     name = f"{connection.settings_dict['NAME']}_bench_smoke"
     result = subprocess.run(
-        [sys.executable, "scripts/bench_commands.py", "--smoke", "--db-name", name],
+        [sys.executable, "scripts/benchmarks/bench_commands.py", "--smoke", "--db-name", name],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
     )
 

@@ -3,7 +3,7 @@
 `long_history` makes it through the services (every kind of entry; a thousand rows take
 seconds); `bulk_history` writes lease after lease in bulk, journaled as the services would,
 for the 20,000-row case (seconds instead of minutes). Used by the page and check tests'
-query bounds and by scripts/bench_console_pages.py.
+query bounds and by scripts/benchmarks/bench_console_pages.py.
 """
 
 import hashlib

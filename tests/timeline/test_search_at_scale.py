@@ -3,7 +3,7 @@
 Before: `?q=whale` over 300,000 coupons took 55.6 s: every matching id was loaded, then sent
 back twice in a 2.3 MB `pk IN (...)`. The coupons here are copied in SQL from one issued coupon
 (the services would take minutes) and removed again at the end, so the after-test ledger check
-sees only the honest one. scripts/bench_search.py measures 300,000 on PostgreSQL.
+sees only the honest one. scripts/benchmarks/bench_search.py measures 300,000 on PostgreSQL.
 """
 
 import pytest

@@ -6,7 +6,7 @@ from coupons.evidence.checkpoint_keys import KeyProblem, key_id, public_key_text
 
 class Command(BaseCommand):
     help = ("Print the public key of LEDGER_SIGNING_KEY (base64 of its 32 bytes, or --pem): "
-            "publish it; verify_ledger and scripts/verify_coupon_proof.py take it.")
+            "publish it; verify_ledger and scripts/auditors/verify_coupon_proof.py take it.")
 
     def add_arguments(self, parser):
         parser.add_argument("--pem", action="store_true", help="PEM instead of base64")

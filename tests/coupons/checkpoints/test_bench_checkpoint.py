@@ -1,4 +1,5 @@
-"""scripts/bench_checkpoint.py --smoke: every part of the benchmark runs (its figures mean
+"""scripts/benchmarks/bench_checkpoint.py --smoke: every part of the benchmark runs (its figures
+mean
 nothing at these sizes; the README's come from a real run)."""
 
 import os
@@ -15,7 +16,7 @@ def test_the_benchmark_smoke_run_measures_every_part():
     # end): unset, it started an embedded cluster of its own that outlived the suite. A
     # throwaway database of its own name, so that runs side by side do not share one.
     env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
-    result = subprocess.run([sys.executable, "scripts/bench_checkpoint.py", "--smoke",
+    result = subprocess.run([sys.executable, "scripts/benchmarks/bench_checkpoint.py", "--smoke",
                              "--db-name", f"coupon_bench_checkpoint_{uuid.uuid4().hex[:12]}"],
                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
 

@@ -10,7 +10,7 @@ import pytest
 
 from coupons.evidence import merkle
 
-SCRIPT = Path(__file__).resolve().parents[3] / "scripts" / "verify_coupon_proof.py"
+SCRIPT = Path(__file__).resolve().parents[3] / "scripts" / "auditors" / "verify_coupon_proof.py"
 
 # The leaves and roots of the Certificate Transparency reference tests (RFC 6962's tree, the
 # same hashing as RFC 9162 section 2.1): the root of the first n leaves.

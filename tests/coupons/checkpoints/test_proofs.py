@@ -1,5 +1,5 @@
 """GET /api/v1/coupons/{id}/proof and the offline check of a saved proof
-(scripts/verify_coupon_proof.py, run without Django)."""
+(scripts/auditors/verify_coupon_proof.py, run without Django)."""
 
 import json
 import subprocess
@@ -16,7 +16,7 @@ from tests.api.roles import machine
 from tests.coupons.checkpoints.conftest import rewrite, save_json
 from tests.coupons.checkpoints.test_journal_log import sequence
 
-SCRIPT = Path(__file__).resolve().parents[3] / "scripts" / "verify_coupon_proof.py"
+SCRIPT = Path(__file__).resolve().parents[3] / "scripts" / "auditors" / "verify_coupon_proof.py"
 # Runs the script as an auditor would, with Django unimportable: it must not need it.
 WITHOUT_DJANGO = ("import runpy, sys; sys.modules['django'] = None; "
                   "sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')")

@@ -1,4 +1,4 @@
-"""scripts/ledger_witness.py, run as a witness would, without Django: it accepts signed
+"""scripts/auditors/ledger_witness.py, run as a witness would, without Django: it accepts signed
 journal heads that extend the one it kept, and refuses a rewritten or forked log, a fresh key
 and a forged document, keeping its state as it was."""
 
@@ -26,7 +26,7 @@ from tests.coupons.checkpoints.test_journal_verify import (
 )
 from tests.coupons.checkpoints.test_proofs import WITHOUT_DJANGO
 
-WITNESS = Path(__file__).resolve().parents[3] / "scripts" / "ledger_witness.py"
+WITNESS = Path(__file__).resolve().parents[3] / "scripts" / "auditors" / "ledger_witness.py"
 
 pytestmark = pytest.mark.django_db
 

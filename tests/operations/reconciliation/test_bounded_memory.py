@@ -1,6 +1,6 @@
 """Reconciliation holds one batch at a time: its peak memory does not grow with the coupons.
 
-Runs scripts/bench_reconcile.py (a throwaway database, bulk-loaded honest histories with
+Runs scripts/benchmarks/bench_reconcile.py (a throwaway database, bulk-loaded honest histories with
 planted faults) at 1,000 and 10,000 coupons; the script itself fails if the findings are not
 exactly the planted ones. A run that kept every coupon would peak about ten times higher.
 """
@@ -20,7 +20,7 @@ def test_peak_memory_stays_flat_while_the_coupons_grow_tenfold():
                LEASE_TOKEN_SECRET="test-only-lease-token-secret-of-32-bytes",
                IDEMPOTENCY_SEAL_SECRET="test-only-idempotency-seal-secret-of-32-bytes")
     result = subprocess.run(
-        [sys.executable, "scripts/bench_reconcile.py", "--sizes", "1000", "10000",
+        [sys.executable, "scripts/benchmarks/bench_reconcile.py", "--sizes", "1000", "10000",
          "--batch", "200"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
     )

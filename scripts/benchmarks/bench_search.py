@@ -3,7 +3,7 @@
 Rerun (PostgreSQL, the real target; a minute or two on a 2-core machine):
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
-        .venv/bin/python scripts/bench_search.py --coupons 300000
+        .venv/bin/python scripts/benchmarks/bench_search.py --coupons 300000
 
 Like the other benchmarks it never touches the database DATABASE_URL names: it creates a
 throwaway database (`coupon_bench_search` unless --db-name), migrates it and drops it. One
@@ -20,7 +20,7 @@ a template code) times the search page and runs EXPLAIN ANALYZE on every query t
 printing each one's execution time and the indexes it used:
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
-        nice .venv/bin/python scripts/bench_search.py --coupons 1000 --everyone 1000000
+        nice .venv/bin/python scripts/benchmarks/bench_search.py --coupons 1000 --everyone 1000000
 """
 
 import argparse

@@ -1,4 +1,5 @@
-"""PostgreSQL's own pgbench beside scripts/bench_commands.py's ways: the database's floor.
+"""PostgreSQL's own pgbench beside scripts/benchmarks/bench_commands.py's ways: the database's
+floor.
 
 `pgbench -b simple-update` (BEGIN, UPDATE one account, SELECT it, INSERT a history row, END)
 against a throwaway database of its own, initialised here and dropped after: the cost of a

@@ -1,4 +1,4 @@
-"""The HTTP servers scripts/bench_commands.py measures the API through, one at a time.
+"""The HTTP servers scripts/benchmarks/bench_commands.py measures the API through, one at a time.
 
 A spec names one (`--servers`, comma-separated):
 

@@ -3,7 +3,7 @@
 Rerun (PostgreSQL; a few minutes at the default sizes on a 2-core machine):
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
-        .venv/bin/python scripts/bench_commands.py --coupons 200000
+        .venv/bin/python scripts/benchmarks/bench_commands.py --coupons 200000
 
 `--smoke` runs every part with tiny sizes in well under a minute (the test suite does, to show
 the script works; its figures mean nothing). The script never touches the database
@@ -13,9 +13,10 @@ measures:
 
   1. the LOCK + REDEEM cycle, a fresh coupon and a fresh Idempotency-Key per command, at 1
      and 16 clients, each way for --seconds:
-       pgbench       `pgbench -b simple-update` on its own database (scripts/bench_pgbench.py):
+       pgbench       `pgbench -b simple-update` on its own database
+       (scripts/benchmarks/bench_pgbench.py):
                      the database's floor for a small write transaction, in tps;
-       hand-written  psycopg, no Django (scripts/bench_hand_written.py), one process per
+       hand-written  psycopg, no Django (scripts/benchmarks/bench_hand_written.py), one process per
                      client: what the application's command sends (coupons.write), the same
                      rows in the same two statements per transaction: the claim of the key with
                      the row lock, then the compare-and-set, the command's rows, the ledger row,
@@ -26,8 +27,8 @@ measures:
                      processes, one per client, and (services threads) threads of one process,
                      one per client, sharing its interpreter as a server process does;
        HTTP          POST /lock then /redeem, clients as processes, one keep-alive connection
-                     each, through each server of --servers (scripts/bench_servers.py; the
-                     default is bin/serve as deployed, --workers x --threads), each started
+                     each, through each server of --servers (scripts/benchmarks/bench_servers.py;
+                     the default is bin/serve as deployed, --workers x --threads), each started
                      for its own turn and warmed first;
      in --rounds alternating rounds (the order of the ways rotates each round, so the machine's
      other load falls on all of them alike), printing one table: commands/s with the ratio to
@@ -35,7 +36,7 @@ measures:
      processes that run each way's code (for HTTP: the server's workers, not the load
      generator) at each client count, statements per command (BEGIN and COMMIT included), and
      the load average at the start and the end;
-  2. the lease scanner against the one-by-one loop (scripts/bench_scan_leases.py's runs);
+  2. the lease scanner against the one-by-one loop (scripts/benchmarks/bench_scan_leases.py's runs);
   3. `GET /coupons?user_id=` and `?order_id=` (an order that no longer holds its coupon) with
      --coupons coupons bulk-loaded by generate_series, p50 / p95 over --lookups requests;
   4. the timeline and the check of a coupon with --ledger-rows ledger rows: time and queries.
@@ -83,7 +84,7 @@ def parse_args():
     parser.add_argument("--threads", type=int, default=4, help="bin/serve's threads per worker")
     parser.add_argument("--servers", type=lambda given: given.split(","), default=["bin/serve"],
                         help="the HTTP ways, comma-separated: bin/serve or NAME:WxT "
-                             "(scripts/bench_servers.py)")
+                             "(scripts/benchmarks/bench_servers.py)")
     parser.add_argument("--port", type=int, default=0,
                         help="the first server's port, the next one's +1 (0: any free port)")
     parser.add_argument("--pgbench-scale", type=int, default=4, help="pgbench -i -s")

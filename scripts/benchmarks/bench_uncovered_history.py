@@ -4,7 +4,8 @@
 Rerun (PostgreSQL; a few minutes on a 2-core machine, most of it building the history):
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
-        .venv/bin/python scripts/bench_uncovered_history.py --ledger-rows 10001 --port 7180
+        .venv/bin/python scripts/benchmarks/bench_uncovered_history.py \\
+            --ledger-rows 10001 --port 7180
 
 The script never touches the database DATABASE_URL names: it creates a throwaway one
 (`coupon_bench_uncovered` unless --db-name), migrates it and drops it at the end. It sets up

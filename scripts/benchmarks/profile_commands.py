@@ -3,7 +3,7 @@
 Rerun (PostgreSQL; under a minute):
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
-        nice .venv/bin/python scripts/profile_commands.py --commands 500
+        nice .venv/bin/python scripts/benchmarks/profile_commands.py --commands 500
 
 Each command runs as api.commands.run_command runs it, minus HTTP: run_once with a fresh
 Idempotency-Key, one transaction. After --warmup commands (pooled connection, prepared

@@ -3,7 +3,7 @@
 Rerun (PostgreSQL; under a minute):
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
-        .venv/bin/python scripts/profile_api.py --out docs/performance/after
+        .venv/bin/python scripts/benchmarks/profile_api.py --out docs/performance/after
 
 Each request goes through Django's WSGI handler, the object gunicorn calls (config.wsgi), with
 the settings bin/serve gives it: DEBUG off, pooled connections, metrics in multiprocess mode,

@@ -2,11 +2,11 @@
 
 Rerun (as root or postgres; about a minute at the defaults on a 2-core machine):
 
-    nice .venv/bin/python scripts/bench_replica_lag.py --seconds 10
+    nice .venv/bin/python scripts/benchmarks/bench_replica_lag.py --seconds 10
 
 `bin/replica-cluster up` makes a primary and its `pg_basebackup -R` replica on --ports (fsync
 on), the app is migrated on the primary, and the LOCK + REDEEM cycle runs through
-coupons.services (scripts/bench_commands.py's "services" way: claim, command, answer, one
+coupons.services (scripts/benchmarks/bench_commands.py's "services" way: claim, command, answer, one
 transaction each) at 1, 4 and 16 clients for --seconds each. Meanwhile the primary's
 pg_stat_replication is sampled every 50 ms: replay_lag (the time from a commit's flush on the
 primary to its replay on the replica, as PostgreSQL measures it) and the WAL bytes the replica

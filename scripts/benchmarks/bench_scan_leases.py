@@ -3,7 +3,7 @@
 Rerun (PostgreSQL, the real target; under two minutes on a 2-core machine):
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
-        .venv/bin/python scripts/bench_scan_leases.py --leases 2000
+        .venv/bin/python scripts/benchmarks/bench_scan_leases.py --leases 2000
 
 Without DATABASE_URL it runs on the checkout's embedded PostgreSQL cluster.
 

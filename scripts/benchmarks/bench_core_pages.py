@@ -2,7 +2,7 @@
 
 Rerun (a throwaway test database on DATABASE_URL's PostgreSQL; seconds):
 
-    .venv/bin/python scripts/bench_core_pages.py --coupons 2000 --runs 20
+    .venv/bin/python scripts/benchmarks/bench_core_pages.py --coupons 2000 --runs 20
 
 It runs `seed_demo`, then issues N more coupons to one user through the services (each with
 its ISSUE ledger row and outbox event, spread over the last day so the chart has traffic),

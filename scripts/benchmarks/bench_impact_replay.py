@@ -3,7 +3,7 @@
 Rerun (PostgreSQL, the real target; about a minute on a 2-core machine):
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
-        .venv/bin/python scripts/bench_impact_replay.py --decisions 10000
+        .venv/bin/python scripts/benchmarks/bench_impact_replay.py --decisions 10000
 
 Without DATABASE_URL it runs on the checkout's embedded PostgreSQL cluster. Like
 bench_scan_leases.py it never touches the database DATABASE_URL names: it creates a throwaway
@@ -17,7 +17,7 @@ did once and `preview_policy --all` still does) and the capped replay the consol
 the API run (the newest IMPACT_REPLAY_SAMPLE, 10,000), in the same run. An earlier figure:
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
-        .venv/bin/python scripts/bench_impact_replay.py --decisions 200000
+        .venv/bin/python scripts/benchmarks/bench_impact_replay.py --decisions 200000
 
 On PostgreSQL the first 2,000 decisions are made in Python and the rest copied from them in one
 INSERT ... SELECT over generate_series, so 200,000 take seconds to store.

@@ -5,8 +5,8 @@ Rerun (PostgreSQL, the real target; a few minutes on a 2-core machine, most of i
 
     export DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
         COUPON_APP_DB_PASSWORD=test-only-app-role-password
-    .venv/bin/python scripts/bench_checkpoint.py           # 10,000 then 100,000 coupons
-    .venv/bin/python scripts/bench_checkpoint.py --smoke       # 500 then 2,000, seconds
+    .venv/bin/python scripts/benchmarks/bench_checkpoint.py           # 10,000 then 100,000 coupons
+    .venv/bin/python scripts/benchmarks/bench_checkpoint.py --smoke       # 500 then 2,000, seconds
 
 The run sets up the database roles (the sequencer's function needs them) and with them the
 password of the `coupon_app` login role, which belongs to the whole server: give the one the

@@ -5,7 +5,7 @@ took (the figures docs/operating.md quotes beside the issue's "before").
 Rerun (on Django's test database of DATABASE_URL's server, or the embedded `test` cluster):
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \
-        .venv/bin/python scripts/bench_faults.py
+        .venv/bin/python scripts/benchmarks/bench_faults.py
 
 It starts a redis-server of its own on a free port of 7220-7239 (tests/faults.py) and stops it.
 """

@@ -3,7 +3,7 @@
 Rerun (PostgreSQL and the RabbitMQ at BROKER_URL, default amqp://guest:guest@127.0.0.1:5672/):
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
-        .venv/bin/python scripts/bench_frozen_relay.py --hot 10 --rounds 40
+        .venv/bin/python scripts/benchmarks/bench_frozen_relay.py --hot 10 --rounds 40
 
 It creates a throwaway database (`coupon_bench_frozen_relay` unless --db-name) and a scratch
 exchange, and drops both at the end. Per claim strategy: relay A claims a batch holding the

@@ -3,7 +3,7 @@
 Rerun (PostgreSQL; a few minutes at the default size on a 2-core machine):
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
-        nice .venv/bin/python scripts/bench_prune.py --rows 1000000
+        nice .venv/bin/python scripts/benchmarks/bench_prune.py --rows 1000000
 
 In a throwaway database (`coupon_bench_prune`, dropped at the end), migrated (the outbox is
 partitioned by day, coupons/migrations/0020) with the app and pruner roles set up, each way

@@ -5,7 +5,7 @@ after the channel is open. "before": pika's defaults, as the relay once connecte
 (the broker's 60 s heartbeat ends the wait, about two minutes). "after": the relay's
 parameters and confirm deadline (BROKER_CONFIRM_TIMEOUT_SECONDS, BROKER_HEARTBEAT_SECONDS).
 
-    .venv/bin/python scripts/bench_broker_blackhole.py
+    .venv/bin/python scripts/benchmarks/bench_broker_blackhole.py
 """
 
 import contextlib
@@ -15,7 +15,7 @@ import time
 import uuid
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.test_settings")
 

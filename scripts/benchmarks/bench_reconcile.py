@@ -3,8 +3,8 @@
 Rerun (PostgreSQL, the real target; about five minutes on a 2-core machine, most of it loading):
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
-        .venv/bin/python scripts/bench_reconcile.py            # 10,000 then 100,000 coupons
-    .venv/bin/python scripts/bench_reconcile.py --smoke        # 1,000 then 2,000, seconds
+        .venv/bin/python scripts/benchmarks/bench_reconcile.py  # 10,000 then 100,000 coupons
+    .venv/bin/python scripts/benchmarks/bench_reconcile.py --smoke  # 1,000 then 2,000, seconds
 
 Like bench_scan_leases.py it never touches the database DATABASE_URL names: it creates a
 throwaway one (`coupon_bench_reconcile`), migrates it and drops it at the end; without

@@ -3,8 +3,8 @@
 Rerun (PostgreSQL; a few minutes on a 2-core machine, most of it loading and signing):
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
-        nice .venv/bin/python scripts/bench_verify.py       # 10,000 then 100,000 coupons
-    .venv/bin/python scripts/bench_verify.py --smoke        # 500 then 2,000, seconds
+        nice .venv/bin/python scripts/benchmarks/bench_verify.py       # 10,000 then 100,000 coupons
+    .venv/bin/python scripts/benchmarks/bench_verify.py --smoke        # 500 then 2,000, seconds
 
 In a throwaway database (`coupon_bench_verify`, bench_setup.py). Each coupon is ISSUED (v1) and
 every other one also VOIDED (v2): ledger rows bulk-loaded, each journaled by the database

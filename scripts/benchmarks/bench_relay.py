@@ -3,10 +3,11 @@
 Rerun (PostgreSQL and the RabbitMQ at BROKER_URL, default amqp://guest:guest@127.0.0.1:5672/):
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
-        .venv/bin/python scripts/bench_relay.py --coupons 1000
+        .venv/bin/python scripts/benchmarks/bench_relay.py --coupons 1000
 
 It creates a throwaway database (`coupon_bench_relay` unless --db-name) and drops it at the end, as
-scripts/bench_scan_leases.py does. It writes 3 events per coupon through the real services
+scripts/benchmarks/bench_scan_leases.py does. It writes 3 events per coupon through the real
+services
 (ISSUE, LOCK, REDEEM), then times `relay_outbox --once` publishing them to a throwaway topic
 exchange with one bound queue (persistent messages, one publisher confirm per message), and
 deletes both afterwards.

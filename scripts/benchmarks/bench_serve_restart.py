@@ -3,7 +3,7 @@
 Rerun (PostgreSQL; the two roles of docs/deploy.md, the owner from DATABASE_URL):
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
-        .venv/bin/python scripts/bench_serve_restart.py --port 8200 --runs 3
+        .venv/bin/python scripts/benchmarks/bench_serve_restart.py --port 8200 --runs 3
 
 It creates a throwaway database (`coupon_bench_serve` unless --db-name), runs the release step
 once (bin/release: migrate and setup_db_roles as the owner, collectstatic, compilemessages), then

@@ -3,7 +3,7 @@
 Rerun (PostgreSQL; about a minute on a 2-core machine):
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
-        .venv/bin/python scripts/bench_journal.py --rounds 200
+        .venv/bin/python scripts/benchmarks/bench_journal.py --rounds 200
 
 In a throwaway database (`coupon_bench_journal`), through the services in-process, one
 transaction per command as the API runs them: a compensation proposed and approved, a refund
@@ -184,7 +184,7 @@ def main():
             cpu = [v[1] * 1000 for v in values]
             print(f"{name:28} {statements:>10.0f} {statistics.median(cpu):>11.2f} "
                   f"{statistics.fmean(cpu):>12.2f}")
-        if os.path.exists(os.path.join(os.path.dirname(__file__), "..", "operations",
+        if os.path.exists(os.path.join(os.path.dirname(__file__), "..", "..", "operations",
                                        "management", "commands", "sequence_journal.py")):
             log_rates(100 if args.smoke else args.log_entries)
 

@@ -1,4 +1,5 @@
-"""The hand-written LOCK + REDEEM cycle of scripts/bench_commands.py: psycopg and SQL, no Django.
+"""The hand-written LOCK + REDEEM cycle of scripts/benchmarks/bench_commands.py: psycopg and SQL,
+no Django.
 
 It mirrors what the application's command sends (coupons.write: rows.lock_coupon_row, then
 one_statement.write), so its figures are the ceiling of that design with no Python in the way:
@@ -177,7 +178,7 @@ def raw_redeem(conn, coupon_id: int, token: str) -> None:
 
 
 def hand_written_client(coupon_ids, deadline, database_url, secret):
-    """One client's loop (scripts/bench_commands.py runs it in a process of its own)."""
+    """One client's loop (scripts/benchmarks/bench_commands.py runs it in a process of its own)."""
     import time
 
     import psycopg

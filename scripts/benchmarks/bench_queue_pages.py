@@ -2,7 +2,7 @@
 
 Rerun (a throwaway test database on DATABASE_URL's PostgreSQL; seconds):
 
-    .venv/bin/python scripts/bench_queue_pages.py --items 100 --runs 20
+    .venv/bin/python scripts/benchmarks/bench_queue_pages.py --items 100 --runs 20
 
 It fills each queue with N waiting items through the services (a conflict case from a late
 payment, a risk-flagged refund decision, a compensation proposal), signs an operator in with

@@ -3,7 +3,7 @@
 Rerun (PostgreSQL; a couple of minutes for 1,000,000 rows on a 2-core machine):
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
-        nice .venv/bin/python scripts/bench_ledger_size.py --rows 1000000
+        nice .venv/bin/python scripts/benchmarks/bench_ledger_size.py --rows 1000000
 
 In a throwaway database (`coupon_bench_ledger_size`, dropped at the end), migrated: --rows
 ledger rows shaped like real ones (five per coupon: ISSUE, LOCK, RELEASE, LOCK, REDEEM; 64-hex

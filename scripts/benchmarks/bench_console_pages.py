@@ -3,7 +3,7 @@
 Rerun (PostgreSQL, the real target; a few minutes on a 2-core machine):
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
-        nice .venv/bin/python scripts/bench_console_pages.py --ledger-rows 21 1001 20001
+        nice .venv/bin/python scripts/benchmarks/bench_console_pages.py --ledger-rows 21 1001 20001
 
 Without DATABASE_URL it runs on the checkout's embedded PostgreSQL cluster (bench_setup.py).
 `--smoke` is a quick check that every page answers (a short history, one run each).

@@ -3,7 +3,7 @@
 Rerun (PostgreSQL and the RabbitMQ at BROKER_URL, default amqp://guest:guest@127.0.0.1:5672/):
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \\
-        .venv/bin/python scripts/bench_consume_facts.py --orders 500
+        .venv/bin/python scripts/benchmarks/bench_consume_facts.py --orders 500
 
 It runs in a throwaway database (`coupon_bench_facts` unless --db-name; without DATABASE_URL on
 the checkout's embedded PostgreSQL cluster), dropped at the end. It locks one coupon per order
