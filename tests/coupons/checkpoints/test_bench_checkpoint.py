@@ -1,6 +1,5 @@
-"""scripts/benchmarks/bench_checkpoint.py --smoke: every part of the benchmark runs (its figures
-mean
-nothing at these sizes; the README's come from a real run)."""
+"""scripts/benchmarks/bench_checkpoint.py --smoke: every part of the benchmark runs (its
+figures mean nothing at these sizes; the README's come from a real run)."""
 
 import os
 import subprocess
