@@ -13,7 +13,8 @@ each source's rows past the cursor, cut to the page on its index, read together
 (common/reads_together.py) and merged here by key (time, kind, id, step). The console reads it in
 the same statement as the rest of the coupon page. A coupon with thousands of ledger rows renders
 as fast as a new one, and a source added costs no query. The whole history by offset
-(`merged_timeline`, the API's full list) is one query of keys and one of their rows.
+(`merged_timeline`, the API's full list) is one query of keys (every source's, one UNION ALL)
+and one query of rows for each source on the slice.
 """
 
 from collections.abc import Callable, Sequence
@@ -21,7 +22,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from django.core.paginator import Paginator
-from django.db import connections
 from django.db.models import F, Q, QuerySet, Value
 from django.utils.translation import gettext as _
 
@@ -168,28 +168,27 @@ def coupon_timeline(*, coupon, can_see_details: bool,
                                 extra_sources=extra_sources))
 
 
-def _keys_sql(coupon, sources):
-    """One UNION ALL of every source's (source, time, rank, id, step) keys."""
-    parts, params, db = [], [], None
-    for n, source in enumerate(sources):
-        rows = source.rows(coupon).order_by().values_list(source.time_field, "pk")
-        db = db or rows.db
-        sql, part_params = rows.query.get_compiler(using=rows.db).as_sql()
-        parts.append(f"SELECT {n} AS source, t.at, {source.rank} AS rank, t.id, "
-                     f"{source.step} AS step FROM ({sql}) AS t(at, id)")
-        params.extend(part_params)
-    return " UNION ALL ".join(f"({part})" for part in parts), params, db
+# A row's place in the whole history, as columns every source's keys share so that one
+# UNION ALL of them (QuerySet.union) orders and cuts the whole history in the database.
+ALL_KEY_COLUMNS = ("timeline_source", "timeline_at", "timeline_rank", "timeline_id",
+                   "timeline_step")
+
+
+def _all_keys(coupon, sources) -> QuerySet:
+    """Every source's keys (source, time, rank, id, step), one UNION ALL, not yet read."""
+    first, *rest = [source.rows(coupon).order_by().annotate(**dict(zip(ALL_KEY_COLUMNS, (
+        Value(n), F(source.time_field), Value(source.rank), F("pk"), Value(source.step)),
+        strict=True))).values_list(*ALL_KEY_COLUMNS) for n, source in enumerate(sources)]
+    return first.union(*rest, all=True)
 
 
 def _read(coupon, sources, keys) -> list[tuple["TimelineKey", Source, object]]:
-    """The rows the keys name, all sources' in one statement, in the keys' order."""
+    """The rows the keys name, in the keys' order: one query by primary key for each source
+    among them (its queryset, so its related rows come with it)."""
     wanted: dict[int, list[int]] = {}
     for n, _at, _rank, pk, _step in keys:
         wanted.setdefault(n, []).append(pk)
-    numbers = list(wanted)
-    rows = read_once(Read([sources[n].rows(coupon).filter(pk__in=wanted[n]) for n in numbers],
-                          lambda found: {n: {row.pk: row for row in part}
-                                         for n, part in zip(numbers, found, strict=True)}))
+    rows = {n: sources[n].rows(coupon).in_bulk(pks) for n, pks in wanted.items()}
     return [(TimelineKey(at, rank, pk, step), sources[n], rows[n][pk])
             for n, at, rank, pk, step in keys]
 
@@ -201,10 +200,7 @@ class MergedTimeline:
         self.coupon, self.sources, self.can_see_details = coupon, list(sources), can_see_details
 
     def __len__(self) -> int:
-        union, params, db = _keys_sql(self.coupon, self.sources)
-        with connections[db].cursor() as cursor:
-            cursor.execute(f"SELECT count(*) FROM ({union}) AS keys", params)
-            return cursor.fetchone()[0]
+        return _all_keys(self.coupon, self.sources).count()
 
     def __iter__(self):
         return iter(self[:])
@@ -215,15 +211,10 @@ class MergedTimeline:
         start, stop = window.start or 0, window.stop
         if stop is not None and stop <= start:
             return []
-        union, params, db = _keys_sql(self.coupon, self.sources)
-        with connections[db].cursor() as cursor:  # LIMIT NULL: no limit
-            cursor.execute(f"SELECT * FROM ({union}) AS keys ORDER BY at, rank, id, step "
-                           "LIMIT %s OFFSET %s",
-                           [*params, None if stop is None else stop - start, start])
-            keys = cursor.fetchall()
+        keys = _all_keys(self.coupon, self.sources).order_by(*ALL_KEY_COLUMNS[1:])
         return [{**built, "at": iso(built["at"])} for built in (
             source.build(row, self.can_see_details)
-            for _, source, row in _read(self.coupon, self.sources, keys))]
+            for _, source, row in _read(self.coupon, self.sources, list(keys[start:stop])))]
 
 
 # --- one page at a time ----------------------------------------------------------------------
