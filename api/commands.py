@@ -6,7 +6,6 @@ from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework.response import Response
 
-from api.inputs import input_of
 from coupons.errors import IdempotencyKeyMissing, ValidationFailed
 from coupons.identity import actor_of, idempotency_scope_of
 from coupons.models import ServiceClient
@@ -90,7 +89,7 @@ def run_command(request, input_serializer, command, *, success_status=200, rende
     `render` adds what must never be stored (a LOCK's lease token, derived again each time).
     """
     key = idempotency_key_of(request.headers.get("Idempotency-Key", ""))
-    serializer = input_of(input_serializer, request.data)
+    serializer = input_serializer(data=request.data)
     serializer.is_valid(raise_exception=True)
     if callable(success_status):
         success_status = success_status(serializer.validated_data)

@@ -60,10 +60,6 @@ def read_at_once(**reads: Read) -> dict[str, Any]:
             for name, read in reads.items()}
 
 
-def read_once(read: Read) -> Any:
-    return read_at_once(one=read)["one"]
-
-
 def _rows_of(querysets: Sequence[QuerySet], cuts: Sequence[First | None]) -> list[list]:
     by_db: dict[str, list[int]] = {}
     for n, qs in enumerate(querysets):

@@ -11,9 +11,10 @@ after-sale reads those rows (refunds.selectors.waiting_on_people) and the caller
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
-from common.reads_together import Read, read_once
+from common.reads_together import Read
 from coupons.ledger_reasons import reason_words
 from coupons.models import CaseStatus, CouponOperation, CouponStatus, OperationType
 from coupons.write.payloads import iso
@@ -44,24 +45,34 @@ LAST_OPERATION = {CouponStatus.EXPIRED: OperationType.RELEASE,
                   CouponStatus.VOID: OperationType.VOID}
 
 
-def coupon_facts_read(coupon) -> Read:
-    """The facts as one read, with the rest of a page's (common/reads_together.py): the cases,
-    and the redemption or the last operation only when the coupon's state names one."""
+def _facts_parts(coupon) -> list[QuerySet]:
+    """The cases, and the redemption or the last operation only when the coupon's state names
+    one."""
     parts = [coupon.conflict_cases.all()]
     if coupon.status == CouponStatus.USED:
         parts.append(coupon.redemptions.filter(succeeded=True).order_by("pk")[:1])
     elif coupon.status in LAST_OPERATION:
         parts.append(coupon.operations.filter(op_type=LAST_OPERATION[coupon.status])
                      .order_by("-to_version")[:1])
+    return parts
 
-    def finish(found: list[list]) -> CouponFacts:
-        cases, *rest = found
-        first = rest[0][0] if rest and rest[0] else None
-        used = coupon.status == CouponStatus.USED
-        return CouponFacts(cases=cases, redemption=first if used else None,
-                           last_operation=None if used else first)
 
-    return Read(parts, finish)
+def _facts(coupon, found: list[list]) -> CouponFacts:
+    cases, *rest = found
+    first = rest[0][0] if rest and rest[0] else None
+    used = coupon.status == CouponStatus.USED
+    return CouponFacts(cases=cases, redemption=first if used else None,
+                       last_operation=None if used else first)
+
+
+def coupon_facts_read(coupon) -> Read:
+    """The facts as one read, with the rest of a page's (common/reads_together.py)."""
+    return Read(_facts_parts(coupon), lambda found: _facts(coupon, found))
+
+
+def coupon_facts(coupon) -> CouponFacts:
+    """The facts read on their own: one query for each part."""
+    return _facts(coupon, [list(part) for part in _facts_parts(coupon)])
 
 
 class Words:
@@ -103,7 +114,7 @@ def coupon_diagnosis(coupon, now, words: Words | None = None, *, waiting: Waitin
     """`facts`: the coupon's rows when the caller read them with its own (the console's
     page); read here otherwise."""
     words = words or Words()
-    facts = facts or read_once(coupon_facts_read(coupon))
+    facts = facts or coupon_facts(coupon)
     verdict, action = _verdict(coupon, now, words, facts)
     cases = [case for case in reversed(facts.cases) if case.status == CaseStatus.OPEN]
     if cases:

@@ -8,12 +8,14 @@ refunds/history.py), the console's staff notes. Ties at one instant keep a
 fixed order (a fact before the commands it caused, a command before what it led to), then the
 row id, then the row's step (a case is opened before it is resolved).
 
-A page of it (`coupon_timeline_page`, the console's and the API's cursor pages) is one statement:
-each source's rows past the cursor, cut to the page on its index, read together
-(common/reads_together.py) and merged here by key (time, kind, id, step). The console reads it in
-the same statement as the rest of the coupon page. A coupon with thousands of ledger rows renders
-as fast as a new one, and a source added costs no query. The whole history by offset
-(`merged_timeline`, the API's full list) is one query of keys and one of their rows.
+A page of it is each source's rows past the cursor, cut to the page on its index, merged by key
+(time, kind, id, step) in the database. Read on its own (`coupon_timeline_page`: the API's
+cursor pages, the console's timeline partial) it is one query of every source's keys (one
+UNION ALL, QuerySet.union) and one query by primary key for each source on the page; the
+console's full coupon page reads it in one statement with the rest of the page
+(`timeline_page_read`, common/reads_together.py). A coupon with thousands of ledger rows renders
+as fast as a new one. The whole history by offset (`merged_timeline`, the API's full list) is
+one query of keys (the same UNION ALL) and one query for each source on the slice.
 """
 
 from collections.abc import Callable, Sequence
@@ -21,11 +23,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from django.core.paginator import Paginator
-from django.db import connections
 from django.db.models import F, Q, QuerySet, Value
 from django.utils.translation import gettext as _
 
-from common.reads_together import First, Read, read_once
+from common.reads_together import First, Read
 from coupons.ledger_reasons import reason_words
 from coupons.models import (
     CaseStatus,
@@ -168,30 +169,22 @@ def coupon_timeline(*, coupon, can_see_details: bool,
                                 extra_sources=extra_sources))
 
 
-def _keys_sql(coupon, sources):
-    """One UNION ALL of every source's (source, time, rank, id, step) keys."""
-    parts, params, db = [], [], None
-    for n, source in enumerate(sources):
-        rows = source.rows(coupon).order_by().values_list(source.time_field, "pk")
-        db = db or rows.db
-        sql, part_params = rows.query.get_compiler(using=rows.db).as_sql()
-        parts.append(f"SELECT {n} AS source, t.at, {source.rank} AS rank, t.id, "
-                     f"{source.step} AS step FROM ({sql}) AS t(at, id)")
-        params.extend(part_params)
-    return " UNION ALL ".join(f"({part})" for part in parts), params, db
+def _all_keys(coupon, sources) -> QuerySet:
+    """Every source's keys (KEY_COLUMNS), one UNION ALL, not yet read."""
+    first, *rest = [source.rows(coupon).order_by().annotate(**_key_columns(source))
+                    .values_list(*KEY_COLUMNS) for source in sources]
+    return first.union(*rest, all=True)
 
 
-def _read(coupon, sources, keys) -> list[tuple["TimelineKey", Source, object]]:
-    """The rows the keys name, all sources' in one statement, in the keys' order."""
-    wanted: dict[int, list[int]] = {}
-    for n, _at, _rank, pk, _step in keys:
-        wanted.setdefault(n, []).append(pk)
-    numbers = list(wanted)
-    rows = read_once(Read([sources[n].rows(coupon).filter(pk__in=wanted[n]) for n in numbers],
-                          lambda found: {n: {row.pk: row for row in part}
-                                         for n, part in zip(numbers, found, strict=True)}))
-    return [(TimelineKey(at, rank, pk, step), sources[n], rows[n][pk])
-            for n, at, rank, pk, step in keys]
+def _rows_of(coupon, sources, keys) -> dict[tuple[int, int], dict[int, object]]:
+    """{(rank, step): {pk: row}} of the rows the keys name: one query by primary key for each
+    source among them (its queryset, so the related rows it reads come with it). A key's kind
+    and step name its source: two sources never share both."""
+    source_of = {(source.rank, source.step): source for source in sources}
+    wanted: dict[tuple[int, int], list[int]] = {}
+    for _at, rank, pk, step in keys:
+        wanted.setdefault((rank, step), []).append(pk)
+    return {kind: source_of[kind].rows(coupon).in_bulk(pks) for kind, pks in wanted.items()}
 
 
 class MergedTimeline:
@@ -201,10 +194,7 @@ class MergedTimeline:
         self.coupon, self.sources, self.can_see_details = coupon, list(sources), can_see_details
 
     def __len__(self) -> int:
-        union, params, db = _keys_sql(self.coupon, self.sources)
-        with connections[db].cursor() as cursor:
-            cursor.execute(f"SELECT count(*) FROM ({union}) AS keys", params)
-            return cursor.fetchone()[0]
+        return _all_keys(self.coupon, self.sources).count()
 
     def __iter__(self):
         return iter(self[:])
@@ -215,15 +205,12 @@ class MergedTimeline:
         start, stop = window.start or 0, window.stop
         if stop is not None and stop <= start:
             return []
-        union, params, db = _keys_sql(self.coupon, self.sources)
-        with connections[db].cursor() as cursor:  # LIMIT NULL: no limit
-            cursor.execute(f"SELECT * FROM ({union}) AS keys ORDER BY at, rank, id, step "
-                           "LIMIT %s OFFSET %s",
-                           [*params, None if stop is None else stop - start, start])
-            keys = cursor.fetchall()
+        keys = list(_all_keys(self.coupon, self.sources).order_by(*KEY_COLUMNS)[start:stop])
+        rows = _rows_of(self.coupon, self.sources, keys)
+        source_of = {(source.rank, source.step): source for source in self.sources}
         return [{**built, "at": iso(built["at"])} for built in (
-            source.build(row, self.can_see_details)
-            for _, source, row in _read(self.coupon, self.sources, keys))]
+            source_of[rank, step].build(rows[rank, step][pk], self.can_see_details)
+            for _at, rank, pk, step in keys)]
 
 
 # --- one page at a time ----------------------------------------------------------------------
@@ -277,11 +264,63 @@ def _beyond(source: Source, cursor: TimelineKey, forward: bool, inclusive: bool)
                                                           f"pk__{id_lookup}": cursor.id})
 
 
-def timeline_page_read(*, coupon, can_see_details: bool, size: int = 50,
-                       after: TimelineKey | None = None,
-                       before: TimelineKey | None = None,
-                       start: TimelineKey | None = None,
-                       extra_sources: Sequence[Source] = ()) -> Read:
+class _TimelinePage:
+    """What a page of the timeline reads, and what it makes of the rows it read."""
+
+    def __init__(self, *, coupon, can_see_details: bool, size: int = 50,
+                 after: TimelineKey | None = None, before: TimelineKey | None = None,
+                 start: TimelineKey | None = None, extra_sources: Sequence[Source] = ()):
+        self.coupon, self.can_see_details, self.size = coupon, can_see_details, size
+        self.cursor = after or start or before
+        self.forward = before is None and (after is not None or start is not None)
+        self.inclusive = start is not None
+        self.sources = [*CORE_SOURCES, *extra_sources]
+
+    def parts(self) -> list[QuerySet]:
+        """Each source's first size + 1 rows past the cursor, cut on its index, with their
+        keys as columns (KEY_COLUMNS)."""
+        parts = []
+        for source in self.sources:
+            rows = source.rows(self.coupon)
+            if self.cursor is not None:
+                rows = rows.filter(_beyond(source, self.cursor, self.forward, self.inclusive))
+            order = ([source.time_field, "pk"] if self.forward
+                     else [f"-{source.time_field}", "-pk"])
+            parts.append(rows.order_by(*order).annotate(**_key_columns(source))[:self.size + 1])
+        return parts
+
+    def read(self) -> list[list]:
+        """The page's rows, each source's: one query of the first size + 1 keys in the merged
+        order (every source's keys, one UNION ALL), then one query by primary key for each
+        source among them."""
+        first, *rest = [part.values_list(*KEY_COLUMNS) for part in self.parts()]
+        order = KEY_COLUMNS if self.forward else [f"-{name}" for name in KEY_COLUMNS]
+        keys = first.union(*rest, all=True).order_by(*order)[:self.size + 1]
+        rows = _rows_of(self.coupon, self.sources, keys)
+        return [list(rows.get((source.rank, source.step), {}).values())
+                for source in self.sources]
+
+    def finish(self, found: list[list]) -> TimelinePage:
+        forward, size, cursor = self.forward, self.size, self.cursor
+        keyed = sorted(((source.key(row), source, row)
+                        for source, rows in zip(self.sources, found, strict=True)
+                        for row in rows),
+                       key=lambda read: read[0], reverse=not forward)
+        more = len(keyed) > size
+        read = keyed[:size]
+        if not forward:
+            read.reverse()
+        entries = [{**source.build(row, self.can_see_details), "key": key,
+                    "version_step": source.version_step(row)} for key, source, row in read]
+        page = TimelinePage(entries=entries)
+        if entries:
+            first, last = entries[0]["key"], entries[-1]["key"]
+            page.earlier = first if (more if not forward else cursor is not None) else None
+            page.later = last if (more if forward else cursor is not None) else None
+        return page
+
+
+def timeline_page_read(**page) -> Read:
     """One page of the timeline, oldest entry first: the `size` entries just `after` a cursor,
     just `before` one, from `start` on (a deep link), or else the latest ones.
 
@@ -293,35 +332,9 @@ def timeline_page_read(*, coupon, can_see_details: bool, size: int = 50,
     staff notes; the core imports neither). Entries carry `at` as a datetime, their `key`
     (anchor and cursor) and `version_step` ("v7 → v8").
     """
-    cursor = after or start or before
-    forward = before is None and (after is not None or start is not None)
-    sources = [*CORE_SOURCES, *extra_sources]
-    parts = []
-    for source in sources:
-        rows = source.rows(coupon)
-        if cursor is not None:
-            rows = rows.filter(_beyond(source, cursor, forward, start is not None))
-        order = [source.time_field, "pk"] if forward else [f"-{source.time_field}", "-pk"]
-        parts.append(rows.order_by(*order).annotate(**_key_columns(source))[:size + 1])
-
-    def finish(found: list[list]) -> TimelinePage:
-        keyed = sorted(((source.key(row), source, row)
-                        for source, rows in zip(sources, found, strict=True) for row in rows),
-                       key=lambda read: read[0], reverse=not forward)
-        more = len(keyed) > size
-        read = keyed[:size]
-        if not forward:
-            read.reverse()
-        entries = [{**source.build(row, can_see_details), "key": key,
-                    "version_step": source.version_step(row)} for key, source, row in read]
-        page = TimelinePage(entries=entries)
-        if entries:
-            first, last = entries[0]["key"], entries[-1]["key"]
-            page.earlier = first if (more if not forward else cursor is not None) else None
-            page.later = last if (more if forward else cursor is not None) else None
-        return page
-
-    return Read(parts, finish, First(tuple(KEY_COLUMNS), size + 1, descending=not forward))
+    plan = _TimelinePage(**page)
+    return Read(plan.parts(), plan.finish,
+                First(tuple(KEY_COLUMNS), plan.size + 1, descending=not plan.forward))
 
 
 # A row's key (TimelineKey) in SQL, so the database merges the sources' rows and cuts the page.
@@ -334,8 +347,10 @@ def _key_columns(source: Source) -> dict:
 
 
 def coupon_timeline_page(**page) -> TimelinePage:
-    """`timeline_page_read`'s page, read on its own (the API's cursor pages)."""
-    return read_once(timeline_page_read(**page))
+    """`timeline_page_read`'s page, read on its own with Django's public ORM (the API's cursor
+    pages): one query of keys and one for each source on the page."""
+    plan = _TimelinePage(**page)
+    return plan.finish(plan.read())
 
 
 def timeline_after(*, coupon, can_see_details: bool, after: str | None, size: int,
@@ -385,13 +400,19 @@ class LedgerPaginator(Paginator):
         return self._get_page(rows, number, self)
 
 
-def ledger_page_read(*, coupon, number: str | int | None,
-                     size: int = LEDGER_PAGE_SIZE) -> Read:
+def ledger_page(*, coupon, number: str | int | None, size: int = LEDGER_PAGE_SIZE):
     """A page of ledger rows by version; the last (newest) page unless a number is asked.
 
-    One range read whatever the ledger's length (the page's number and count need none).
+    One range read whatever the ledger's length (the page's number and count need none); its
+    rows are read when the page is first used.
     """
     paginator = LedgerPaginator(coupon, size)
-    shown = paginator.get_page(number or paginator.num_pages)  # its rows not read yet
-    return Read([shown.object_list],
-                lambda found: paginator._get_page(found[0], shown.number, paginator))
+    return paginator.get_page(number or paginator.num_pages)
+
+
+def ledger_page_read(*, coupon, number: str | int | None,
+                     size: int = LEDGER_PAGE_SIZE) -> Read:
+    """`ledger_page`, read with the rest of a page's rows (common/reads_together.py)."""
+    shown = ledger_page(coupon=coupon, number=number, size=size)
+    return Read([shown.object_list], lambda found: shown.paginator._get_page(
+        found[0], shown.number, shown.paginator))

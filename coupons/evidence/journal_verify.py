@@ -153,7 +153,8 @@ def _with_coupons(rows):
     models = {model._meta.label_lower: model for model in journaled_models()}
     for table, ids in by_table.items():
         model = models.get(table)
-        if model is None or "coupon" not in {f.name for f in model._meta.concrete_fields}:
+        if model is None or not any(f.name == "coupon" and f.concrete
+                                    for f in model._meta.get_fields()):
             continue
         coupons.update({(table, pk): coupon for pk, coupon in
                         model.objects.filter(pk__in=ids).values_list("pk", "coupon_id")})

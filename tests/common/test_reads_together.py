@@ -3,7 +3,7 @@
 import pytest
 from django.db.models import F
 
-from common.reads_together import First, Read, read_at_once, read_once
+from common.reads_together import First, Read, read_at_once
 from coupons.models import CouponOperation
 from refunds.models import RefundCoupon
 from tests.timeline.history import long_history
@@ -41,11 +41,12 @@ def test_each_queryset_gets_its_own_rows_in_its_own_order_from_one_statement(
 def test_a_read_alone_and_a_read_of_nothing_cost_what_they_need(
         coupon, django_assert_num_queries):
     with django_assert_num_queries(0):
-        assert read_once(Read([CouponOperation.objects.none()], lambda found: found)) == [[]]
+        assert read_at_once(one=Read([CouponOperation.objects.none()],
+                                     lambda found: found)) == {"one": [[]]}
     with django_assert_num_queries(1):
-        shown = read_once(Read([CouponOperation.objects.filter(coupon=coupon)],
-                               lambda found: found[0]).then(len))
-    assert shown == 1  # the ISSUE
+        shown = read_at_once(one=Read([CouponOperation.objects.filter(coupon=coupon)],
+                                      lambda found: found[0]).then(len))
+    assert shown == {"one": 1}  # the ISSUE
 
 
 def by_key(rows, descending=False) -> list[tuple]:

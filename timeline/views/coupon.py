@@ -13,13 +13,19 @@ from django.utils.timesince import timesince, timeuntil
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from common.reads_together import Read, read_at_once, read_once
+from common.reads_together import Read, read_at_once
 from coupons import clock
 from coupons.diagnosis import coupon_diagnosis, coupon_facts_read
 from coupons.errors import NotFound
 from coupons.evidence.checkpoint_proofs import checkpoint_coverage
 from coupons.evidence.replay import coupon_check
-from coupons.history import TimelineKey, ledger_page_read, timeline_page_read
+from coupons.history import (
+    TimelineKey,
+    coupon_timeline_page,
+    ledger_page,
+    ledger_page_read,
+    timeline_page_read,
+)
 from coupons.identity import can_see_details
 from coupons.ledger_reasons import reason_words
 from coupons.models import CouponOperation
@@ -77,14 +83,23 @@ def _links(request, coupon, part: str, replace, **values) -> dict:
             "part": f"{reverse(f'console:{part}', args=[coupon.pk])}?{query}"}
 
 
+def _timeline_cursor(request) -> dict:
+    return {name: TimelineKey.parse(request.GET.get(name)) for name in TIMELINE_PARAMS}
+
+
+def _timeline_page(request, coupon, cursor) -> dict:
+    """The page of the timeline the request asks for, as the history's selectors take it."""
+    return {"coupon": coupon, "can_see_details": can_see_details(request.user),
+            "before": cursor["before"], "after": cursor["after"], "start": cursor["from"],
+            "extra_sources": (*AFTER_SALE_SOURCES,
+                              note_source(can_read=can_read_notes(request.user)))}
+
+
 def timeline_read(request, coupon) -> Read:
     """The timeline's page as the template's context, not read yet."""
-    cursor = {name: TimelineKey.parse(request.GET.get(name)) for name in TIMELINE_PARAMS}
-    return timeline_page_read(
-        coupon=coupon, can_see_details=can_see_details(request.user),
-        before=cursor["before"], after=cursor["after"], start=cursor["from"],
-        extra_sources=(*AFTER_SALE_SOURCES, note_source(can_read=can_read_notes(request.user)))
-    ).then(lambda page: timeline_context(request, coupon, cursor, page))
+    cursor = _timeline_cursor(request)
+    return timeline_page_read(**_timeline_page(request, coupon, cursor)).then(
+        lambda page: timeline_context(request, coupon, cursor, page))
 
 
 def timeline_context(request, coupon, cursor, page) -> dict:
@@ -197,8 +212,10 @@ class CouponTimelinePart(ConsolePage):
         if not request.htmx:
             return redirect(f"{reverse('console:coupon', args=[coupon.pk])}?"
                             f"{request.GET.urlencode()}")
+        cursor = _timeline_cursor(request)
+        page = coupon_timeline_page(**_timeline_page(request, coupon, cursor))
         return render(request, "timeline/coupon_timeline.html",
-                      {"coupon": coupon, **read_once(timeline_read(request, coupon))})
+                      {"coupon": coupon, **timeline_context(request, coupon, cursor, page)})
 
 
 class CouponLedgerPart(ConsolePage):
@@ -211,5 +228,6 @@ class CouponLedgerPart(ConsolePage):
         if not request.htmx:
             return redirect(f"{reverse('console:coupon', args=[coupon.pk])}?"
                             f"{request.GET.urlencode()}")
+        page = ledger_page(coupon=coupon, number=request.GET.get("ledger_page"))
         return render(request, "timeline/coupon_ledger.html",
-                      {"coupon": coupon, **read_once(ledger_read(request, coupon))})
+                      {"coupon": coupon, **ledger_context(request, coupon, page)})
