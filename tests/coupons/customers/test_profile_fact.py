@@ -5,9 +5,11 @@ from datetime import timedelta
 
 import pytest
 from django.db import connection
+from rest_framework.test import APIClient
 
 from coupons.models import CustomerProfile, InboxMessage
 from coupons.phones import masked, normalised, phone_hash
+from coupons.services import service_client_create
 
 pytestmark = pytest.mark.django_db
 
@@ -105,3 +107,18 @@ def test_common_spellings_normalise_to_one_number(typed):
 def test_what_is_not_a_phone_number_is_none_and_a_number_shows_masked():
     assert [normalised(t) for t in ("", "abc", "1381234", "u-7", "+86")] == [None] * 5
     assert masked("+8613812345678") == "138****5678"
+
+
+def test_a_client_not_granted_profile_facts_cannot_send_one(clock):
+    client = APIClient()
+    key = service_client_create(name="order-only", fact_types=["OrderClosed"])[1]
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+
+    answer = client.post("/api/v1/events", {
+        "message_id": "p-9", "type": "CustomerProfileUpdated",
+        "occurred_at": clock.now().isoformat(),
+        "payload": {"user_id": "u-7", "phone": PHONE}}, format="json")
+
+    assert answer.status_code == 403
+    assert answer.json()["error"]["code"] == "PERMISSION_DENIED"
+    assert rows() == [] and InboxMessage.objects.count() == 0
