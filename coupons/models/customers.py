@@ -19,10 +19,9 @@ class CustomerProfile(models.Model):
                                                  "by the newest fact applied.")
     updated_at = models.DateTimeField()
 
-    class Meta:
-        indexes = [
-            models.Index(models.functions.Upper("nickname"), name="customer_nickname_upper"),
-        ]
+    # The search box finds a customer by any part of a nickname or user id
+    # (`UPPER(column) LIKE '%TYPED%'`, timeline/search.py): trigram indexes answer it, made by
+    # migration 0042 as 0027_trigram_search_indexes made the coupons' ids'.
 
     def __str__(self):
         return f"customer {self.user_id}"
