@@ -162,7 +162,7 @@ def test_the_customer_page_s_queries_stay_flat_in_history(
     client = signed_in("support")
     client.get(reverse("console:customer", args=["u1"]))  # warm: the session, the clients
 
-    with django_assert_max_num_queries(12):
+    with django_assert_max_num_queries(7):
         answer = client.get(reverse("console:customer", args=["u1"]))
 
     assert answer.status_code == 200
