@@ -43,6 +43,9 @@ LEASE_TOKEN_SECRETS = lease_token_secrets(secret_key=SECRET_KEY)
 # database never holds: a record written past the server is never replayed.
 IDEMPOTENCY_SEAL_SECRET = idempotency_seal_secret(
     others=[SECRET_KEY, *LEASE_TOKEN_SECRETS.values()])
+# Customers' phone numbers are kept only as HMACs under this key (coupons/phones.py); without
+# it a CustomerProfileUpdated fact and a phone search are refused.
+CUSTOMER_PHONE_KEY = os.environ.get("CUSTOMER_PHONE_KEY", "")
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", default="127.0.0.1,localhost,testserver")
 
 # --- HTTPS: on unless DEBUG; docs/deploy.md ---------------------------

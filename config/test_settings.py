@@ -10,6 +10,7 @@ import tempfile
 
 os.environ.setdefault("DJANGO_SECRET_KEY", "test-only-secret-key-never-used-outside-the-test-suite")
 os.environ.setdefault("IDEMPOTENCY_SEAL_SECRET", "test-only-idempotency-seal-secret-of-32-bytes")
+os.environ.setdefault("CUSTOMER_PHONE_KEY", "test-only-customer-phone-key-of-32-bytes")
 if not os.environ.get("LEASE_TOKEN_SECRETS"):
     os.environ.setdefault("LEASE_TOKEN_SECRET", "test-only-lease-token-secret-of-32-bytes-or-more")
 # Test-only checkpoint signing key (base64 of 32 bytes) and a scratch directory for the files;

@@ -129,25 +129,39 @@ def _settlement(s, can_see_details):
                  substitute_coupon_id=s.substitute_id)
 
 
+@dataclass(frozen=True)
+class Coupons:
+    """Several coupons whose histories read as one (a customer's): a source's `rows` of any."""
+
+    ids: tuple[int, ...]
+
+
+def of(coupon, field: str = "coupon") -> Q:
+    """The rows of `coupon` (one coupon, or Coupons) by their column `field` naming it."""
+    if isinstance(coupon, Coupons):
+        return Q(**{f"{field}__in": coupon.ids})
+    return Q(**{field: coupon.pk})
+
+
 def _facts_of(coupon) -> QuerySet:
     # The facts of every order that ever held the coupon, one query with its subquery.
     return OrderFact.objects.filter(
-        order_id__in=OrderCoupon.objects.filter(coupon=coupon).values("order_id"))
+        order_id__in=OrderCoupon.objects.filter(of(coupon)).values("order_id"))
 
 
 CORE_SOURCES = [
-    Source("operation", 0, "created_at", lambda c: CouponOperation.objects.filter(coupon=c),
+    Source("operation", 0, "created_at", lambda c: CouponOperation.objects.filter(of(c)),
            _operation, lambda op: f"v{op.from_version} → v{op.to_version}"),
     Source("refusal", 0, "created_at",
-           lambda c: CommandRejection.objects.filter(coupon_id_ref=c.pk), _refusal,
+           lambda c: CommandRejection.objects.filter(of(c, "coupon_id_ref")), _refusal,
            _refusal_version),
     Source("fact", 0, "recorded_at", _facts_of, _fact),
-    Source("case", 0, "opened_at", lambda c: ConflictCase.objects.filter(coupon=c),
+    Source("case", 0, "opened_at", lambda c: ConflictCase.objects.filter(of(c)),
            _case_opened),
     Source("case", 1, "resolved_at",
-           lambda c: ConflictCase.objects.filter(coupon=c, resolved_at__isnull=False),
+           lambda c: ConflictCase.objects.filter(of(c), resolved_at__isnull=False),
            _case_resolved),
-    Source("settlement", 0, "settled_at", lambda c: PresaleSettlement.objects.filter(coupon=c),
+    Source("settlement", 0, "settled_at", lambda c: PresaleSettlement.objects.filter(of(c)),
            _settlement),
 ]
 
@@ -269,8 +283,11 @@ class _TimelinePage:
 
     def __init__(self, *, coupon, can_see_details: bool, size: int = 50,
                  after: TimelineKey | None = None, before: TimelineKey | None = None,
-                 start: TimelineKey | None = None, extra_sources: Sequence[Source] = ()):
+                 start: TimelineKey | None = None, extra_sources: Sequence[Source] = (),
+                 labelled: bool = False):
         self.coupon, self.can_see_details, self.size = coupon, can_see_details, size
+        # Entries name their coupon: a page merging several coupons' timelines.
+        self.labelled = labelled
         self.cursor = after or start or before
         self.forward = before is None and (after is not None or start is not None)
         self.inclusive = start is not None
@@ -311,7 +328,9 @@ class _TimelinePage:
         if not forward:
             read.reverse()
         entries = [{**source.build(row, self.can_see_details), "key": key,
-                    "version_step": source.version_step(row)} for key, source, row in read]
+                    "version_step": source.version_step(row),
+                    **({"coupon_id": _coupon_of(row)} if self.labelled else {})}
+                   for key, source, row in read]
         page = TimelinePage(entries=entries)
         if entries:
             first, last = entries[0]["key"], entries[-1]["key"]
@@ -335,6 +354,26 @@ def timeline_page_read(**page) -> Read:
     plan = _TimelinePage(**page)
     return Read(plan.parts(), plan.finish,
                 First(tuple(KEY_COLUMNS), plan.size + 1, descending=not plan.forward))
+
+
+def coupons_timeline_page_read(*, coupons, can_see_details: bool, size: int = 50,
+                               after: TimelineKey | None = None,
+                               before: TimelineKey | None = None,
+                               extra_sources: Sequence[Source] = ()) -> Read:
+    """One page of several coupons' timelines merged (a customer's), as `timeline_page_read`
+    pages one: each source reads the rows of all the coupons at once, so it is still one
+    statement whatever the histories' lengths or the number of coupons. Each entry names its
+    `coupon_id` (None for an order's fact, which belongs to the order)."""
+    plan = _TimelinePage(coupon=Coupons(tuple(coupon.pk for coupon in coupons)),
+                         can_see_details=can_see_details, size=size, after=after,
+                         before=before, extra_sources=extra_sources, labelled=True)
+    return Read(plan.parts(), plan.finish,
+                First(tuple(KEY_COLUMNS), plan.size + 1, descending=not plan.forward))
+
+
+def _coupon_of(row) -> int | None:
+    """The coupon a source's row is about; None for an order's fact."""
+    return getattr(row, "coupon_id", None) or getattr(row, "coupon_id_ref", None)
 
 
 # A row's key (TimelineKey) in SQL, so the database merges the sources' rows and cuts the page.

@@ -13,6 +13,7 @@ from coupons.models import (
     CouponOperation,
     CouponStatus,
     CouponTemplate,
+    CustomerProfile,
     ExpiryWarning,
     LockStatus,
     UserCoupon,
@@ -121,3 +122,19 @@ def order_coupon_ids(order_id: str) -> QuerySet:
     uses this; the console's search adds its wider arms (cases, deposits, refunds) on top.
     """
     return CouponLock.objects.filter(order_id=order_id).values("coupon_id")
+
+
+# A customer page shows this many of their coupons, newest first; more is said, not listed.
+CUSTOMER_COUPON_LIMIT = 50
+
+
+def customer_profile(*, user_id: str) -> CustomerProfile | None:
+    return CustomerProfile.objects.filter(user_id=user_id).first()
+
+
+def customer_coupons(*, user_id: str) -> list[UserCoupon]:
+    """The customer's newest coupons (one more than the limit: the caller says there are
+    more), with their templates, in one query."""
+    return list(UserCoupon.objects.filter(user_id=user_id)
+                .select_related("template", "template_version")
+                .order_by("-issued_at", "-id")[:CUSTOMER_COUPON_LIMIT + 1])

@@ -56,6 +56,8 @@ UPDATABLE = [
     # A cache the check moves forward (sealed; a forged row is ignored, never trusted).
     "coupons_checkwatermark",
     "refunds_returnpolicy", "refunds_returnpolicyversion",
+    # Derived from the profile facts, which the inbox keeps; a newer fact rewrites the row.
+    "coupons_customerprofile",
 ]
 
 

@@ -5,7 +5,7 @@ reviewed, and compensations proposed and decided. The console's coupon page and 
 from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
-from coupons.history import Source, entry
+from coupons.history import Source, entry, of
 from coupons.ledger_reasons import reason_words
 from coupons.redaction import visible
 from coupons.write.payloads import money
@@ -63,14 +63,14 @@ def _refund_reviewed(d, can_see_details):
 
 
 def _refunds_of(coupon) -> QuerySet:
-    return RefundCoupon.objects.filter(coupon=coupon)
+    return RefundCoupon.objects.filter(of(coupon))
 
 
 SOURCES = [
-    Source("compensation", 0, "created_at", lambda c: Compensation.objects.filter(coupon=c),
+    Source("compensation", 0, "created_at", lambda c: Compensation.objects.filter(of(c)),
            _compensation_proposed),
     Source("compensation", 1, "decided_at",
-           lambda c: Compensation.objects.filter(coupon=c, decided_at__isnull=False),
+           lambda c: Compensation.objects.filter(of(c), decided_at__isnull=False),
            _compensation_decided),
     Source("refund", 0, "received_at", _refunds_of, _refund_received),
     Source("refund", 1, "decided_at",

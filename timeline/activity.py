@@ -61,6 +61,7 @@ PAGES = {
     "cases": pgettext_lazy("activity: opened ...", "conflict cases"),
     "compensations": pgettext_lazy("activity: opened ...", "compensations"),
     "note": pgettext_lazy("activity: opened ...", "staff note"),
+    "customer": pgettext_lazy("activity: opened ...", "customer page"),
 }
 
 

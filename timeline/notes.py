@@ -12,7 +12,7 @@ from django.utils.translation import gettext_lazy
 
 from coupons import clock
 from coupons.errors import CouponError, ValidationFailed
-from coupons.history import Source, entry
+from coupons.history import Source, entry, of
 from coupons.redaction import visible
 from coupons.write.declared import declared_insert
 from timeline.models import StaffNote
@@ -109,7 +109,8 @@ def note_source(*, can_read: bool) -> Source:
     read a note is the console's rule (timeline.capabilities.can_read_notes), not the case
     notes' flag the core passes to its own sources."""
     return Source("note", 0, "created_at",
-                  lambda c: StaffNote.objects.filter(coupon_id=c.pk, replaced_by__isnull=True),
+                  lambda c: StaffNote.objects.filter(of(c, "coupon_id"),
+                                                    replaced_by__isnull=True),
                   lambda note, _details: _note_entry(note, can_read))
 
 

@@ -2,7 +2,8 @@
 
 Support types whatever the customer or another team gave them: a coupon id, a user id, an
 order id (also of an order that no longer holds the coupon), a payment id, a refund id, a
-lease's lock id or a template code. `coupon_search` lists the coupons any kind names, with the
+lease's lock id or a template code; a customer by phone, nickname or user id
+(`customers_matching`). `coupon_search` lists the coupons any kind names, with the
 filters and the order the list page asks for, as one query whose arms are subqueries on indexed
 columns: no list of ids is ever loaded (a user with 300,000 coupons took 55 s that way).
 
@@ -23,6 +24,7 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
+from django.conf import settings
 from django.core.paginator import Paginator
 from django.db.models import BigIntegerField, Exists, OuterRef, Q, QuerySet, TextField, Value
 from django.db.models.fields.json import KT
@@ -35,11 +37,13 @@ from coupons.models import (
     ConflictCase,
     CouponLock,
     CouponTemplate,
+    CustomerProfile,
     FactType,
     OrderFact,
     Redemption,
     UserCoupon,
 )
+from coupons.phones import normalised, phone_hash
 from refunds.models import RefundCoupon
 
 # Key kinds, in the order the page names them.
@@ -207,6 +211,45 @@ def matched_kinds(text: str, templates: list[int]) -> list[str]:
     first, *rest = [arm.rows.order_by().values_list(Value(arm.kind)) for arm in other_arms(text)]
     kinds += [kind for (kind,) in first.union(*rest)]
     return sorted(set(kinds), key=KINDS.index)
+
+
+# --- customers ----------------------------------------------------------------------------
+
+PHONE, NICKNAME = "phone", "nickname"
+CUSTOMER_KIND_LABELS = {PHONE: _("phone"), NICKNAME: _("nickname"), USER: _("user id")}
+# A search box lists a few customers; more means the text names no one in particular.
+CUSTOMER_LIMIT = 20
+
+
+@dataclass(frozen=True)
+class CustomerMatch:
+    """A customer the text names, and how: by phone (the value shown masked), nickname or
+    user id."""
+
+    profile: CustomerProfile
+    kind: str
+    value: str
+
+
+def customers_matching(text: str) -> list[CustomerMatch]:
+    """The customers `text` names: its phone number in any common spelling (by the number's
+    keyed hash: the directory holds no number to compare with), or part of a nickname or user
+    id. One query."""
+    # Without the key no number can be looked up; names and ids still can.
+    number = normalised(text) if settings.CUSTOMER_PHONE_KEY else None
+    by_phone = Q(phone_hash=phone_hash(number)) if number else Q(pk__in=[])
+    found = (CustomerProfile.objects.filter(by_phone | holds("nickname", text)
+                                            | holds("user_id", text))
+             .order_by("user_id")[:CUSTOMER_LIMIT])
+    matches = []
+    for profile in found:
+        if number and profile.phone_hash == phone_hash(number):
+            matches.append(CustomerMatch(profile, PHONE, profile.phone_masked))
+        elif holds_text(profile.nickname, text):
+            matches.append(CustomerMatch(profile, NICKNAME, profile.nickname))
+        else:
+            matches.append(CustomerMatch(profile, USER, profile.user_id))
+    return matches
 
 
 MATCH_CAP = 10_000

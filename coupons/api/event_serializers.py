@@ -16,7 +16,7 @@ from api.fields import (
     note_unless,
 )
 from api.identifiers import ExternalIdField
-from coupons import clock
+from coupons import clock, phones
 from coupons.api.outcome_serializers import OUTCOME_UNION
 from coupons.models import ConflictCase, FactType
 from coupons.redaction import visible
@@ -95,6 +95,33 @@ class RefundPayload(PaymentPayload):
     risk_flag = StrictBooleanField(required=False, default=False)
 
 
+class CustomerProfilePayload(serializers.Serializer):
+    """A customer's profile from the user service. The phone number is kept only as its keyed
+    hash and a masked form (138****5678), in the inbox as in the customer directory."""
+
+    user_id = external_id()
+    phone = StrictCharField(
+        max_length=32, required=False, default="", allow_blank=True,
+        help_text="Any common spelling (13812345678, +86 138 1234 5678, 138-1234-5678); "
+                  "empty: the customer has none.")
+    nickname = StrictCharField(max_length=64, required=False, default="", allow_blank=True)
+
+    def validate_phone(self, value: str) -> str:
+        if not value:
+            return ""
+        number = phones.normalised(value)
+        if number is None:
+            raise serializers.ValidationError(_("Not a phone number."), code="invalid")
+        return number
+
+    def stored(self) -> dict:
+        number = self.validated_data["phone"]
+        return {"user_id": self.validated_data["user_id"],
+                "phone_hash": phones.phone_hash(number) if number else "",
+                "phone_masked": phones.masked(number) if number else "",
+                "nickname": self.validated_data["nickname"]}
+
+
 PAYLOADS = {
     FactType.PAYMENT_SUCCEEDED: PaymentPayload,
     FactType.PAYMENT_FAILED: OrderPayload,
@@ -102,6 +129,7 @@ PAYLOADS = {
     FactType.DEPOSIT_PAID: DepositPaidPayload,
     FactType.FINAL_PAYMENT_SUCCEEDED: FinalPaymentPayload,
     FactType.REFUND_SUCCEEDED: RefundPayload,
+    FactType.CUSTOMER_PROFILE_UPDATED: CustomerProfilePayload,
 }
 
 

@@ -10,7 +10,7 @@ from coupons.models import FactType
 
 ID_BASE = "https://coupon-console.example/schemas/facts/"
 DESCRIPTION = (
-    "One {fact_type} fact from an order, payment or refund service: the body of POST "
+    "One {fact_type} fact from an order, payment, refund or user service: the body of POST "
     "/api/v1/events, and of a message on the topic exchange `facts` (any routing key; "
     "`manage.py consume_facts` reads it from its queue). The inbox records it once per "
     "(sender, message_id); other fields in the body are ignored."

@@ -30,10 +30,12 @@ def fact_receive(*, data, sender) -> InboxResult:
     payload = s.PAYLOADS[fact_type](data=event.validated_data["payload"])
     if not payload.is_valid():
         raise ValidationError({"payload": payload.errors})
+    # A payload that must not be kept as sent (a phone number) says what is kept instead.
+    stored = payload.stored() if hasattr(payload, "stored") else dict(payload.data)
     return inbox_receive(
         message_id=event.validated_data["message_id"], fact_type=fact_type,
-        order_id=payload.validated_data["order_id"],
+        order_id=payload.validated_data.get("order_id", ""),
         occurred_at=event.validated_data["occurred_at"],
-        payload=dict(payload.data), sender=actor_of(sender),
+        payload=stored, sender=actor_of(sender),
         sender_scope=idempotency_scope_of(sender),
     )

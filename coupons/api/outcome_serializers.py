@@ -158,10 +158,18 @@ class SettlementOutcome(CouponOutcome):
         **MONEY, allow_null=True, help_text="What the final payment fact said it charged.")
 
 
+class ProfileOutcome(Outcome):
+    """A customer's profile: written, already saying this (`repeated_fact`), or older than the
+    one kept (nothing changed)."""
+
+    actions = ("PROFILE_UPDATED", "PROFILE_UNCHANGED", "PROFILE_OUTDATED")
+    user_id = serializers.CharField(help_text="The customer the fact concerned.")
+
+
 OUTCOMES = (NoCouponOutcome, RedeemedOutcome, CaseOutcome, IgnoredOutcome,
             NothingToReleaseOutcome, RefusedOutcome, ReleasedOutcome, LockedOutcome,
             AlreadyLockedOutcome, LeaseExtendedOutcome, RefundRefusedOutcome,
-            NoCouponDecisionOutcome, RefundDecidedOutcome, SettlementOutcome)
+            NoCouponDecisionOutcome, RefundDecidedOutcome, SettlementOutcome, ProfileOutcome)
 
 OUTCOME_UNION = PolymorphicProxySerializer(
     component_name="EventOutcome",

@@ -27,13 +27,15 @@ from coupons.services.presale_cases import deposit_claim, presale_case_join, pre
 
 COORDINATOR = CommandContext(actor="system:coordinator")
 
-# Every `action` an outcome can name (the handlers below and coupons.events.presale), so the
-# API's schema can state them as an enum; tests/contract checks the handlers name no other.
+# Every `action` an outcome can name (the handlers below, coupons.events.presale and
+# coupons.services.customers), so the API's schema can state them as an enum; tests/contract
+# checks the handlers name no other.
 OUTCOME_ACTIONS = (
     "ALREADY_LOCKED", "ALREADY_REDEEMED", "ALREADY_SETTLED", "CASE_ALREADY_CLOSED",
     "CASE_OPENED", "COMPENSATED", "IGNORED", "LEASE_EXTENDED", "LOCKED", "LOCK_REFUSED",
-    "NOTHING_TO_RELEASE", "NO_COUPON", "NO_COUPON_DECISION", "PAID_IN_FULL", "REDEEMED",
-    "REFUND_DECIDED", "REFUND_REFUSED", "REFUSED", "RELEASED", "SUBSTITUTED",
+    "NOTHING_TO_RELEASE", "NO_COUPON", "NO_COUPON_DECISION", "PAID_IN_FULL",
+    "PROFILE_OUTDATED", "PROFILE_UNCHANGED", "PROFILE_UPDATED", "REDEEMED", "REFUND_DECIDED",
+    "REFUND_REFUSED", "REFUSED", "RELEASED", "SUBSTITUTED",
 )
 
 

@@ -9,8 +9,10 @@ from django.db import IntegrityError, transaction
 
 from coupons import clock
 from coupons.errors import MessageIdReused
+from coupons.events.customers import CUSTOMER_HANDLERS
 from coupons.events.handlers import HANDLERS
 from coupons.models import InboxMessage, OrderFact
+from coupons.models.inbox import ORDER_FACTS
 from coupons.write.declared import declared_insert, declared_update
 
 
@@ -62,11 +64,13 @@ def inbox_receive(
             if first.content_hash != content_hash:
                 raise MessageIdReused(message_id=message_id) from None
             return InboxResult("DUPLICATE", first)
-        fact, is_new_fact = _record_fact(message)
-        outcome = HANDLERS[fact_type](fact)
-        declared_update(message, where={}, changes={
-            "outcome": {**outcome, "repeated_fact": not is_new_fact}}, step="processed",
-            actor=sender_scope)
+        if fact_type in ORDER_FACTS:
+            fact, is_new_fact = _record_fact(message)
+            outcome = {**HANDLERS[fact_type](fact), "repeated_fact": not is_new_fact}
+        else:  # about a customer: the message is the fact, no order's
+            outcome = CUSTOMER_HANDLERS[fact_type](message)
+        declared_update(message, where={}, changes={"outcome": outcome}, step="processed",
+                        actor=sender_scope)
         return InboxResult("PROCESSED", message)
 
 

@@ -2,6 +2,7 @@ from coupons.models.cases import CaseStatus, ConflictCase, Recommendation
 from coupons.models.checkpoints import LedgerCheckpoint
 from coupons.models.clients import ServiceClient
 from coupons.models.coupons import CouponStatus, UserCoupon
+from coupons.models.customers import CustomerProfile
 from coupons.models.findings import (
     Finding,
     FindingKind,
@@ -61,6 +62,7 @@ __all__ = [
     "CouponStatus",
     "CouponTemplate",
     "CouponTemplateVersion",
+    "CustomerProfile",
     "ExpiryDuringLock",
     "ExpiryWarning",
     "FinalPaymentReminder",

@@ -13,6 +13,11 @@ class FactType(models.TextChoices):
     DEPOSIT_PAID = "DepositPaid"
     FINAL_PAYMENT_SUCCEEDED = "FinalPaymentSucceeded"
     REFUND_SUCCEEDED = "RefundSucceeded"
+    CUSTOMER_PROFILE_UPDATED = "CustomerProfileUpdated"
+
+
+# Facts about an order; the others are about a customer and name no order.
+ORDER_FACTS = tuple(t for t in FactType if t != FactType.CUSTOMER_PROFILE_UPDATED)
 
 
 class InboxMessage(Journaled):

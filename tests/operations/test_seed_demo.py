@@ -13,10 +13,13 @@ from coupons.models import (
     CouponOperation,
     CouponStatus,
     CouponTemplate,
+    CustomerProfile,
+    InboxMessage,
     Redemption,
     ServiceClient,
     UserCoupon,
 )
+from coupons.phones import phone_hash
 
 pytestmark = pytest.mark.django_db
 
@@ -194,3 +197,13 @@ def test_seed_demo_leaves_work_in_every_operator_queue():
     assert RefundCoupon.objects.filter(status="PENDING_APPROVAL").count() >= 2
     proposed = set(Compensation.objects.filter(status="PROPOSED").values_list("kind", flat=True))
     assert {"REVERSE_OPERATION", "PRESALE_EXPIRED_COUPON"} <= proposed
+
+
+def test_seed_demo_sends_the_customers_profiles_through_the_inbox():
+    seed()
+
+    incident = CustomerProfile.objects.get(user_id=INCIDENT_USER)
+    assert (incident.nickname, incident.phone_masked) == ("王小明", "138****5678")
+    assert incident.phone_hash == phone_hash("+8613812345678")
+    assert InboxMessage.objects.filter(fact_type="CustomerProfileUpdated").count() == (
+        CustomerProfile.objects.count())

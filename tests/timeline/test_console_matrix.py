@@ -42,6 +42,8 @@ CONSOLE_MATRIX = [
     ("home", "GET", lambda objects: {}, EVERYONE),
     ("search", "GET", lambda objects: {}, EVERYONE),
     ("coupon", "GET", lambda objects: {"coupon_id": objects["coupon"].pk}, EVERYONE),
+    # Support starts from the caller: everyone who reads coupons reads their customer's page.
+    ("customer", "GET", lambda objects: {"user_id": objects["coupon"].user_id}, EVERYONE),
     # Support reads the queues but presses none of their buttons.
     ("cases", "GET", lambda objects: {}, EVERYONE),
     ("case_resolve", "POST", lambda objects: {"case_id": objects["case"].pk}, OPERATORS),

@@ -13,6 +13,7 @@ from timeline import glossary
 from timeline.capabilities import can_read_notes
 from timeline.notes import notes_matching
 from timeline.search import (
+    CUSTOMER_KIND_LABELS,
     FRAGMENT_MIN,
     KIND_LABELS,
     SORTS,
@@ -20,6 +21,7 @@ from timeline.search import (
     CappedPaginator,
     SearchFilters,
     coupon_search,
+    customers_matching,
     matched_by,
     matched_kinds,
     template_ids,
@@ -71,13 +73,16 @@ class Search(ConsolePage):
             return render(request, "timeline/search.html", context, status=400)
         text, filters = form.cleaned_data["q"], form.filters()
         context["notes"] = notes_matching(text, can_read=can_read_notes(request.user))
+        context["customers"] = [
+            {"match": match, "label": CUSTOMER_KIND_LABELS[match.kind]}
+            for match in (customers_matching(text) if text else [])]
         if not text and not filters.narrowing:
             return render(request, "timeline/search.html", context)
         named_templates = template_ids(text, templates) if text else []
         paginator = CappedPaginator(coupon_search(text=text or None, filters=filters,
                                                   templates=named_templates), PAGE_SIZE)
         untouched_list = not filters.narrowing and not form.cleaned_data["sort"]
-        if text and untouched_list and paginator.count == 1:
+        if text and untouched_list and paginator.count == 1 and not context["customers"]:
             return redirect(reverse("console:coupon", args=[paginator.page(1)[0].pk]))
         context["page_query"] = query_without(request, "page")
         try:

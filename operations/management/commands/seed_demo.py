@@ -104,6 +104,17 @@ class Story:
             self.refusals.append(outcome["error_code"])
         return outcome
 
+    def profile(self, user_id: str, phone: str, nickname: str) -> dict:
+        """Send a customer's profile as the user service does: its phone kept only hashed."""
+        checked = PAYLOADS[FactType.CUSTOMER_PROFILE_UPDATED](
+            data={"user_id": user_id, "phone": phone, "nickname": nickname})
+        checked.is_valid(raise_exception=True)
+        return inbox_receive(
+            message_id=f"msg_profile_{user_id}", fact_type=FactType.CUSTOMER_PROFILE_UPDATED,
+            order_id="", occurred_at=self.clock.now(), payload=checked.stored(),
+            sender=ORDER_SERVICE, sender_scope=self.sender.idempotency_scope,
+        ).message.outcome
+
     def at(self, day: int, hhmm: str) -> datetime:
         """Move the clock to `day` days after the start, at hh:mm UTC."""
         hours, minutes = (int(part) for part in hhmm.split(":"))
@@ -201,6 +212,7 @@ class Command(BaseCommand):
             templates = self.create_templates(story, real_now)
             incident = self.seed_coupons(story, templates, real_now)
             self.seed_refunds(story, templates, real_now)
+            self.seed_profiles(story)
 
         if key_file is not None:
             key_file.write_text(key + "\n")
@@ -283,6 +295,23 @@ class Command(BaseCommand):
             ),
         }
         return {name: template_create(**spec) for name, spec in specs.items()}
+
+    # -- customers -------------------------------------------------------------------------
+
+    # The customers the demo's stories are about, as the user service knows them (phone
+    # numbers in the spellings people type them, to show that any spelling finds them).
+    PROFILES = [
+        (INCIDENT_USER, "138 1234 5678", "王小明"),
+        ("user_demo_1002", "+86 139-0000-1002", "李娜"),
+        ("user_demo_1003", "13700001003", "张伟"),
+        ("user_demo_1004", "0086 136 0000 1004", "陈静"),
+        ("user_demo_1005", "135-0000-1005", "刘洋"),
+        ("user_demo_1006", "13400001006", "Amy Chen"),
+    ]
+
+    def seed_profiles(self, story: Story) -> None:
+        for user_id, phone, nickname in self.PROFILES:
+            story.profile(user_id, phone, nickname)
 
     # -- coupons ---------------------------------------------------------------------------
 
@@ -619,6 +648,8 @@ class Command(BaseCommand):
         out(f"  incident:  coupon {incident.pk} of {INCIDENT_USER}: {INCIDENT_ORDER_A} locked, "
             f"order closed, {INCIDENT_ORDER_B} locked, A's late payment refused (conflict case "
             "opened), B redeemed")
+        out(f"  customers: {len(self.PROFILES)} profiles; search 13812345678 (or 王小明) for "
+            f"{INCIDENT_USER}'s page")
         if users:
             out("  logins:    " + ", ".join(
                 f"{name} / {password}" for name, password, _, _ in DEMO_USERS if name in users))
