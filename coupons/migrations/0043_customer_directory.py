@@ -27,7 +27,7 @@ def drop(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('coupons', '0041_presale'),
+        ('coupons', '0042_reconciliation_resume'),
     ]
 
     operations = [
