@@ -11,8 +11,8 @@ class GoodwillProposal(Journaled):
     the proposal, the decision and the issued coupon's ledger row all stay.
     """
 
-    # What only holders of VIEW_CASE_DETAILS see (coupons.redaction).
-    detail_fields = ("reason", "decision_note")
+    # Nothing hidden from support: they wrote the reason and answer the customer with it.
+    detail_fields = ()
     # Proposed once, decided once; the decision moves only the decision's columns, so what
     # was proposed (customer, template, case) is what is approved.
     JOURNAL_OPENS = ("proposed", "existing")
@@ -62,5 +62,4 @@ class GoodwillProposal(Journaled):
                     *status_moves(opens=["PROPOSED"], moves={"PROPOSED": ["APPROVED", "REJECTED"]})]
 
     def __str__(self):
-        # No reason: this names the row wherever it is listed (coupons.redaction).
         return f"goodwill #{self.pk} for {self.user_id} ({self.status})"
