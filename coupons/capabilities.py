@@ -25,6 +25,8 @@ class Capability(models.TextChoices):
     PROPOSE_COMPENSATION = "propose_compensation", "Propose compensations"
     APPROVE_COMPENSATION = "approve_compensation", "Approve or reject others' compensations"
     EDIT_POLICIES = "edit_policies", "Edit and publish return policies"
+    PROPOSE_GOODWILL = "propose_goodwill", "Propose goodwill coupons for customers"
+    APPROVE_GOODWILL = "approve_goodwill", "Approve or reject others' goodwill coupons"
 
     @property
     def perm(self) -> str:
@@ -36,10 +38,10 @@ C = Capability
 # The console's roles (docs/api.md). Support reads; operators decide after-sale
 # questions and void with a reason; policy admins keep templates and return policies.
 GROUPS = {
-    "support": [C.READ],
+    "support": [C.READ, C.PROPOSE_GOODWILL],
     "operator": [
         C.READ, C.VOID, C.RESOLVE_CASES, C.VIEW_CASE_DETAILS, C.APPROVE_REFUNDS,
-        C.PROPOSE_COMPENSATION, C.APPROVE_COMPENSATION,
+        C.PROPOSE_COMPENSATION, C.APPROVE_COMPENSATION, C.PROPOSE_GOODWILL, C.APPROVE_GOODWILL,
     ],
     "policy_admin": [C.READ, C.MANAGE_TEMPLATES, C.EDIT_POLICIES],
 }

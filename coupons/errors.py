@@ -279,6 +279,28 @@ class CompensationPending(CouponError):
     message = _("A compensation for this operation is already waiting for a decision.")
 
 
+class GoodwillSameOperator(SameOperator):
+    message = _("A goodwill coupon is approved or rejected by someone other than its proposer.")
+
+
+class GoodwillNotOpen(RecordNotOpen):
+    message = _("The goodwill coupon has already been decided.")
+
+
+class GoodwillAlreadyGiven(CouponError):
+    """One goodwill coupon per customer and case: `details` name the proposal that holds it
+    (waiting for a decision, or approved)."""
+
+    code = "GOODWILL_ALREADY_GIVEN"
+    http_status = 409
+    message = _("This customer already has a goodwill coupon for this order or case.")
+
+
+class TemplateInactive(BusinessRuleError):
+    code = "TEMPLATE_INACTIVE"
+    message = _("The template's campaign is closed: it issues no more coupons.")
+
+
 class OperationNotReversible(BusinessRuleError):
     code = "OPERATION_NOT_REVERSIBLE"
     message = _("This kind of operation cannot be reversed.")

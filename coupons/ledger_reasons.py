@@ -25,6 +25,7 @@ REASONS = {
     "compensation": _("compensation %(compensation)s: %(reason)s"),
     "compensation_of_kind": _("compensation %(compensation)s (%(kind)s): %(reason)s"),
     "conflict_case": _("conflict case %(case)s: %(case_summary)s"),
+    "goodwill": _("goodwill coupon %(goodwill)s for %(answers)s, issued from %(terms)s"),
     "presale_no_substitute": _("the deposit's coupon expired before final payment and no "
                                "substitute fits"),
 }

@@ -6,8 +6,9 @@
   nothing, so it cannot ALTER a table, DISABLE a trigger or CREATE in the schema; it is no
   superuser, so it cannot SET session_replication_role. It may read everywhere and insert
   everywhere but the journal's tables, UPDATE only where rows legitimately move (on coupons,
-  leases, decisions, compensations, cases, findings and history tables only the columns the
-  services move, and the triggers still hold each move to its allowed shape), DELETE only on
+  leases, decisions, compensations, goodwill proposals, cases, findings and history tables
+  only the columns the services move, and the triggers still hold each move to its allowed
+  shape), DELETE only on
   framework tables (sessions, sign-in attempts, group memberships), never TRUNCATE.
 - `PRUNER_ROLE` (NOLOGIN, no members) owns the prune functions, SECURITY DEFINER: it holds
   DELETE on exactly the tables `manage.py prune` empties, and the history triggers let a
@@ -39,7 +40,7 @@ from psycopg import sql
 from common.roles import APP_ROLE
 from coupons.evidence import journal_sql
 from coupons.evidence.journal_sql import ACTOR_SETTING, JOURNAL_ROLE, step_setting
-from coupons.models import ConflictCase, Finding, InboxMessage
+from coupons.models import ConflictCase, Finding, GoodwillProposal, InboxMessage
 from coupons.models.append_only import PRUNER_ROLE
 from coupons.models.journal import PRUNED as PRUNED_ENTRY
 from coupons.models.retention import PRUNE_ACTOR
@@ -80,6 +81,7 @@ UPDATABLE_COLUMNS = {
     "coupons_finding": _moving(Finding),
     "refunds_compensation": _moving(Compensation),
     "refunds_refundcoupon": _moving(RefundCoupon),
+    "coupons_goodwillproposal": _moving(GoodwillProposal),
     # History rows with one column the services move.
     "coupons_redemption": ["succeeded"],
     "coupons_inboxmessage": ["outcome"],

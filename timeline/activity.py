@@ -1,11 +1,11 @@
 """The Activity page's reads: what people viewed, did and were refused, newest first.
 
 Three kinds merged into one list: views (the console's view log, exports included), actions
-(ledger rows, case resolutions, refund reviews, compensation decisions, staff notes, return
-policy drafts and publications) and refusals (the rejection log, refused console attempts
-included). Each source is read newest first, at most one page plus one row past the page's
-cursor, and merged by time: a page costs one bounded query per source however long the history
-is.
+(ledger rows, case resolutions, refund reviews, compensation decisions, goodwill coupons
+proposed and decided, staff notes, return policy drafts and publications) and refusals (the
+rejection log, refused console attempts included). Each source is read newest first, at most
+one page plus one row past the page's cursor, and merged by time: a page costs one bounded
+query per source however long the history is.
 
 The cursor holds, per source, the position of the last row shown, so paging never repeats or
 skips a row. Every source is read in the order of its time (then id): an id follows the order
@@ -24,7 +24,7 @@ from django.utils.html import format_html
 from django.utils.translation import gettext as _
 from django.utils.translation import pgettext_lazy
 
-from coupons.models import CommandRejection, ConflictCase, CouponOperation
+from coupons.models import CommandRejection, ConflictCase, CouponOperation, GoodwillProposal
 from coupons.refusal_messages import refusal_words
 from refunds.models import Compensation, RefundCoupon, ReturnPolicyVersion
 from timeline.glossary import operation_words, state_words
@@ -62,6 +62,7 @@ PAGES = {
     "compensations": pgettext_lazy("activity: opened ...", "compensations"),
     "note": pgettext_lazy("activity: opened ...", "staff note"),
     "customer": pgettext_lazy("activity: opened ...", "customer page"),
+    "goodwill": pgettext_lazy("activity: opened ...", "goodwill coupons"),
 }
 
 
@@ -91,6 +92,18 @@ def _review(decision):
 def _compensation(compensation):
     return _("Decided compensation #%(id)s: %(status)s") % {
         "id": compensation.pk, "status": compensation.status}
+
+
+def _goodwill_proposed(proposal):
+    return _("Proposed goodwill coupon #%(id)s for customer %(user_id)s (%(answers)s)") % {
+        "id": proposal.pk, "user_id": proposal.user_id, "answers": proposal.answers}
+
+
+def _goodwill_decided(proposal):
+    if proposal.status == GoodwillProposal.Status.APPROVED:
+        return _("Approved goodwill coupon #%(id)s: issued coupon %(coupon)s") % {
+            "id": proposal.pk, "coupon": proposal.issued_coupon_id}
+    return _("Rejected goodwill coupon #%(id)s") % {"id": proposal.pk}
 
 
 def _note(note):
@@ -124,6 +137,11 @@ STREAMS = [
            lambda: Compensation.objects.filter(decided_at__isnull=False),
            "decided_at", "decided_by", "coupon_id", _compensation),
     Stream("note", ACTIONS, StaffNote.objects.all, "created_at", "author", "coupon_id", _note),
+    Stream("goodwill_proposed", ACTIONS, GoodwillProposal.objects.all, "created_at",
+           "created_by", "coupon_id", _goodwill_proposed),
+    Stream("goodwill_decided", ACTIONS,
+           lambda: GoodwillProposal.objects.filter(decided_at__isnull=False),
+           "decided_at", "decided_by", "coupon_id", _goodwill_decided),
     Stream("policy_draft", ACTIONS,
            lambda: ReturnPolicyVersion.objects.select_related("policy"),
            "created_at", "created_by", "", _drafted),

@@ -82,6 +82,8 @@ CAPABILITIES = {
     Capability.PROPOSE_COMPENSATION: _("Propose compensations"),
     Capability.APPROVE_COMPENSATION: _("Approve or reject others' compensations"),
     Capability.EDIT_POLICIES: _("Edit and publish return policies"),
+    Capability.PROPOSE_GOODWILL: _("Propose goodwill coupons for customers"),
+    Capability.APPROVE_GOODWILL: _("Approve or reject others' goodwill coupons"),
 }
 
 

@@ -24,6 +24,7 @@ ENTRIES = [
     NavEntry(_("Cases"), "console:cases", Capability.RESOLVE_CASES),
     NavEntry(_("Approvals"), "console:approvals", Capability.APPROVE_REFUNDS),
     NavEntry(_("Compensations"), "console:compensations", Capability.APPROVE_COMPENSATION),
+    NavEntry(_("Goodwill"), "console:goodwill", Capability.APPROVE_GOODWILL),
     NavEntry(_("Policies"), "console:policies", Capability.EDIT_POLICIES),
     NavEntry(_("Reconciliation"), "console:reconciliation", Capability.RESOLVE_CASES),
     NavEntry(_("Activity"), "console:activity", ConsoleCapability.VIEW_ACTIVITY),

@@ -12,6 +12,7 @@ from coupons.models import Recommendation
 from refunds.models import RefundCoupon
 from refunds.recommendation import decision_recommendation
 from refunds.services.refund_review import MANUAL_CHOICES
+from timeline.queue_selectors import issuable_templates
 
 NOTE_MAX = 1000
 
@@ -165,3 +166,40 @@ class ProposeCompensationForm(ActionForm):
         if data.get("remedy") == self.REVERSE:
             data["amount"] = None  # a reversal pays nothing, whatever the box still holds
         return data
+
+
+class ProposeGoodwillForm(ActionForm):
+    """A goodwill coupon for one customer and the order or case it makes good. From a coupon's
+    page the coupon is carried as a hidden id (its owner is the customer); from elsewhere the
+    customer's user id is typed. Only templates that still issue coupons are offered."""
+
+    coupon_id = forms.IntegerField(widget=forms.HiddenInput, required=False, min_value=1,
+                                   max_value=2**63 - 1)
+    user_id = forms.CharField(label=_("Customer (user id)"), max_length=64, required=False)
+    template_id = forms.TypedChoiceField(label=_("Template"), coerce=int)
+    answers = forms.CharField(label=_("Order or case it answers"), max_length=64,
+                              help_text=_("The order id or support case number: one goodwill "
+                                          "coupon per customer and order or case."))
+    reason = forms.CharField(label=_("Reason"), max_length=500,
+                             widget=forms.Textarea(attrs={"rows": 2}))
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["template_id"].choices = [CHOOSE] + [
+            (template.pk, f"{template.name} ({template.code})")
+            for template in issuable_templates()]
+        if self.record is not None:  # proposed from this coupon: for its owner
+            self.fields["user_id"].widget = forms.HiddenInput()
+            self.initial.setdefault("coupon_id", self.record.pk)
+
+    def clean(self):
+        data = super().clean()
+        if data.get("coupon_id") is None and not (data.get("user_id") or "").strip() \
+                and "user_id" not in self.errors:
+            self.add_error("user_id", _("Name the customer."))
+        return data
+
+
+class ApproveGoodwillForm(DecideForm):
+    note = forms.CharField(label=_("Note"), max_length=NOTE_MAX, required=False,
+                           widget=forms.Textarea(attrs={"rows": 2}))

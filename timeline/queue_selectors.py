@@ -13,7 +13,15 @@ from django.utils.translation import pgettext_lazy
 
 from coupons.evidence.tips import with_journal_tip
 from coupons.ledger_reasons import reason_words
-from coupons.models import CaseStatus, ConflictCase, CouponOperation, OrderCoupon
+from coupons.models import (
+    CaseStatus,
+    ConflictCase,
+    CouponOperation,
+    CouponTemplate,
+    GoodwillProposal,
+    OrderCoupon,
+    UserCoupon,
+)
 from coupons.redaction import visible
 from coupons.services.reversals import REVERSIBLE, with_reversal_reads
 from refunds.models import Compensation, RefundCoupon
@@ -28,6 +36,10 @@ APPROVAL_FILTERS = {"pending": [RefundCoupon.Status.PENDING_APPROVAL],
 COMPENSATION_FILTERS = {"proposed": [Compensation.Status.PROPOSED],
                         "decided": [Compensation.Status.APPROVED, Compensation.Status.REJECTED],
                         "all": None}
+GOODWILL_FILTERS = {"proposed": [GoodwillProposal.Status.PROPOSED],
+                    "decided": [GoodwillProposal.Status.APPROVED,
+                                GoodwillProposal.Status.REJECTED],
+                    "all": None}
 # The filter names stay in the URL (?status=open); the links show these words.
 FILTER_LABELS = {
     "all": pgettext_lazy("queue filter", "All"),
@@ -139,3 +151,26 @@ def proposal_row(*, operation_id) -> ProposalRow | None:
     if amount is None:
         amount = operation.coupon.template_version.face_value
     return ProposalRow(operation, operation.op_type in REVERSIBLE, amount)
+
+
+def goodwill_queue(*, shown: str) -> QuerySet[GoodwillProposal]:
+    """Waiting first, each with the `journal_tip` its forms name."""
+    proposals = with_journal_tip(GoodwillProposal.objects.select_related("template"))
+    proposals = _waiting_first(proposals, GoodwillProposal.Status.PROPOSED, "-created_at", "-id")
+    return _filtered(proposals, GOODWILL_FILTERS[shown])
+
+
+def goodwill_get(*, goodwill_id) -> GoodwillProposal | None:
+    return (with_journal_tip(GoodwillProposal.objects.select_related("template"))
+            .filter(pk=goodwill_id).first())
+
+
+def issuable_templates() -> QuerySet[CouponTemplate]:
+    """The templates a goodwill coupon may be proposed from: those whose campaign is open."""
+    return CouponTemplate.objects.filter(issuable=True).order_by("code")
+
+
+def goodwill_coupon(*, coupon_id) -> UserCoupon | None:
+    """The coupon a goodwill coupon is proposed from (its owner is the customer)."""
+    return UserCoupon.objects.filter(pk=coupon_id).first() if str(coupon_id or "").isdigit() \
+        else None

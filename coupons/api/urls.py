@@ -13,7 +13,7 @@ from api import converters  # noqa: F401 - registers <dbid:...>
 from coupons.diagnosis import Waiting
 from coupons.history import Source
 
-from . import event_views, order_views, views
+from . import event_views, goodwill_views, order_views, views
 
 
 def coupon_urlpatterns(*, timeline_sources: Sequence[Source],
@@ -51,4 +51,11 @@ def coupon_urlpatterns(*, timeline_sources: Sequence[Source],
         path("cases", event_views.CaseListApi.as_view(), name="cases"),
         path("cases/<dbid:case_id>/resolve", event_views.CaseResolveApi.as_view(),
              name="case_resolve"),
+        path("goodwill", goodwill_views.GoodwillListProposeApi.as_view(), name="goodwill"),
+        path("goodwill/<dbid:goodwill_id>", goodwill_views.GoodwillDetailApi.as_view(),
+             name="goodwill-detail"),
+        path("goodwill/<dbid:goodwill_id>/approve", goodwill_views.GoodwillApproveApi.as_view(),
+             name="goodwill-approve"),
+        path("goodwill/<dbid:goodwill_id>/reject", goodwill_views.GoodwillRejectApi.as_view(),
+             name="goodwill-reject"),
     ]

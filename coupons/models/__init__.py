@@ -11,6 +11,7 @@ from coupons.models.findings import (
     Repair,
     Severity,
 )
+from coupons.models.goodwill import GoodwillProposal
 from coupons.models.idempotency import IdempotencyRecord
 from coupons.models.inbox import FactType, InboxMessage, OrderFact
 from coupons.models.journal import Journaled, JournalEntry, JournalLeaf, JournalNode
@@ -42,6 +43,7 @@ __all__ = [
     "Finding",
     "FindingKind",
     "FindingStatus",
+    "GoodwillProposal",
     "ReconciliationRun",
     "Repair",
     "Severity",

@@ -27,31 +27,39 @@ class IssueResult:
 def coupon_issue(*, template_id, user_id: str, ctx) -> IssueResult:
     """Grant a coupon from the template's current version; it starts AVAILABLE at version 1."""
     with refusals_recorded(OperationType.ISSUE, ctx), transaction.atomic():
-        now = clock.now()
-        # The template's current terms with the template itself, in one read.
-        terms = (CouponTemplateVersion.objects.select_related("template")
-                 .filter(template_id=template_id, version=F("template__version")).first())
-        if terms is None:
-            raise NotFound(_("No such template."), template_id=template_id)
-        template = terms.template
-        if not template.issuable:
-            raise InvalidState(_("The campaign is closed: this template issues no more coupons."),
-                               template_id=template.pk, current_state="CLOSED",
-                               current_version=template.version)
-        if terms.valid_days is not None:
-            valid_from, valid_until = now, now + timedelta(days=terms.valid_days)
-        else:
-            valid_from, valid_until = terms.valid_from, terms.valid_until
-        coupon = UserCoupon.objects.create(
-            user_id=user_id, template=template, template_version=terms,
-            status=CouponStatus.AVAILABLE, state_version=1,
-            valid_from=valid_from, valid_until=valid_until, issued_at=now, updated_at=now,
-        )
-        operation = append_operation(
-            coupon=coupon, op_type=OperationType.ISSUE, from_state="", from_version=0,
-            ctx=ctx, now=now, **reason_fields(reason("issued_from", terms=str(terms))),
-        )
-        append_outbox(operation)
-        result = IssueResult(coupon)
+        result = IssueResult(issue_from_template(template_id=template_id, user_id=user_id,
+                                                 ctx=ctx, now=clock.now()))
         idempotency_complete(ctx, status=ctx.success_status, body=result.payload())
         return result
+
+
+def issue_from_template(*, template_id, user_id: str, ctx, now, why=None) -> UserCoupon:
+    """The ISSUE itself, inside the caller's transaction: the coupon, its ledger row and its
+    outbox event. `why(terms)` words the row's reason (by default: the terms it was issued
+    from)."""
+    # The template's current terms with the template itself, in one read.
+    terms = (CouponTemplateVersion.objects.select_related("template")
+             .filter(template_id=template_id, version=F("template__version")).first())
+    if terms is None:
+        raise NotFound(_("No such template."), template_id=template_id)
+    template = terms.template
+    if not template.issuable:
+        raise InvalidState(_("The campaign is closed: this template issues no more coupons."),
+                           template_id=template.pk, current_state="CLOSED",
+                           current_version=template.version)
+    if terms.valid_days is not None:
+        valid_from, valid_until = now, now + timedelta(days=terms.valid_days)
+    else:
+        valid_from, valid_until = terms.valid_from, terms.valid_until
+    coupon = UserCoupon.objects.create(
+        user_id=user_id, template=template, template_version=terms,
+        status=CouponStatus.AVAILABLE, state_version=1,
+        valid_from=valid_from, valid_until=valid_until, issued_at=now, updated_at=now,
+    )
+    operation = append_operation(
+        coupon=coupon, op_type=OperationType.ISSUE, from_state="", from_version=0,
+        ctx=ctx, now=now,
+        **reason_fields(why(terms) if why else reason("issued_from", terms=str(terms))),
+    )
+    append_outbox(operation)
+    return coupon

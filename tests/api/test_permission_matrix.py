@@ -23,6 +23,7 @@ from coupons.capabilities import Capability as C
 from coupons.models import FactType
 from coupons.services import coupon_redeem
 from coupons.services.cases import case_open
+from coupons.services.goodwill import goodwill_propose
 from operations.retention import retention_prune
 from operations.scanners import scan_final_payment_windows, scan_presale_expiry
 from refunds.models import ReturnPolicyVersion
@@ -86,6 +87,11 @@ API_MATRIX = {
     ("GET", "/api/v1/refunds/{decision_id}"): C.READ,
     ("POST", "/api/v1/refunds/{decision_id}/approve"): C.APPROVE_REFUNDS,
     ("POST", "/api/v1/refunds/{decision_id}/reject"): C.APPROVE_REFUNDS,
+    ("GET", "/api/v1/goodwill"): C.READ,
+    ("POST", "/api/v1/goodwill"): C.PROPOSE_GOODWILL,
+    ("GET", "/api/v1/goodwill/{goodwill_id}"): C.READ,
+    ("POST", "/api/v1/goodwill/{goodwill_id}/approve"): C.APPROVE_GOODWILL,
+    ("POST", "/api/v1/goodwill/{goodwill_id}/reject"): C.APPROVE_GOODWILL,
 }
 
 # The API's documents, beside its operations: who gets each, signed out.
@@ -275,7 +281,10 @@ def objects(coupon, ctx):
                                     reason="wrong redeem", ctx=ctx)
     version = ReturnPolicyVersion.objects.get(policy__code="default", number=1)
     finding = closed_order_still_locked(coupon.template, ctx)
-    return {"coupon_id": coupon.pk, "template_id": coupon.template_id, "case_id": case.pk,
+    goodwill = goodwill_propose(template_id=coupon.template_id, coupon_id=coupon.pk,
+                                answers="R", reason="cold food", ctx=ctx)
+    return {"goodwill_id": goodwill.pk,
+            "coupon_id": coupon.pk, "template_id": coupon.template_id, "case_id": case.pk,
             "order_id": "R",
             "finding_id": finding.pk, "operation_id": redeem.pk, "decision_id": decision.pk,
             "compensation_id": proposal.pk, "policy_id": version.policy_id,

@@ -5,10 +5,12 @@ import uuid
 from django.urls import reverse
 
 from coupons.evidence.tips import journal_tip
+from coupons.models import GoodwillProposal
 from refunds.models import Compensation, RefundCoupon
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
-RECORDS = {"decision_id": RefundCoupon, "compensation_id": Compensation}
+RECORDS = {"decision_id": RefundCoupon, "compensation_id": Compensation,
+           "goodwill_id": GoodwillProposal}
 # The version a key's form was rendered with: the same form sent again sends it again.
 _shown_with_key: dict[str, str] = {}
 
@@ -21,7 +23,7 @@ def press(client, name, key=None, htmx=True, confirmed=True, **fields):
     """POST one queue action. `name` is a console URL name with its kwargs in `fields` ending
     in `_id`; the rest is the form. Answers the response."""
     kwargs = {k: fields.pop(k) for k in list(fields) if k in ("case_id", "decision_id",
-                                                              "compensation_id")}
+                                                              "compensation_id", "goodwill_id")}
     data = {"idempotency_key": key or new_key(), **fields}
     for record_id, model in RECORDS.items():
         if record_id in kwargs and "seen_entry" not in data:

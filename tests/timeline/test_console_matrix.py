@@ -11,6 +11,7 @@ from django.contrib.auth.models import User
 from django.urls import URLPattern, get_resolver, reverse
 
 from coupons.models import CommandRejection
+from coupons.services.goodwill import goodwill_propose
 from refunds.models import ReturnPolicy
 from refunds.services.policies import policy_create
 from tests.operations.reconciliation.conftest import closed_order_still_locked
@@ -30,6 +31,8 @@ POLICY_ADMINS = {"support": DENIED, "operator": DENIED, "policy_admin": OK}
 POLICY_ADMIN_FORMS = {**POLICY_ADMINS, "policy_admin": BAD_INPUT}
 EVERYONE_FORMS = dict.fromkeys(ROLES, BAD_INPUT)
 OPERATOR_FORMS = {**OPERATORS, "operator": BAD_INPUT}
+# Support and operators propose goodwill coupons; operators decide them.
+GOODWILL_PROPOSERS = {"support": OK, "operator": OK, "policy_admin": DENIED}
 NOTE_WRITERS = {"support": BAD_INPUT, "operator": BAD_INPUT, "policy_admin": DENIED}
 AUDITORS = {"support": DENIED, "operator": OK, "policy_admin": OK}
 # Someone else's saved filter (or none) is not found, whoever asks.
@@ -97,6 +100,13 @@ CONSOLE_MATRIX = [
     ("filter_save", "POST", lambda objects: {}, EVERYONE),
     ("filter_delete", "POST", lambda objects: {"filter_id": objects["saved_filter"].pk},
      NOT_YOURS),
+    ("goodwill", "GET", lambda objects: {}, EVERYONE),
+    ("goodwill_propose", "GET", lambda objects: {}, GOODWILL_PROPOSERS),
+    ("goodwill_propose", "POST", lambda objects: {}, GOODWILL_PROPOSERS),
+    ("goodwill_approve", "POST", lambda objects: {"goodwill_id": objects["goodwill"].pk},
+     OPERATORS),
+    ("goodwill_reject", "POST", lambda objects: {"goodwill_id": objects["goodwill"].pk},
+     OPERATORS),
 ]
 
 
@@ -123,6 +133,8 @@ def objects(db, coupon, template, ctx):
         "case": queue_objects.late_payment_case(queue_objects.fresh_coupon(template)),
         "decision": queue_objects.pending_decision(queue_objects.fresh_coupon(template)),
         "compensation": queue_objects.proposal(queue_objects.fresh_coupon(template)),
+        "goodwill": goodwill_propose(template_id=template.pk, coupon_id=coupon.pk,
+                                     answers="order-M", reason="matrix", ctx=ctx),
         "policy": default,
         "published": {"policy_id": default.pk, "number": 1},
         "draft": {"policy_id": drafted.pk, "number": 1},

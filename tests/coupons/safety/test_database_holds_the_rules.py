@@ -67,7 +67,7 @@ def installed_pairs() -> set[tuple[str, str]]:
 @pytest.mark.parametrize("table", ["coupons_usercoupon", "coupons_couponlock",
                                    "coupons_conflictcase",
                                    "coupons_finding", "refunds_compensation",
-                                   "refunds_refundcoupon"])
+                                   "refunds_refundcoupon", "coupons_goodwillproposal"])
 def test_the_app_role_may_update_only_the_columns_the_services_move(table):
     assert not execute("SELECT has_table_privilege(%s, %s, 'UPDATE')", [APP_ROLE, table])[0][0]
     assert updatable_columns(table) == set(UPDATABLE_COLUMNS[table])
@@ -88,6 +88,8 @@ def test_what_was_received_proposed_or_opened_is_never_updatable():
                                "valid_until", "issued_at"},
         "coupons_couponlock": {"coupon_id", "order_id", "token_hash", "token_key_id",
                                "acquired_version", "locked_at"},
+        "coupons_goodwillproposal": {"user_id", "template_id", "coupon_id", "answers", "reason",
+                                     "created_by", "created_at"},
     }
     for table, columns in never.items():
         assert not updatable_columns(table) & columns, table

@@ -103,7 +103,7 @@ def test_every_history_table_is_covered():
         "coupons_couponoperation", "coupons_commandrejection", "coupons_redemption",
         "coupons_inboxmessage", "coupons_outboxevent", "coupons_ordercoupon",
         "coupons_expirywarning", "coupons_finalpaymentreminder", "coupons_conflictcase",
-        "coupons_finding",
+        "coupons_finding", "coupons_goodwillproposal",
         "refunds_refundcoupon", "refunds_compensation", "refunds_returnpolicyversion",
     } <= set(TRUNCATE_REFUSED)
 
