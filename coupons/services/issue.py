@@ -9,7 +9,6 @@ from coupons import clock
 from coupons.errors import InvalidState, NotFound
 from coupons.ledger_reasons import reason, reason_fields
 from coupons.models import CouponStatus, CouponTemplateVersion, OperationType, UserCoupon
-from coupons.write.idempotency import idempotency_complete
 from coupons.write.records import append_operation, append_outbox
 from coupons.write.refusals import refusals_recorded
 
@@ -52,6 +51,4 @@ def coupon_issue(*, template_id, user_id: str, ctx) -> IssueResult:
             ctx=ctx, now=now, **reason_fields(reason("issued_from", terms=str(terms))),
         )
         append_outbox(operation)
-        result = IssueResult(coupon)
-        idempotency_complete(ctx, status=ctx.success_status, body=result.payload())
-        return result
+        return IssueResult(coupon)

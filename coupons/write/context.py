@@ -1,5 +1,5 @@
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from django.db import connection, transaction
 
@@ -24,8 +24,6 @@ class CommandContext:
     # in the same statement (rows.lock_coupon_row). `replace(ctx, idempotency_record_id=None)`
     # still means "this call stores no answer" either way.
     idempotency_record_id: "int | DeferredClaim | None" = None
-    # The claims whose answer the command stored, so the API does not write it a second time.
-    answered_records: set = field(default_factory=set, compare=False)
     success_status: int = 200
 
 
