@@ -10,6 +10,7 @@ disclosed. A genuine replay still answers the first result.
 
 import hashlib
 import json
+from types import SimpleNamespace
 
 import pytest
 from django.db import connection
@@ -17,7 +18,7 @@ from rest_framework.test import APIClient
 
 from coupons.models import IdempotencyRecord
 from coupons.services import coupon_issue, service_client_create
-from coupons.write.idempotency_seal import record_seal, request_fingerprint
+from coupons.write.idempotency_seal import record_seal, request_fingerprint, seal_holds
 from tests.conftest import ALL_GRANTS
 
 pytestmark = pytest.mark.django_db
@@ -164,3 +165,16 @@ def test_the_request_fingerprint_is_keyed(settings):
     assert request_fingerprint("POST", "/p", ORDER) != first
     seal = {"scope": "client:1", "key": "k", "request_hash": first, "status": "IN_PROGRESS"}
     assert record_seal(**seal) != record_seal(**{**seal, "scope": "client:2"})
+
+
+def test_an_answer_an_earlier_release_sealed_without_a_new_row_s_id_still_holds():
+    body = {"redemption_id": 7, "status": "USED"}
+    record = SimpleNamespace(scope="client:1", key="k", request_hash="h", status="COMPLETED",
+                             response_status=200, response_body=body)
+    record.seal = record_seal(scope="client:1", key="k", request_hash="h", status="COMPLETED",
+                              response_status=200, response_body=body,
+                              filled=("redemption_id",))
+
+    assert record.seal.startswith("redemption_id:") and seal_holds(record)
+    record.response_body = {**body, "status": "AVAILABLE"}
+    assert not seal_holds(record)
