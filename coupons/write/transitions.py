@@ -114,7 +114,7 @@ def apply_transition(coupon, command: Command, to_state: str, expected_version: 
     if not is_allowed(op_type, from_state, to_state):
         raise InvalidState(refusal_message("cannot_go", op=op_type, from_state=from_state,
                                            to_state=to_state), coupon=coupon)
-    lease = coupon.current_lock
+    lease = coupon.current_lock if command.lease_changes is not None else None  # before changes
     for name, value in {"status": to_state, "state_version": expected_version + 1,
                         "updated_at": command.now, **command.changes}.items():
         setattr(coupon, name, value)
