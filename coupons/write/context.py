@@ -19,12 +19,11 @@ class CommandContext:
     idempotency_scope: str = ""  # whose key: what the stored answer's seal names
     idempotency_key: str = ""
     request_hash: str = ""
-    # Set when the API claimed the key; the command completes the record in its own transaction.
-    # On PostgreSQL run_once hands a DeferredClaim instead: the command's row lock claims the key
-    # in the same statement (rows.lock_coupon_row). `replace(ctx, idempotency_record_id=None)`
-    # still means "this call stores no answer" either way.
+    # The key's record, claimed by run_once (which stores the answer once the command
+    # returns), or a DeferredClaim the command's row lock claims in the same statement
+    # (rows.lock_coupon_row). `replace(ctx, idempotency_record_id=None)` means "this call is
+    # part of another command's answer": it claims nothing.
     idempotency_record_id: "int | DeferredClaim | None" = None
-    success_status: int = 200
 
 
 @dataclass

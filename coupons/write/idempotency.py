@@ -220,7 +220,7 @@ def _run(record, *, scope, key, request_hash, actor, client_id, command,
     """The command under its claim `record` (an id, or a DeferredClaim), its answer stored."""
     ctx = CommandContext(
         actor=actor, client_id=client_id, idempotency_scope=scope, idempotency_key=key,
-        request_hash=request_hash, idempotency_record_id=record, success_status=success_status,
+        request_hash=request_hash, idempotency_record_id=record,
     )
     try:
         answer = Answer(success_status, command(ctx))
