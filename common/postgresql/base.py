@@ -17,7 +17,7 @@ shutdown, a pooler closing it) sends its FATAL message or closes the socket, whi
 socket readable. Only a connection the server spoke to gets the empty query that says whether
 it still works (it was one round trip on every request, a visible share of a command's time).
 
-`numbered_cursor` is for the commands' long statements (coupons.write.one_statement).
+`numbered_cursor` is for the commands' long statements (coupons/sql/transitions.py).
 """
 
 import logging

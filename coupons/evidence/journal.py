@@ -77,8 +77,9 @@ def journaled_fields(model, leaves_out=None) -> list:
     """The columns an entry records: every concrete one but the id and those left out."""
     if leaves_out is None:
         leaves_out = model.JOURNAL_LEAVES_OUT
-    return [field for field in model._meta.concrete_fields
-            if not field.primary_key and field.attname not in leaves_out]
+    return [field for field in model._meta.get_fields()
+            if field.concrete and not field.many_to_many and not field.primary_key
+            and field.attname not in leaves_out]
 
 
 def row_facts(row, names=None) -> dict:

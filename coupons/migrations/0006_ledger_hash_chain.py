@@ -34,7 +34,7 @@ def _canonical(field, value):
 
 def canonical_json(row, skip=HASH_FIELDS) -> str:
     content = {}
-    for field in row._meta.concrete_fields:
+    for field in [f for f in row._meta.get_fields() if f.concrete and not f.many_to_many]:
         value = field.value_from_object(row)
         if field.name in skip or value is None or value == "":
             continue

@@ -6,11 +6,10 @@ from coupons.errors import InvalidState, VersionConflict
 from coupons.ledger_reasons import reason, reason_fields
 from coupons.models import CouponStatus, OperationType
 from coupons.services.release import StateResult
-from coupons.write.idempotency import idempotency_complete
 from coupons.write.payloads import iso
 from coupons.write.refusals import refusals_recorded
 from coupons.write.rows import lock_coupon_row
-from coupons.write.transitions import apply_transition, guard, is_past_validity
+from coupons.write.transitions import Command, apply_transition, guard, is_past_validity
 
 
 def coupon_expire(*, coupon_id, expected_version: int, ctx) -> StateResult:
@@ -28,11 +27,7 @@ def coupon_expire(*, coupon_id, expected_version: int, ctx) -> StateResult:
             raise InvalidState(
                 _("The coupon is still valid."), coupon=coupon, valid_until=iso(coupon.valid_until)
             )
-        apply_transition(
-            coupon=coupon, op_type=OperationType.EXPIRE, to_state=CouponStatus.EXPIRED,
-            expected_version=expected_version, ctx=ctx, now=now,
-            **reason_fields(reason("past_valid_until", valid_until=iso(coupon.valid_until))),
-        )
-        result = StateResult(coupon.pk, coupon.state_version, coupon.status)
-        idempotency_complete(ctx, status=ctx.success_status, body=result.payload())
-        return result
+        command = Command(OperationType.EXPIRE, ctx, now, ledger=reason_fields(
+            reason("past_valid_until", valid_until=iso(coupon.valid_until))))
+        apply_transition(coupon, command, CouponStatus.EXPIRED, expected_version)
+        return StateResult(coupon.pk, coupon.state_version, coupon.status)

@@ -24,7 +24,6 @@ from coupons.ledger_reasons import reason
 from coupons.models import CouponTemplate, GoodwillProposal, UserCoupon
 from coupons.services.issue import issue_from_template
 from coupons.write.declared import declared_insert, declared_update
-from coupons.write.idempotency import idempotency_complete
 from coupons.write.payloads import iso
 from coupons.write.refusals import refusals_recorded
 
@@ -81,7 +80,6 @@ def goodwill_propose(*, template_id, answers: str, reason: str, ctx, user_id: st
         except IntegrityError:  # a concurrent twin for the same case committed first
             _refuse_second(user_id, answers[:64])
             raise
-        idempotency_complete(ctx, status=ctx.success_status, body=goodwill_payload(proposal))
         return proposal
 
 
@@ -169,5 +167,4 @@ def _decided(proposal, status, note, ctx, now, *, issued_coupon=None):
         step="approved" if status == GoodwillProposal.Status.APPROVED else "rejected",
         actor=ctx.actor,
     )
-    idempotency_complete(ctx, status=ctx.success_status, body=goodwill_payload(proposal))
     return proposal

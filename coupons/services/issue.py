@@ -9,7 +9,6 @@ from coupons import clock
 from coupons.errors import InvalidState, NotFound
 from coupons.ledger_reasons import reason, reason_fields
 from coupons.models import CouponStatus, CouponTemplateVersion, OperationType, UserCoupon
-from coupons.write.idempotency import idempotency_complete
 from coupons.write.records import append_operation, append_outbox
 from coupons.write.refusals import refusals_recorded
 
@@ -29,7 +28,6 @@ def coupon_issue(*, template_id, user_id: str, ctx) -> IssueResult:
     with refusals_recorded(OperationType.ISSUE, ctx), transaction.atomic():
         result = IssueResult(issue_from_template(template_id=template_id, user_id=user_id,
                                                  ctx=ctx, now=clock.now()))
-        idempotency_complete(ctx, status=ctx.success_status, body=result.payload())
         return result
 
 

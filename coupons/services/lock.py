@@ -12,7 +12,7 @@ from coupons.write.payloads import iso, money
 from coupons.write.refusals import refusals_recorded
 from coupons.write.rows import lock_coupon_row
 from coupons.write.tokens import current_lease_key_id, hash_token, lease_token
-from coupons.write.transitions import apply_transition, guard, is_past_validity
+from coupons.write.transitions import Command, apply_transition, guard, is_past_validity
 
 
 @dataclass(frozen=True)
@@ -86,16 +86,11 @@ def coupon_lock(
             template_version=terms, created_at=now,
         )
 
-        def result() -> LockResult:
-            return LockResult(lock=lock, state_version=coupon.state_version,
-                              discount_amount=discount)
-
-        apply_transition(
-            coupon=coupon, op_type=OperationType.LOCK, to_state=CouponStatus.LOCKED,
-            expected_version=version, ctx=ctx, now=now,
+        command = Command(
+            OperationType.LOCK, ctx, now,
             changes={"current_lock": lock, "locked_order_id": order_id,
                      "lock_token_hash": token_hash, "lock_expires_at": expires_at},
-            rows=(lock, order_link), answer=lambda: result().payload(),
-            order_id=order_id, lock=lock,
+            new_lease=(lock, order_link), ledger={"order_id": order_id, "lock": lock},
         )
-        return result()
+        apply_transition(coupon, command, CouponStatus.LOCKED, version)
+        return LockResult(lock=lock, state_version=coupon.state_version, discount_amount=discount)

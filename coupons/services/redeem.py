@@ -7,7 +7,6 @@ from coupons import after_sale, clock
 from coupons.errors import CouponExpired, InvalidState, TokenMismatch, VersionConflict
 from coupons.ledger_reasons import reason
 from coupons.models import (
-    CouponLock,
     CouponOperation,
     CouponStatus,
     ExpiryDuringLock,
@@ -17,13 +16,12 @@ from coupons.models import (
 )
 from coupons.services.release import end_lease
 from coupons.write.context import command_transaction
-from coupons.write.idempotency import idempotency_complete
 from coupons.write.leases import check_lease, check_lease_client
 from coupons.write.payloads import iso, money
 from coupons.write.refusals import refusals_recorded
 from coupons.write.rows import lock_coupon_row
 from coupons.write.tokens import tokens_match
-from coupons.write.transitions import UNBOUND, apply_transition, guard, is_past_validity
+from coupons.write.transitions import UNBOUND, Command, apply_transition, guard, is_past_validity
 
 
 @dataclass(frozen=True)
@@ -66,22 +64,18 @@ def coupon_redeem(*, coupon_id, lease, payment_id: str, ctx) -> RedeemResult:
                 ).first()
                 if existing is not None:
                     check_consumed_lease(coupon, existing, lease, payment_id=payment_id, ctx=ctx)
-                    result = RedeemResult(existing, coupon.state_version, already_redeemed=True)
-                    idempotency_complete(ctx, status=ctx.success_status, body=result.payload())
-                    return result
+                    return RedeemResult(existing, coupon.state_version, already_redeemed=True)
             guard(OperationType.REDEEM, coupon)
             check_lease(coupon, lease, ctx)
             if not expired_for_redeem(coupon, now):
                 if coupon.refunds_awaiting_redemption is False:
-                    return _redeem(coupon, lease, payment_id=payment_id, ctx=ctx, now=now,
-                                   answered=True)
+                    return _redeem(coupon, lease, payment_id=payment_id, ctx=ctx, now=now)
                 # A refund that came before this redemption is decided now, in this
                 # transaction (and its own savepoint: a refused decision undoes the redeem).
                 with transaction.atomic():
                     result = _redeem(coupon, lease, payment_id=payment_id, ctx=ctx, now=now)
                     after_sale.decide_refunds_awaiting_redemption(
                         coupon=coupon, redemption=result.redemption, ctx=ctx)
-                    idempotency_complete(ctx, status=ctx.success_status, body=result.payload())
                     return result
             strategy = coupon.template_version.expiry_during_lock
             end_lease(coupon, lease, ctx=ctx, now=now,
@@ -121,21 +115,17 @@ def expired_for_redeem(coupon, now) -> bool:
     return strategy != ExpiryDuringLock.LOCK_HONORS and is_past_validity(coupon, now)
 
 
-def _redeem(coupon, lease, *, payment_id, ctx, now, answered=False) -> RedeemResult:
-    """`answered`: the answer is stored with the redemption (no refund decision follows)."""
+def _redeem(coupon, lease, *, payment_id, ctx, now) -> RedeemResult:
     lock = coupon.current_lock
     redemption = Redemption(
         coupon=coupon, lock=lock, order_id=lease.order_id, payment_id=payment_id,
         discount_amount=lock.order_coupon.discount_amount, created_at=now,
     )
-    apply_transition(
-        coupon=coupon, op_type=OperationType.REDEEM, to_state=CouponStatus.USED,
-        expected_version=lease.expected_version, ctx=ctx, now=now,
-        owner=(lease.order_id, lease.token_hash), changes=UNBOUND, rows=(redemption,),
-        updates=[(CouponLock, lock.pk, {"status": LockStatus.CONSUMED, "ended_at": now})],
-        answer=((lambda: RedeemResult(redemption, coupon.state_version).payload())
-                if answered else None),
-        answer_ids={"redemption_id": redemption},
-        order_id=lease.order_id, lock=lock, payment_id=payment_id,
+    command = Command(
+        OperationType.REDEEM, ctx, now, owner=(lease.order_id, lease.token_hash),
+        changes=UNBOUND, redemption=redemption,
+        lease_changes={"status": LockStatus.CONSUMED, "ended_at": now},
+        ledger={"order_id": lease.order_id, "lock": lock, "payment_id": payment_id},
     )
+    apply_transition(coupon, command, CouponStatus.USED, lease.expected_version)
     return RedeemResult(redemption, coupon.state_version)

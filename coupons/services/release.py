@@ -2,12 +2,12 @@ from dataclasses import dataclass
 
 from coupons import clock
 from coupons.ledger_reasons import reason_fields
-from coupons.models import CouponLock, CouponStatus, LockStatus, OperationType
+from coupons.models import CouponStatus, LockStatus, OperationType
 from coupons.write.context import command_transaction
 from coupons.write.leases import check_lease
 from coupons.write.refusals import refusals_recorded
 from coupons.write.rows import lock_coupon_row
-from coupons.write.transitions import UNBOUND, apply_transition, guard, is_past_validity
+from coupons.write.transitions import UNBOUND, Command, apply_transition, guard, is_past_validity
 
 
 @dataclass(frozen=True)
@@ -36,20 +36,17 @@ def coupon_release(*, coupon_id, lease, ctx, reason: str = "") -> StateResult:
         coupon = lock_coupon_row(coupon_id, ctx=ctx)
         guard(OperationType.RELEASE, coupon)
         check_lease(coupon, lease, ctx)
-        end_lease(coupon, lease, ctx=ctx, now=now, reason=reason,
-                  answer=lambda: StateResult.of(coupon).payload())
+        end_lease(coupon, lease, ctx=ctx, now=now, reason=reason)
         return StateResult.of(coupon)
 
 
-def end_lease(coupon, lease, *, ctx, now, reason: str, answer=None) -> None:
+def end_lease(coupon, lease, *, ctx, now, reason: str) -> None:
     """The RELEASE transition itself, for a caller holding the row lock and a checked lease."""
-    lock = coupon.current_lock
     to_state = CouponStatus.EXPIRED if is_past_validity(coupon, now) else CouponStatus.AVAILABLE
-    apply_transition(
-        coupon=coupon, op_type=OperationType.RELEASE, to_state=to_state,
-        expected_version=lease.expected_version, ctx=ctx, now=now,
-        owner=(lease.order_id, lease.token_hash), changes=UNBOUND,
-        updates=[(CouponLock, lock.pk, {"status": LockStatus.RELEASED, "ended_at": now})],
-        answer=answer,
-        order_id=lease.order_id, lock=lock, **reason_fields(reason),
+    command = Command(
+        OperationType.RELEASE, ctx, now, owner=(lease.order_id, lease.token_hash),
+        changes=UNBOUND, lease_changes={"status": LockStatus.RELEASED, "ended_at": now},
+        ledger={"order_id": lease.order_id, "lock": coupon.current_lock,
+                **reason_fields(reason)},
     )
+    apply_transition(coupon, command, to_state, lease.expected_version)

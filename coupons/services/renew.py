@@ -2,13 +2,13 @@ from dataclasses import dataclass
 
 from coupons import clock
 from coupons.ledger_reasons import reason, reason_fields
-from coupons.models import CouponLock, CouponStatus, OperationType
+from coupons.models import CouponStatus, OperationType
 from coupons.write.context import command_transaction
 from coupons.write.leases import check_lease, lease_end
 from coupons.write.payloads import iso
 from coupons.write.refusals import refusals_recorded
 from coupons.write.rows import lock_coupon_row
-from coupons.write.transitions import apply_transition, guard
+from coupons.write.transitions import Command, apply_transition, guard
 
 
 @dataclass(frozen=True)
@@ -38,14 +38,12 @@ def coupon_renew(*, coupon_id, lease, ctx, lease_seconds=None, lease_until=None)
         check_lease(coupon, lease, ctx)
         expires_at = lease_end(now, lease_seconds=lease_seconds, lease_until=lease_until)
         lock = coupon.current_lock
-        apply_transition(
-            coupon=coupon, op_type=OperationType.RENEW, to_state=CouponStatus.LOCKED,
-            expected_version=lease.expected_version, ctx=ctx, now=now,
-            owner=(lease.order_id, lease.token_hash), changes={"lock_expires_at": expires_at},
-            updates=[(CouponLock, lock.pk, {"expires_at": expires_at})],
-            answer=lambda: RenewResult(coupon.pk, coupon.state_version, expires_at).payload(),
-            order_id=lease.order_id, lock=lock,
-            **reason_fields(reason("lease_moved", **{"from": iso(lock.expires_at),
-                                                     "to": iso(expires_at)})),
+        command = Command(
+            OperationType.RENEW, ctx, now, owner=(lease.order_id, lease.token_hash),
+            changes={"lock_expires_at": expires_at}, lease_changes={"expires_at": expires_at},
+            ledger={"order_id": lease.order_id, "lock": lock,
+                    **reason_fields(reason("lease_moved", **{"from": iso(lock.expires_at),
+                                                             "to": iso(expires_at)}))},
         )
+        apply_transition(coupon, command, CouponStatus.LOCKED, lease.expected_version)
         return RenewResult(coupon.pk, coupon.state_version, expires_at)

@@ -1,12 +1,12 @@
 from coupons import clock
 from coupons.errors import VersionConflict
 from coupons.ledger_reasons import reason_fields
-from coupons.models import CouponLock, CouponStatus, LockStatus, OperationType
+from coupons.models import CouponStatus, LockStatus, OperationType
 from coupons.services.release import StateResult
 from coupons.write.context import command_transaction
 from coupons.write.refusals import refusals_recorded
 from coupons.write.rows import lock_coupon_row
-from coupons.write.transitions import UNBOUND, apply_transition, guard
+from coupons.write.transitions import UNBOUND, Command, apply_transition, guard
 
 
 def coupon_void(
@@ -27,13 +27,12 @@ def coupon_void(
         if coupon.state_version != expected_version:
             raise VersionConflict(coupon=coupon, expected_version=expected_version)
         lock = coupon.current_lock
-        lease_ends = [] if lock is None else [
-            (CouponLock, lock.pk, {"status": LockStatus.RELEASED, "ended_at": now})]
-        apply_transition(
-            coupon=coupon, op_type=OperationType.VOID, to_state=CouponStatus.VOID,
-            expected_version=expected_version, ctx=ctx, now=now, changes=UNBOUND,
-            updates=lease_ends, answer=lambda: StateResult.of(coupon).payload(),
-            order_id=coupon.locked_order_id or "", lock=lock, **reason_fields(reason),
-            refund_id=refund_id,
+        command = Command(
+            OperationType.VOID, ctx, now, changes=UNBOUND,
+            lease_changes=None if lock is None else {"status": LockStatus.RELEASED,
+                                                     "ended_at": now},
+            ledger={"order_id": coupon.locked_order_id or "", "lock": lock,
+                    "refund_id": refund_id, **reason_fields(reason)},
         )
+        apply_transition(coupon, command, CouponStatus.VOID, expected_version)
         return StateResult.of(coupon)

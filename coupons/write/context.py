@@ -1,5 +1,5 @@
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from django.db import connection, transaction
 
@@ -19,14 +19,11 @@ class CommandContext:
     idempotency_scope: str = ""  # whose key: what the stored answer's seal names
     idempotency_key: str = ""
     request_hash: str = ""
-    # Set when the API claimed the key; the command completes the record in its own transaction.
-    # On PostgreSQL run_once hands a DeferredClaim instead: the command's row lock claims the key
-    # in the same statement (rows.lock_coupon_row). `replace(ctx, idempotency_record_id=None)`
-    # still means "this call stores no answer" either way.
+    # The key's record, claimed by run_once (which stores the answer once the command
+    # returns), or a DeferredClaim the command's row lock claims in the same statement
+    # (rows.lock_coupon_row). `replace(ctx, idempotency_record_id=None)` means "this call is
+    # part of another command's answer": it claims nothing.
     idempotency_record_id: "int | DeferredClaim | None" = None
-    # The claims whose answer the command stored, so the API does not write it a second time.
-    answered_records: set = field(default_factory=set, compare=False)
-    success_status: int = 200
 
 
 @dataclass

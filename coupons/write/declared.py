@@ -8,27 +8,12 @@ with set_config (transaction-local) inside the statement that writes, so declari
 statement; the AFTER ROW trigger reads them once the statement's rows are in.
 """
 
-from functools import cache
-
 from django.db import connection
 from django.db.models import BooleanField
 from django.db.models.expressions import RawSQL
 
-from coupons.evidence.journal_sql import ACTOR_SETTING, opening_setting, step_setting
-from coupons.write import statements
-
-
-def declaring(model=None, *, actor: str, step: str | None = None,
-              opening: str | None = None) -> tuple[str, list]:
-    """A true SQL condition that declares `actor` (and `model`'s step or opening), with its
-    parameters: for a statement to AND into its WHERE or select FROM."""
-    settings = [(ACTOR_SETTING, actor)]
-    if step is not None:
-        settings.append((step_setting(model), step))
-    if opening is not None:
-        settings.append((opening_setting(model), opening))
-    text = " || ".join(f"set_config('{name}', %s, true)" for name, _ in settings)
-    return f"({text}) IS NOT NULL", [value for _, value in settings]
+from coupons.sql import journaled
+from coupons.sql.journaled import declaring
 
 
 def declared(model=None, *, actor: str, step: str | None = None, opening: str | None = None):
@@ -49,10 +34,12 @@ def declared_insert(row, *, actor: str, kind: str | None = None, ignore_conflict
     opening by default); the row. With `ignore_conflicts`, a row a unique constraint refuses is
     not written (nor journaled) and the answer is None."""
     model = type(row)
-    text, statement = _insert(model, row.pk is not None, kind is not None, ignore_conflicts)
+    text, fields = journaled.insert(model, with_pk=row.pk is not None,
+                                    with_opening=kind is not None,
+                                    ignore_conflicts=ignore_conflicts)
     _, params = declaring(model, actor=actor, opening=kind)
     with connection.cursor() as cursor:
-        cursor.execute(text, [*statement.bind(row), *params])
+        cursor.execute(text, [*journaled.row_params(fields, row), *params])
         found = cursor.fetchone()
     if found is None:
         return None
@@ -60,16 +47,6 @@ def declared_insert(row, *, actor: str, kind: str | None = None, ignore_conflict
     row._state.adding = False
     row._state.db = connection.alias
     return row
-
-
-@cache
-def _insert(model, with_pk: bool, with_opening: bool, ignore_conflicts: bool) -> tuple:
-    condition, _ = declaring(model, actor="", opening="" if with_opening else None)
-    statement = statements.insert(model, with_pk=with_pk, source="(SELECT 1) one")
-    text = statement.sql.replace(" FROM (SELECT 1) one RETURNING ", f" WHERE {condition} "
-                                 f"{'ON CONFLICT DO NOTHING ' if ignore_conflicts else ''}"
-                                 "RETURNING ")
-    return text, statement
 
 
 def declared_update(row, *, where: dict, changes: dict, step: str, actor: str) -> bool:

@@ -11,7 +11,6 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from functools import cache
 
 from django.conf import settings
 from django.db import OperationalError, connection, transaction
@@ -25,6 +24,7 @@ from coupons.errors import (
     IdempotencyRequestInProgress,
 )
 from coupons.models import IdempotencyRecord
+from coupons.sql import claims
 from coupons.write.context import (
     CommandContext,
     DeferredClaim,
@@ -77,42 +77,19 @@ class ClaimInProgress(Exception):  # noqa: N818 - a signal, turned into the 409 
     """A deferred claim waited out its twin; the transaction is aborted."""
 
 
-def claim_ctes(scope, key, request_hash, now) -> tuple[str, list]:
-    """`bound` and `claim`, the WITH items that insert the claim or lock the record holding it.
-
-    Waiting on a twin's uncommitted claim is bounded by a lock_timeout set for the insert only
-    (set_config before it, the previous value restored in RETURNING), so the command's own row
-    locks keep the session's setting.
-    """
+def claim_params(scope, key, request_hash, now) -> list:
+    """The parameters of coupons.sql.claims.CLAIM, in its order."""
     wait = f"{settings.COUPONS['IDEMPOTENCY_TWIN_WAIT_MS']}ms"
     status = IdempotencyRecord.Status.IN_PROGRESS
     seal = record_seal(scope=scope, key=key, request_hash=request_hash, status=status)
-    return _claim_text(), [wait, scope, key, request_hash, status, now, seal]
-
-
-@cache
-def _claim_text() -> str:
-    """claim_ctes' text, built once: every value is a parameter."""
-    table = IdempotencyRecord._meta.db_table
-    return f"""
-        bound AS (
-            SELECT current_setting('lock_timeout') AS previous,
-                   set_config('lock_timeout', %s, true) AS waiting
-        ),
-        claim AS (
-            INSERT INTO {table} (scope, "key", request_hash, status, claimed_at, seal)
-            SELECT %s, %s, %s, %s, %s, %s FROM bound
-            ON CONFLICT (scope, "key") DO UPDATE SET status = {table}.status
-            RETURNING id, xmax = 0 AS inserted,
-                      set_config('lock_timeout', (SELECT previous FROM bound), true) AS restored
-        )
-    """  # noqa: S608 - the table name is the model's, every value is a parameter
+    return [wait, scope, key, request_hash, status, now, seal]
 
 
 def claiming(cursor, sql, params, *, with_row_lock=False):
-    """Run a statement that holds claim_ctes; a twin's claim that outlasted the wait raises
-    ClaimInProgress. `with_row_lock`: the statement also locks a coupon row, whose wait running
-    out (rows.lock_coupon_row says CouponBusy) is told apart by the relation PostgreSQL names."""
+    """Run a statement that holds coupons.sql.claims.CLAIM; a twin's claim that outlasted the
+    wait raises ClaimInProgress. `with_row_lock`: the statement also locks a coupon row, whose
+    wait running out (rows.lock_coupon_row says CouponBusy) is told apart by the relation
+    PostgreSQL names."""
     try:
         cursor.execute(sql, params)
     except OperationalError as error:
@@ -126,19 +103,14 @@ def claiming(cursor, sql, params, *, with_row_lock=False):
 
 def _insert_or_lock(scope, key, request_hash, now) -> tuple[int, bool]:
     """One statement: insert the claim, or lock the committed record already holding the key."""
-    ctes, params = claim_ctes(scope, key, request_hash, now)
+    params = claim_params(scope, key, request_hash, now)
     with connection.cursor() as cursor:
         try:
-            claiming(cursor, _claim_alone(ctes), params)
+            claiming(cursor, claims.CLAIM_ALONE, params)
         except ClaimInProgress:
             raise IdempotencyRequestInProgress() from None
         record_id, inserted = cursor.fetchone()
     return record_id, inserted
-
-
-@cache
-def _claim_alone(ctes: str) -> str:
-    return f"WITH {ctes} SELECT id, inserted FROM claim"
 
 
 def _existing_claim(record, request_hash, now) -> Claim:
@@ -170,8 +142,8 @@ def answer_seal(ctx, *, status: int, body: dict, filled: tuple[str, ...] = ()) -
 
 
 def idempotency_complete(ctx, *, status: int, body: dict) -> None:
-    """Store the answer in the command's transaction (the claim's own); `ctx.answered_records`
-    tells the API it need not store it again."""
+    """Store the answer in the command's transaction (the claim's own): run_once does, once the
+    command answered or was refused, and nothing else."""
     record_id = answer_record_id(ctx)
     if record_id is None:
         return
@@ -182,7 +154,6 @@ def idempotency_complete(ctx, *, status: int, body: dict) -> None:
         response_body=body, completed_at=clock.now(),
         seal=answer_seal(ctx, status=status, body=body),
     )
-    ctx.answered_records.add(record_id)
 
 
 @dataclass(frozen=True)
@@ -249,7 +220,7 @@ def _run(record, *, scope, key, request_hash, actor, client_id, command,
     """The command under its claim `record` (an id, or a DeferredClaim), its answer stored."""
     ctx = CommandContext(
         actor=actor, client_id=client_id, idempotency_scope=scope, idempotency_key=key,
-        request_hash=request_hash, idempotency_record_id=record, success_status=success_status,
+        request_hash=request_hash, idempotency_record_id=record,
     )
     try:
         answer = Answer(success_status, command(ctx))
@@ -258,12 +229,10 @@ def _run(record, *, scope, key, request_hash, actor, client_id, command,
     except CouponError as error:
         # The command kept nothing it wrote (its savepoint rolled back, or it was refused
         # before its one write); its rejection row commits with this answer.
-        ctx.answered_records.discard(answer_record_id(ctx))
         answer = Answer(error.http_status, error.as_body(), refusal=error)
     if (claim := pending_claim(ctx)) is not None:
         _claim_late(claim)
-    if answer_record_id(ctx) not in ctx.answered_records:
-        idempotency_complete(ctx, status=answer.status, body=answer.body)
+    idempotency_complete(ctx, status=answer.status, body=answer.body)
     return answer
 
 

@@ -12,9 +12,10 @@ its answer.
 The request fingerprint is keyed under the same secret, so it cannot be computed for a
 request from the database alone either.
 
-An answer written in a command's one statement may take the id of a row that statement
-inserts (a redeem's `redemption_id`: coupons.write.one_statement); its value is not known
-before the statement, so the seal names that key and covers the rest of the answer.
+Answers are stored once the command's rows have their ids, so a seal covers all of its answer.
+An earlier release stored some answers inside the command's write, before a new row's id was
+known (a redeem's `redemption_id`); such a seal names those keys and covers the rest, and
+`seal_holds` still checks it that way.
 """
 
 import hashlib

@@ -1,7 +1,5 @@
 """Row locks, taken in one order everywhere: order binding → coupon → refund record."""
 
-from functools import cache
-
 from django.conf import settings
 from django.db import OperationalError, connection
 from django.utils.translation import gettext_lazy as _
@@ -14,8 +12,8 @@ from coupons.models import (
     OrderCoupon,
     UserCoupon,
 )
+from coupons.sql import claims
 from coupons.write.context import pending_claim
-from coupons.write.orm_sql import cache_related
 
 
 def lock_coupon_row(coupon_id, *, ctx=None) -> UserCoupon:
@@ -67,13 +65,8 @@ def _bounds() -> list[str]:
             f"{settings.COUPONS['COMMAND_STATEMENT_TIMEOUT_MS']}ms"]
 
 
-# The rows read with the coupon, by alias, in the order of the select list.
-JOINED = (("c", UserCoupon), ("tv", CouponTemplateVersion), ("l", CouponLock),
-          ("oc", OrderCoupon))
-
-
 def _locked_in_one_statement(coupon_id, ctx):
-    from coupons.write.idempotency import ClaimTaken, claim_ctes, claiming
+    from coupons.write.idempotency import ClaimTaken, claim_params, claiming
 
     claim = pending_claim(ctx) if ctx is not None else None
     claim = claim if claim is not None and claim.with_row_lock else None
@@ -81,12 +74,11 @@ def _locked_in_one_statement(coupon_id, ctx):
     params = [*awaiting_params, coupon_id, *_bounds()]
     with connection.cursor() as cursor:
         if claim is None:
-            cursor.execute(_locked_sql(awaiting), params)
+            cursor.execute(claims.row_lock(awaiting), params)
             row = cursor.fetchone()
         else:
-            ctes, claim_params = claim_ctes(claim.scope, claim.key, claim.request_hash,
-                                            clock.now())
-            claiming(cursor, _claimed_and_locked_sql(ctes, awaiting), [*claim_params, *params],
+            made = claim_params(claim.scope, claim.key, claim.request_hash, clock.now())
+            claiming(cursor, claims.claimed_and_locked(awaiting), [*made, *params],
                      with_row_lock=True)
             record_id, inserted, *row = cursor.fetchone()
             if not inserted:
@@ -99,69 +91,31 @@ def _locked_in_one_statement(coupon_id, ctx):
             # the lease, order link and refunds flag as the statement's snapshot had
             # them (say, no lease while the coupon is now LOCKED). Read them again: with the row
             # lock held, this statement's snapshot has the coupon as it stays.
-            cursor.execute(_locked_sql(awaiting), params)
+            cursor.execute(claims.row_lock(awaiting), params)
             row = cursor.fetchone()
     return None if row is None else _instances(row)
 
 
-@cache
-def _claimed_and_locked_sql(ctes, awaiting) -> str:
-    """The claim of an Idempotency-Key, then the row lock if the claim was made."""
-    return (f"WITH {ctes}, locked AS ({_locked_sql(awaiting, claimed=True)}) "
-            "SELECT claim.id, claim.inserted, locked.* FROM claim LEFT JOIN locked ON true")
-
-
-@cache
-def _locked_sql(awaiting, *, claimed=False) -> str:
-    """The row lock and every read that comes with it; `claimed`: only if the claim was made.
-    Built once per process (`awaiting` is after-sale's SQL, the same each time).
-
-    The last column, `as_seen`, is false when the coupon row locked is not the version the
-    statement's snapshot has (the scalar subquery reads that version, the locked row is the
-    newest), that is when the lock waited for a concurrent command's commit.
-
-    The two set_config calls (`_bounds`) are in the WHERE, which PostgreSQL evaluates before
-    the row lock above it waits: that wait already has the command's lock_timeout (whether the
-    claim's own bounded wait ran before or after them, the claim puts back what it found).
-    """
-    qn = connection.ops.quote_name
-    select = [f"{alias}.{qn(f.column)} AS {alias}_{i}" for alias, model in JOINED
-              for i, f in enumerate(model._meta.concrete_fields)]
-    return f"""
-        SELECT {", ".join(select)},
-               {awaiting} AS awaiting,
-               (SELECT s.xmin FROM {UserCoupon._meta.db_table} s WHERE s.id = c.id) = c.xmin
-                 AS as_seen
-          FROM {UserCoupon._meta.db_table} c
-          JOIN {CouponTemplateVersion._meta.db_table} tv ON tv.id = c.template_version_id
-          LEFT JOIN {CouponLock._meta.db_table} l ON l.id = c.current_lock_id
-          LEFT JOIN {OrderCoupon._meta.db_table} oc ON oc.lock_id = l.id
-         WHERE c.id = %s {"AND (SELECT inserted FROM claim)" if claimed else ""}
-           AND set_config('lock_timeout', %s, true) IS NOT NULL
-           AND set_config('statement_timeout', %s, true) IS NOT NULL
-           FOR NO KEY UPDATE OF c
-    """  # noqa: S608 - table and column names are the models', every value is a parameter
+# The rows read with the coupon, in the order of the select list, with their columns.
+JOINED = (("c", UserCoupon, claims.COUPON_COLUMNS),
+          ("tv", CouponTemplateVersion, claims.TERMS_COLUMNS),
+          ("l", CouponLock, claims.LEASE_COLUMNS),
+          ("oc", OrderCoupon, claims.ORDER_LINK_COLUMNS))
 
 
 def _instances(row) -> UserCoupon:
-    """The coupon with its terms, lease and order link cached, as select_related leaves them."""
+    """The coupon with its terms, lease and order link set on it (assigned through the
+    relations' descriptors, so reading `coupon.current_lock` costs no query)."""
     found, start = {}, 0
-    for alias, model, attnames in _joined_attnames():
-        values = row[start:start + len(attnames)]
-        start += len(attnames)
-        found[alias] = (model.from_db(connection.alias, attnames, values)
+    for alias, model, columns in JOINED:
+        values = row[start:start + len(columns)]
+        start += len(columns)
+        found[alias] = (model.from_db(connection.alias, columns, values)
                         if values[0] is not None else None)
     coupon, lock = found["c"], found["l"]
-    cache_related(coupon, "template_version", found["tv"])
-    cache_related(coupon, "current_lock", lock)
-    if lock is not None:
-        cache_related(lock, "order_coupon", found["oc"])
+    coupon.template_version = found["tv"]
+    coupon.current_lock = lock
+    if lock is not None and found["oc"] is not None:
+        lock.order_coupon = found["oc"]
     coupon.refunds_awaiting_redemption = row[start]
     return coupon
-
-
-@cache
-def _joined_attnames() -> tuple:
-    """(alias, model, attribute names in select order) of JOINED, as _locked_sql selects."""
-    return tuple((alias, model, [f.attname for f in model._meta.concrete_fields])
-                 for alias, model in JOINED)

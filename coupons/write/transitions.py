@@ -1,13 +1,17 @@
 """The state machine as data, the one guard, and the one compare-and-set write."""
 
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.db import connection
+
 from coupons.errors import InvalidState, VersionConflict
 from coupons.models import CouponStatus as S
 from coupons.models import OperationType as Op
 from coupons.models import UserCoupon
 from coupons.refusal_messages import refusal_message
-from coupons.write import one_statement
-from coupons.write.context import answer_record_id
-from coupons.write.idempotency import answer_seal
+from coupons.sql import transitions as sql
+from coupons.write.context import CommandContext
 from coupons.write.records import appended, ledger_row, outbox_row
 
 # op → {from state → allowed to states}.
@@ -76,55 +80,83 @@ def is_past_validity(coupon: UserCoupon, now) -> bool:
     return coupon.valid_until is not None and now >= coupon.valid_until
 
 
-def _sealed_answer(ctx, record_id, body, answer_ids) -> tuple:
-    """one_statement's answer: the row ids it fills in are named by the seal, not covered."""
-    seal = answer_seal(ctx, status=ctx.success_status, body=body, filled=tuple(answer_ids))
-    return record_id, ctx.success_status, body, answer_ids, seal
+@dataclass(frozen=True)
+class Command:
+    """What one command writes besides the coupon's state and version.
 
-
-def apply_transition(
-    *, coupon, op_type, to_state, expected_version, ctx, now,
-    owner=None, changes=None, rows=(), updates=(), answer=None, answer_ids=None,
-    **ledger_fields,
-):
-    """Compare-and-set the coupon, write the command's rows, its ledger and outbox rows and,
-    with `answer`, its stored answer.
-
-    The caller holds the row lock, so the CAS cannot lose; it is the last line of defence for
-    any path that forgot the lock. `owner` is (order_id, token_hash) for lock-bound commands.
-    `rows` are the command's new rows (unsaved), `updates` (model, pk, values) triples, `answer`
-    a function giving the answer's body, built before the rows are written: `answer_ids`
-    names its keys that take a new row's id.
-
-    All of it is one statement (coupons.write.one_statement), so a missed CAS writes nothing.
+    `owner` is (order id, token hash) for a lease-bound command: the compare-and-set matches
+    only a coupon still leased to them. `changes` are the coupon's other columns it moves (a
+    lease's four); `new_lease` a LOCK's unsaved (lease, order link); `redemption` a REDEEM's
+    unsaved row; `lease_changes` what it changes on the coupon's current lease (renewed or
+    ended); `ledger` the ledger row's other columns (order, lease, payment, reason, ...).
     """
-    if not is_allowed(op_type, coupon.status, to_state):
-        raise InvalidState(refusal_message("cannot_go", op=op_type, from_state=coupon.status,
+
+    op_type: str
+    ctx: CommandContext
+    now: datetime
+    owner: tuple[str, str] | None = None
+    changes: dict = field(default_factory=dict)
+    new_lease: tuple = ()
+    redemption: object = None
+    lease_changes: dict | None = None
+    ledger: dict = field(default_factory=dict)
+
+
+def apply_transition(coupon, command: Command, to_state: str, expected_version: int):
+    """Move `coupon` (as its row lock read it) to `to_state` with `command`, in one statement:
+    the compare-and-set on state, version and owner, the command's rows, its ledger row and
+    the ledger row's outbox event (coupons/sql/transitions.py). The ledger row, with its id.
+
+    The caller holds the row lock, so the compare-and-set cannot lose; it is the last line of
+    defence for any path that forgot the lock. A compare-and-set that misses writes nothing.
+    """
+    op_type, from_state = command.op_type, coupon.status
+    if not is_allowed(op_type, from_state, to_state):
+        raise InvalidState(refusal_message("cannot_go", op=op_type, from_state=from_state,
                                            to_state=to_state), coupon=coupon)
-    where = {"pk": coupon.pk, "status": coupon.status, "state_version": expected_version}
-    if owner is not None:
-        where["locked_order_id"], where["lock_token_hash"] = owner
-    values = {"status": to_state, "state_version": expected_version + 1, "updated_at": now,
-              **(changes or {})}
-    from_state = coupon.status
-    record_id = answer_record_id(ctx) if answer is not None else None
-    for field, value in values.items():
-        setattr(coupon, field, value)
+    lease = coupon.current_lock if command.lease_changes is not None else None  # before changes
+    for name, value in {"status": to_state, "state_version": expected_version + 1,
+                        "updated_at": command.now, **command.changes}.items():
+        setattr(coupon, name, value)
     operation = ledger_row(coupon=coupon, op_type=op_type, from_state=from_state,
-                           from_version=expected_version, ctx=ctx, now=now, **ledger_fields)
+                           from_version=expected_version, ctx=command.ctx, now=command.now,
+                           **command.ledger)
     event = outbox_row(operation)
-    ids = one_statement.write(
-        cas=(where, values), rows=rows, updates=updates, operation=operation, event=event,
-        answer=None if record_id is None
-        else _sealed_answer(ctx, record_id, answer(), answer_ids or {}),
-    )
-    if ids is None:
+    params = [command.ctx.actor,  # sql.DECLARED's
+              *sql.compare_and_set_params(coupon, from_state=from_state,
+                                          expected_version=expected_version,
+                                          owner=command.owner)]
+    rows, new_rows = _command_rows(command, lease, params)
+    params += [*sql.ledger_params(operation), *sql.outbox_params(event)]
+    with connection.numbered_cursor() as cursor:
+        cursor.execute(sql.statement(rows), params)
+        ids = cursor.fetchone()
+    if ids[0] is None:
         coupon.refresh_from_db()
         raise VersionConflict(coupon=coupon)
     operation.pk, event.pk = ids[:2]
-    for row, row_id in zip(rows, ids[2:], strict=True):
+    for row, row_id in zip(new_rows, ids[2:], strict=True):
         row.pk = row_id
     appended(operation)
-    if record_id is not None:
-        ctx.answered_records.add(record_id)
     return operation
+
+
+def _command_rows(command: Command, lease, params: list) -> tuple[tuple, list]:
+    """The statement's parts for the command's own rows, their parameters added to `params`,
+    and the new rows in the order their ids come back."""
+    rows, new_rows = [], []
+    if command.new_lease:
+        new_lease, order_link = command.new_lease
+        rows += [sql.NEW_LEASE, sql.NEW_ORDER_LINK]
+        params += [*sql.lease_params(new_lease), *sql.order_link_params(order_link)]
+        new_rows += [new_lease, order_link]
+    if command.redemption is not None:
+        rows.append(sql.NEW_REDEMPTION)
+        params += sql.redemption_params(command.redemption)
+        new_rows.append(command.redemption)
+    if command.lease_changes is not None:
+        for name, value in command.lease_changes.items():
+            setattr(lease, name, value)
+        rows.append(sql.LEASE_MOVED)
+        params += sql.lease_moved_params(lease)
+    return tuple(rows), new_rows

@@ -20,12 +20,10 @@ from coupons.ledger_reasons import reason, reason_fields
 from coupons.models import CouponStatus, OperationType
 from coupons.services.reversals import restore_redemption, reversal_reads_of, reversal_target
 from coupons.write.declared import declared_update
-from coupons.write.idempotency import idempotency_complete
 from coupons.write.refusals import refusals_recorded
 from coupons.write.rows import lock_coupon_row
-from coupons.write.transitions import UNBOUND, apply_transition
+from coupons.write.transitions import UNBOUND, Command, apply_transition
 from refunds.models import Compensation
-from refunds.services.compensation_payloads import compensation_payload
 
 
 def compensation_approve(*, compensation_id, seen_entry: str, note: str = "",
@@ -124,25 +122,21 @@ def _deciding(compensation_id, seen_entry: str, op_type: str, ctx):
 def _reverse(coupon, compensation, step, *, ctx, now):
     operation = compensation.operation
     restore_redemption(operation, actor=ctx.actor, now=now)
-    return apply_transition(
-        coupon=coupon, op_type=step.op_type, to_state=step.to_state,
-        expected_version=coupon.state_version, ctx=ctx, now=now, changes=UNBOUND,
-        original_operation=operation, order_id=operation.order_id,
-        payment_id=operation.payment_id, refund_id=operation.refund_id,
+    command = Command(step.op_type, ctx, now, changes=UNBOUND, ledger={
+        "original_operation": operation, "order_id": operation.order_id,
+        "payment_id": operation.payment_id, "refund_id": operation.refund_id,
         **reason_fields(reason("compensation", compensation=compensation.pk,
-                                reason=compensation.reason)),
-    )
+                               reason=compensation.reason))})
+    return apply_transition(coupon, command, step.to_state, coupon.state_version)
 
 
 def _pay(coupon, compensation, step, *, ctx, now):
-    return apply_transition(
-        coupon=coupon, op_type=step.op_type, to_state=step.to_state,
-        expected_version=coupon.state_version, ctx=ctx, now=now,
-        original_operation=compensation.operation, order_id=compensation.order_id,
-        amount=step.amount,
+    command = Command(step.op_type, ctx, now, ledger={
+        "original_operation": compensation.operation, "order_id": compensation.order_id,
+        "amount": step.amount,
         **reason_fields(reason("compensation_of_kind", compensation=compensation.pk,
-                                kind=compensation.kind, reason=compensation.reason)),
-    )
+                               kind=compensation.kind, reason=compensation.reason))})
+    return apply_transition(coupon, command, step.to_state, coupon.state_version)
 
 
 def _decided(compensation, status, note, ctx, now, *, resulting_operation=None):
@@ -154,5 +148,4 @@ def _decided(compensation, status, note, ctx, now, *, resulting_operation=None):
         step="approved" if status == Compensation.Status.APPROVED else "rejected",
         actor=ctx.actor,
     )
-    idempotency_complete(ctx, status=ctx.success_status, body=compensation_payload(compensation))
     return compensation

@@ -9,11 +9,9 @@ from coupons.errors import CompensationPending, NotFound, ValidationFailed
 from coupons.models import CouponOperation
 from coupons.services.reversals import reversal_target
 from coupons.write.declared import declared_insert
-from coupons.write.idempotency import idempotency_complete
 from coupons.write.refusals import refusals_recorded
 from coupons.write.rows import lock_coupon_row
 from refunds.models import Compensation
-from refunds.services.compensation_payloads import compensation_payload
 
 
 def compensation_propose(
@@ -54,6 +52,4 @@ def compensation_propose(
         )
         # The proposal is its journal entry: the approval decides what that entry says.
         declared_insert(compensation, kind="proposed", actor=ctx.actor)
-        idempotency_complete(ctx, status=ctx.success_status,
-                             body=compensation_payload(compensation))
         return compensation

@@ -9,7 +9,7 @@ from coupons.services.release import StateResult
 from coupons.write.declared import declared_moves
 from coupons.write.refusals import refusals_recorded
 from coupons.write.rows import lock_coupon_row
-from coupons.write.transitions import apply_transition, guard, is_past_validity
+from coupons.write.transitions import Command, apply_transition, guard, is_past_validity
 
 
 def coupon_return(*, coupon_id, redemption: Redemption, refund_id: str, expected_version: int,
@@ -41,10 +41,8 @@ def coupon_return(*, coupon_id, redemption: Redemption, refund_id: str, expected
         declared_moves(Redemption.objects.filter(pk=redemption.pk, succeeded=True),
                        {"succeeded": False}, step="returned", actor=ctx.actor)
         to_state = CouponStatus.EXPIRED if is_past_validity(coupon, now) else CouponStatus.AVAILABLE
-        operation = apply_transition(
-            coupon=coupon, op_type=OperationType.RETURN, to_state=to_state,
-            expected_version=expected_version, ctx=ctx, now=now,
-            order_id=redemption.order_id, payment_id=redemption.payment_id, refund_id=refund_id,
-            original_operation=original, **reason_fields(reason),
-        )
+        command = Command(OperationType.RETURN, ctx, now, ledger={
+            "order_id": redemption.order_id, "payment_id": redemption.payment_id,
+            "refund_id": refund_id, "original_operation": original, **reason_fields(reason)})
+        operation = apply_transition(coupon, command, to_state, expected_version)
         return StateResult(coupon.pk, coupon.state_version, coupon.status), operation

@@ -35,7 +35,6 @@ from coupons.models import (
 from coupons.services.release import coupon_release
 from coupons.write.context import LeaseProof
 from coupons.write.declared import declared_insert
-from coupons.write.idempotency import idempotency_complete
 from coupons.write.payloads import money
 from coupons.write.rows import lock_coupon_row
 from coupons.write.transitions import is_past_validity
@@ -101,9 +100,7 @@ def refund_receive(
                 notes.append({"coupon_id": coupon.pk, "note": note})
         if not coupon_ids:
             notes.append({"coupon_id": None, "note": "The order used no coupon."})
-        receipt = RefundReceipt(refund_id, order_id, decisions, notes)
-        idempotency_complete(ctx, status=ctx.success_status, body=receipt.payload())
-        return receipt
+        return RefundReceipt(refund_id, order_id, decisions, notes)
 
 
 def _receive_for_coupon(coupon, *, refund_id, order_id, refund_amount, ctx, **refund):

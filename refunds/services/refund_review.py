@@ -10,7 +10,6 @@ from coupons import clock
 from coupons.errors import DecisionNotPending, NotFound, ValidationFailed
 from coupons.evidence.journal import require_folds, with_journal
 from coupons.evidence.tips import require_tip
-from coupons.write.idempotency import idempotency_complete
 from coupons.write.refusals import refusals_recorded
 from coupons.write.rows import lock_coupon_row
 from refunds.models import RefundCoupon
@@ -75,7 +74,6 @@ def refund_approve(*, decision_id, seen_entry: str, note: str, ctx,
             decision, from_status=Status.PENDING_APPROVAL, execute=chosen, coupon=coupon, ctx=ctx,
             now=now, reviewed_by=ctx.actor, reviewed_at=now, review_note=note[:1000],
         )
-        _answer(decision, ctx)
         return decision
 
 
@@ -91,11 +89,4 @@ def refund_reject(*, decision_id, seen_entry: str, note: str, ctx) -> RefundCoup
             status=Status.REJECTED, reviewed_by=ctx.actor, reviewed_at=now,
             review_note=note[:1000],
         )
-        _answer(decision, ctx)
         return decision
-
-
-def _answer(decision, ctx) -> None:
-    from refunds.selectors import decision_payload
-
-    idempotency_complete(ctx, status=ctx.success_status, body=decision_payload(decision))

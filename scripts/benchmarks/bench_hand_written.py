@@ -1,8 +1,9 @@
 """The hand-written LOCK + REDEEM cycle of scripts/benchmarks/bench_commands.py: psycopg and SQL,
 no Django.
 
-It mirrors what the application's command sends (coupons.write: rows.lock_coupon_row, then
-one_statement.write), so its figures are the ceiling of that design with no Python in the way:
+It mirrors what the application's command sends (coupons/sql/: claims.CLAIMED_AND_LOCKED,
+then transitions.statement, though the application stores the answer in a third statement),
+so its figures are the ceiling of that design with no Python in the way:
 BEGIN; one statement that claims the Idempotency-Key and locks the coupon row, reading what
 the command needs (its terms; for REDEEM the lease, the order link and whether refunds wait
 for the redemption); one data-modifying WITH that writes the compare-and-set, the command's

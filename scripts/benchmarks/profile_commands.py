@@ -48,9 +48,11 @@ def cycles(template_id: int, count: int):
     from coupons.write.idempotency import run_once
 
     def keyed(run):
-        key = uuid.uuid4().hex
-        return run_once(scope="profile", key=key, request_hash=key, actor="profile",
-                        command=run).body
+        """The command's result; its payload is the stored answer, as over the API."""
+        key, made = uuid.uuid4().hex, []
+        run_once(scope="profile", key=key, request_hash=key, actor="profile",
+                 command=lambda ctx: made.append(run(ctx)) or made[-1].payload())
+        return made[-1]
 
     coupons = [coupon_issue(template_id=template_id, user_id="profile",
                             ctx=CommandContext(actor="profile")).coupon.pk

@@ -1,15 +1,16 @@
-"""Statements per command over the API on PostgreSQL (two round trips).
+"""Statements per command over the API on PostgreSQL (three round trips).
 
 BEGIN, then (a) one statement that claims the Idempotency-Key and, if it was free, locks the
 coupon row and reads all the command needs (terms, lease, order link, ledger head, whether
-refunds wait for the redemption: coupons.write.rows), then (b) one statement that writes the
-compare-and-set, the command's rows, the ledger and outbox rows and the stored answer
-(coupons.write.one_statement), then COMMIT. A row lock that had to wait for a concurrent
+refunds wait for the redemption: coupons/sql/claims.py), then (b) one statement that writes
+the compare-and-set, the command's rows and the ledger and outbox rows
+(coupons/sql/transitions.py), then (c) the stored answer (run_once, the one place an answer is
+stored), then COMMIT. A row lock that had to wait for a concurrent
 command on the coupon adds one statement between (a) and (b), which reads the lease, order
 link, ledger head and refunds flag again (tests/coupons/concurrency/test_stale_lease_races.py).
 The comments' "raw" counts are one statement per row, what the commands sent before the
-data-modifying WITH; scripts/benchmarks/bench_commands.py's hand-written cycle sends the same two
-as here.
+data-modifying WITH; scripts/benchmarks/bench_commands.py's hand-written cycle sends (a) and (b)
+with the answer folded into (b).
 The service client is cached (api.authentication), so it costs nothing after the first request.
 """
 
@@ -49,14 +50,14 @@ def test_issue_statements(warm_api, template, django_assert_num_queries):
 
 def test_lock_statements(warm_api, coupon, django_assert_num_queries):
     # raw 10: BEGIN, claim, row lock, lease insert, order link insert, CAS, ledger, outbox,
-    # answer, COMMIT. Here: BEGIN, (a), (b), COMMIT.
-    with django_assert_num_queries(4):
+    # answer, COMMIT. Here: BEGIN, (a), (b), (c), COMMIT.
+    with django_assert_num_queries(5):
         post(warm_api, f"coupons/{coupon.pk}/lock", ORDER, "lock-1")
 
 
 def test_renew_statements(warm_api, coupon, locked, django_assert_num_queries):
     # raw 9: BEGIN, claim, row lock, lease expiry update, CAS, ledger, outbox, answer, COMMIT.
-    with django_assert_num_queries(4):
+    with django_assert_num_queries(5):
         post(warm_api, f"coupons/{coupon.pk}/renew", {**locked, "lease_seconds": 600}, "renew-1")
 
 
@@ -64,21 +65,21 @@ def test_redeem_statements(warm_api, coupon, locked, django_assert_num_queries):
     # raw 11: BEGIN, claim, row lock (with the lease's order link), redemption insert, lease
     # end, CAS, ledger, outbox, the read of refunds waiting for this redemption, answer, COMMIT.
     # Here the refunds flag comes with (a).
-    with django_assert_num_queries(4):
+    with django_assert_num_queries(5):
         post(warm_api, f"coupons/{coupon.pk}/redeem", {**locked, "payment_id": "pay-1"},
              "redeem-1")
 
 
 def test_release_statements(warm_api, coupon, locked, django_assert_num_queries):
     # raw 9: BEGIN, claim, row lock, lease end, CAS, ledger, outbox, answer, COMMIT.
-    with django_assert_num_queries(4):
+    with django_assert_num_queries(5):
         post(warm_api, f"coupons/{coupon.pk}/release", {**locked, "reason": "closed"},
              "release-1")
 
 
 def test_void_statements(warm_api, coupon, django_assert_num_queries):
     # raw 8: BEGIN, claim, row lock, CAS, ledger, outbox, answer, COMMIT.
-    with django_assert_num_queries(4):
+    with django_assert_num_queries(5):
         post(warm_api, f"coupons/{coupon.pk}/void", {"expected_version": 1, "reason": "risk"},
              "void-1")
 

@@ -42,10 +42,12 @@ AFTER_SALE_HOOKS = [
     "return_policy_named",
     "check_returns",
 ]
-# Only these modules write a coupon's state_version: the one compare-and-set, its set-based
-# twins for the scanners (same WHERE on state and version), and issuing a coupon at version 1.
+# Only these modules write a coupon's state_version: the one compare-and-set (its Python and its
+# SQL), its set-based twins for the scanners (same WHERE on state and version), and issuing a
+# coupon at version 1.
 VERSION_WRITERS = {
     "coupons/write/transitions.py",
+    "coupons/sql/transitions.py",
     "coupons/services/bulk_expire.py",
     "coupons/services/bulk_release.py",
     "coupons/services/issue.py",
@@ -92,12 +94,20 @@ def import_violations(files) -> list[str]:
             for ban in sorted(forbidden_imports(name, tree))]
 
 
+# SQL text that writes the coupon table.
+COUPON_WRITE_SQL = re.compile(r'\b(UPDATE|INSERT\s+INTO)\s+"?coupons_usercoupon\b', re.I)
+
+
 def version_writes(files) -> list[str]:
-    """Modules that assign `x.state_version = ...` or pass `state_version=` to a write."""
+    """Modules that assign `x.state_version = ...`, pass `state_version=` to a write, or hold
+    SQL that updates or inserts coupon rows."""
     writes = []
     for name, tree in files:
         for node in ast.walk(tree):
-            if isinstance(node, ast.Assign | ast.AugAssign):
+            if (isinstance(node, ast.Constant) and isinstance(node.value, str)
+                    and COUPON_WRITE_SQL.search(node.value)):
+                writes.append(name)
+            elif isinstance(node, ast.Assign | ast.AugAssign):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 if any(isinstance(t, ast.Attribute) and t.attr == "state_version"
                        for t in targets):
@@ -156,6 +166,13 @@ def test_the_version_check_names_a_view_that_writes_a_version():
     broken = [("timeline/views/coupon.py", ast.parse(
         "coupon.state_version = 9\nUserCoupon.objects.filter(pk=1).update(state_version=2)\n"))]
     assert version_writes(broken) == ["timeline/views/coupon.py"]
+
+
+def test_the_version_check_names_a_module_whose_sql_writes_coupon_rows():
+    broken = [("coupons/sql/sneaky.py", ast.parse(
+        'MOVE = f"UPDATE coupons_usercoupon SET status = %s WHERE id = %s"\n')),
+              ("coupons/sql/reads.py", ast.parse('READ = "SELECT * FROM coupons_usercoupon"\n'))]
+    assert version_writes(broken) == ["coupons/sql/sneaky.py"]
 
 
 def where_things_are() -> list[tuple[str, str]]:

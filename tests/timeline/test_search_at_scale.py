@@ -24,7 +24,8 @@ COPIES = 3000
 def copy_coupon(coupon, copies: int, *, user_id: str) -> None:
     """`copies` rows like `coupon`, for `user_id`, in one INSERT ... SELECT."""
     table = UserCoupon._meta.db_table
-    columns = [f.column for f in UserCoupon._meta.concrete_fields if not f.primary_key]
+    columns = [f.column for f in UserCoupon._meta.get_fields()
+               if f.concrete and not f.many_to_many and not f.primary_key]
     select = ", ".join("%s" if column == "user_id" else f"c.{column}" for column in columns)
     with connection.cursor() as cursor:
         cursor.execute(

@@ -52,8 +52,8 @@ def hold_locks(monkeypatch):
     release, written = threading.Event(), threading.Event()
     apply_transition = lock_service.apply_transition
 
-    def and_hold(**kwargs):
-        applied = apply_transition(**kwargs)
+    def and_hold(*args):
+        applied = apply_transition(*args)
         written.set()
         assert release.wait(timeout=60)
         return applied

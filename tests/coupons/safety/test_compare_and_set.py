@@ -6,8 +6,8 @@ whose row lock is taken away, and expect a VERSION_CONFLICT that changed nothing
 IntegrityError from the ledger (a 500).
 """
 
-from dataclasses import replace
 from datetime import timedelta
+from decimal import Decimal
 
 import pytest
 from django.db import transaction
@@ -17,15 +17,14 @@ from coupons.errors import InvalidState, VersionConflict
 from coupons.models import (
     CouponLock,
     CouponStatus,
-    IdempotencyRecord,
     LockStatus,
     OperationType,
+    OrderCoupon,
     UserCoupon,
 )
 from coupons.services import coupon_release, coupon_renew, coupon_void
-from coupons.write.idempotency import idempotency_claim
 from coupons.write.rows import lock_coupon_row
-from coupons.write.transitions import UNBOUND, apply_transition, guard, is_allowed
+from coupons.write.transitions import UNBOUND, Command, apply_transition, guard, is_allowed
 from tests.command_checks import refused, world
 from tests.conftest import lock
 
@@ -43,11 +42,10 @@ def relocked(coupon, ctx):
     return stale, proof_a
 
 
-def stale_write(coupon, op_type, to_state, expected_version, ctx, **kwargs):
+def stale_write(coupon, op_type, to_state, expected_version, ctx, **command):
     with transaction.atomic():
-        return apply_transition(coupon=coupon, op_type=op_type, to_state=to_state,
-                                expected_version=expected_version, ctx=ctx, now=clock.now(),
-                                **kwargs)
+        return apply_transition(coupon, Command(op_type, ctx, clock.now(), **command), to_state,
+                                expected_version)
 
 
 def test_stale_expected_version_is_a_version_conflict_that_changes_nothing(coupon, ctx):
@@ -99,7 +97,8 @@ def test_current_caller_passes_the_same_compare_and_set(coupon, ctx):
 
     operation = stale_write(current, OperationType.RELEASE, CouponStatus.AVAILABLE, 4, ctx,
                             owner=(current.locked_order_id, current.lock_token_hash),
-                            changes=UNBOUND, order_id="order-B", lock=current.current_lock)
+                            changes=UNBOUND,
+                            ledger={"order_id": "order-B", "lock": current.current_lock})
 
     assert (operation.from_version, operation.to_version, operation.to_state) == (
         4, 5, "AVAILABLE")
@@ -210,28 +209,26 @@ def test_api_void_without_its_row_lock_is_a_409(api, coupon, ctx, unlocked_reads
     assert (coupon.status, coupon.state_version) == ("LOCKED", 2)
 
 
-def test_a_missed_compare_and_set_writes_none_of_the_commands_rows_nor_its_answer(coupon, ctx):
-    """A command's rows, updates and stored answer ride on its CAS (one statement on
-    PostgreSQL, inserts selecting from the UPDATE's RETURNING): a stale CAS writes none."""
+def test_a_missed_compare_and_set_writes_none_of_the_commands_rows(coupon, ctx):
+    """A command's rows ride on its CAS (one statement, inserts selecting from the UPDATE's
+    RETURNING): a stale CAS writes none."""
     stale = UserCoupon.objects.get(pk=coupon.pk)  # AVAILABLE v1
-    held, _ = lock(coupon, ctx)  # LOCKED v2
-    claim = idempotency_claim(scope="client:1", key="stale-lock", request_hash="h")
-    keyed = replace(ctx, idempotency_record_id=claim.record_id)
+    lock(coupon, ctx)  # LOCKED v2
     now = clock.now()
     second_lease = CouponLock(coupon=coupon, order_id="order-X", token_hash="x" * 64,
                               token_key_id="k1", locked_at=now,
                               expires_at=now + timedelta(hours=1), acquired_version=2)
+    order_link = OrderCoupon(lock=second_lease, coupon=coupon, order_id="order-X",
+                             order_amount=Decimal("300.00"), discount_amount=Decimal("10.00"),
+                             template_version_id=coupon.template_version_id, created_at=now)
     before = world()
 
     with pytest.raises(VersionConflict):
-        stale_write(stale, OperationType.LOCK, CouponStatus.LOCKED, 1, keyed,
-                    rows=(second_lease,), answer=lambda: {"stale": True},
-                    updates=[(CouponLock, held.lock.pk,
-                              {"status": LockStatus.RELEASED, "ended_at": now})])
+        stale_write(stale, OperationType.LOCK, CouponStatus.LOCKED, 1, ctx,
+                    changes={"current_lock": second_lease}, new_lease=(second_lease, order_link))
 
-    assert world() == before  # no second lease, the held one still ACTIVE, no ledger row
-    record = IdempotencyRecord.objects.get(pk=claim.record_id)
-    assert (record.status, record.response_body) == (IdempotencyRecord.Status.IN_PROGRESS, None)
+    assert world() == before  # no second lease nor order link, the held lease ACTIVE, no ledger
+    assert not OrderCoupon.objects.filter(order_id="order-X").exists()
 
 
 def test_a_missed_compare_and_set_changes_no_declared_row_even_before_a_rollback(coupon, ctx):
@@ -245,12 +242,10 @@ def test_a_missed_compare_and_set_changes_no_declared_row_even_before_a_rollback
 
     with transaction.atomic():
         with pytest.raises(VersionConflict):
-            apply_transition(
-                coupon=current, op_type=OperationType.RENEW, to_state=CouponStatus.LOCKED,
-                expected_version=2, ctx=ctx, now=clock.now(),
-                owner=(proof.order_id, proof.token_hash),
-                updates=[(CouponLock, current.current_lock_id,
-                          {"expires_at": lease_end + timedelta(days=30)})])
+            apply_transition(current, Command(
+                OperationType.RENEW, ctx, clock.now(), owner=(proof.order_id, proof.token_hash),
+                lease_changes={"expires_at": lease_end + timedelta(days=30)}),
+                CouponStatus.LOCKED, 2)
         seen = CouponLock.objects.get(pk=current.current_lock_id).expires_at
 
     assert seen == lease_end

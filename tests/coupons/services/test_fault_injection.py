@@ -25,7 +25,6 @@ from coupons.models import (
     UserCoupon,
 )
 from coupons.services import (
-    CommandContext,
     coupon_expire,
     coupon_issue,
     coupon_lock,
@@ -34,7 +33,7 @@ from coupons.services import (
     coupon_renew,
     coupon_void,
 )
-from coupons.write.idempotency import idempotency_claim
+from coupons.write.idempotency import run_once
 from tests.conftest import lock
 
 pytestmark = pytest.mark.django_db
@@ -88,16 +87,15 @@ def after_create(model):
 
 
 # The compare-and-set and every row of a transition are one statement
-# (coupons.write.one_statement); the crash comes right after it.
-ONE = {"coupon compare-and-set": after_call("coupons.write.one_statement.write")}
+# (coupons/sql/transitions.py); the crash comes right after it. run_once stores every answer.
+ANSWER = {"stored answer": after_call("coupons.write.idempotency.idempotency_complete")}
+ONE = {"coupon compare-and-set": after_call("coupons.write.transitions.appended"), **ANSWER}
 WRITE_STEPS = {
     # issue writes its rows itself, one statement each.
     "issue": {"coupon row": after_create(UserCoupon),
               "ledger row": after_call("coupons.services.issue.append_operation"),
-              "outbox row": after_call("coupons.services.issue.append_outbox"),
-              "stored answer": after_call("coupons.services.issue.idempotency_complete")},
-    **{command: ONE for command in ("lock", "renew", "redeem", "release", "void")},
-    "expire": {**ONE, "stored answer": after_call("coupons.services.expire.idempotency_complete")},
+              "outbox row": after_call("coupons.services.issue.append_outbox"), **ANSWER},
+    **{command: ONE for command in ("lock", "renew", "redeem", "release", "void", "expire")},
 }
 
 
@@ -134,19 +132,10 @@ def world(coupon_id=None) -> dict:
     }
 
 
-@pytest.fixture
-def keyed_ctx(clock):
-    """A context whose Idempotency-Key the API has claimed, as run_command does."""
-
-    def make(command):
-        key = f"fault-{command}"
-        claim = idempotency_claim(scope="client:1", key=key, request_hash=f"hash-{command}")
-        return CommandContext(actor="client:order-service", idempotency_scope="client:1",
-                              idempotency_key=key,
-                              request_hash=f"hash-{command}",
-                              idempotency_record_id=claim.record_id)
-
-    return make
+def keyed(command, call):
+    """`call(ctx)` under an Idempotency-Key of its own, as run_command runs it."""
+    return run_once(scope="client:1", key=f"fault-{command}", request_hash=f"hash-{command}",
+                    actor="client:order-service", command=call)
 
 
 def prepare(command, template, coupon, ctx, clock):
@@ -177,50 +166,47 @@ def prepare(command, template, coupon, ctx, clock):
 
 @pytest.mark.parametrize(("command", "step"), CASES, ids=[f"{c}-{s}" for c, s in CASES])
 def test_a_crash_right_after_any_write_leaves_nothing_behind(
-    command, step, template, coupon, ctx, keyed_ctx, clock
+    command, step, template, coupon, ctx, clock
 ):
     run = prepare(command, template, coupon, ctx, clock)
-    run_ctx = keyed_ctx(command)
     coupon_id = None if command == "issue" else coupon.pk
     before = world(coupon_id)
     crash = CrashAfter(f"{command}: {step}")
 
     with WRITE_STEPS[command][step](crash), pytest.raises(InjectedCrash):
-        run(run_ctx)
+        keyed(command, lambda run_ctx: run(run_ctx).payload())
 
     assert crash.fired == 1, f"the {step} write never happened in {command}"
-    assert world(coupon_id) == before
-    [claim] = IdempotencyRecord.objects.filter(pk=run_ctx.idempotency_record_id)
-    assert claim.status == IdempotencyRecord.Status.IN_PROGRESS
+    assert world(coupon_id) == before  # the key's claim rolled back with the rest
 
     # The crash left nothing in the way: the same command, same key, now goes through once.
     clock.advance(seconds=1)
-    run(run_ctx)
-    claim.refresh_from_db()
+    assert not keyed(command, lambda run_ctx: run(run_ctx).payload()).replayed
+    [claim] = IdempotencyRecord.objects.filter(key=f"fault-{command}")
     assert claim.status == IdempotencyRecord.Status.COMPLETED
     assert CouponOperation.objects.count() == before["ledger"] + 1
 
 
 @pytest.mark.parametrize("step", [step for step in ("coupon compare-and-set", "ledger row")
                                   if step in WRITE_STEPS["void"]])
-def test_a_crashed_void_of_an_available_coupon_leaves_it_available(step, coupon, keyed_ctx):
-    run_ctx = keyed_ctx("void")
+def test_a_crashed_void_of_an_available_coupon_leaves_it_available(step, coupon):
     before = world(coupon.pk)
     crash = CrashAfter(f"void: {step}")
 
     with WRITE_STEPS["void"][step](crash), pytest.raises(InjectedCrash):
-        coupon_void(coupon_id=coupon.pk, expected_version=1, reason="risk", ctx=run_ctx)
+        keyed("void", lambda run_ctx: coupon_void(coupon_id=coupon.pk, expected_version=1,
+                                                  reason="risk", ctx=run_ctx))
 
     assert crash.fired == 1
     assert world(coupon.pk) == before
     assert UserCoupon.objects.get(pk=coupon.pk).status == "AVAILABLE"
 
 
-def test_lock_crash_after_writes_can_be_retried_by_another_order(coupon, ctx, keyed_ctx, clock):
+def test_lock_crash_after_writes_can_be_retried_by_another_order(coupon, ctx, clock):
     """A crashed LOCK must not leave an active lease that blocks the next order."""
     crash = CrashAfter("lock: ledger row")
     with write_step("lock", "ledger row")(crash), pytest.raises(InjectedCrash):
-        lock(coupon, keyed_ctx("lock"), order_id="order-A")
+        keyed("lock", lambda run_ctx: lock(coupon, run_ctx, order_id="order-A"))
 
     clock.advance(minutes=1)
     result, _ = lock(coupon, ctx, order_id="order-B")

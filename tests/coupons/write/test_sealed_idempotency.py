@@ -10,6 +10,7 @@ disclosed. A genuine replay still answers the first result.
 
 import hashlib
 import json
+from types import SimpleNamespace
 
 import pytest
 from django.db import connection
@@ -17,7 +18,7 @@ from rest_framework.test import APIClient
 
 from coupons.models import IdempotencyRecord
 from coupons.services import coupon_issue, service_client_create
-from coupons.write.idempotency_seal import record_seal, request_fingerprint
+from coupons.write.idempotency_seal import record_seal, request_fingerprint, seal_holds
 from tests.conftest import ALL_GRANTS
 
 pytestmark = pytest.mark.django_db
@@ -133,7 +134,7 @@ def test_a_record_without_a_seal_is_never_replayed(two_clients, coupon):
     refused(lock(api, coupon, "lock-1"))
 
 
-def test_a_redeem_answer_sealed_in_its_one_statement_replays_and_refuses_an_edit(
+def test_a_redeem_answer_sealed_whole_replays_and_refuses_an_edit(
         two_clients, coupon):
     (_, api), _ = two_clients
     locked = lock(api, coupon, "lock-1").json()
@@ -146,7 +147,8 @@ def test_a_redeem_answer_sealed_in_its_one_statement_replays_and_refuses_an_edit
 
     first = redeem()
     assert first.status_code == 200 and redeem().json() == first.json()
-    assert IdempotencyRecord.objects.get(key="redeem-1").seal.startswith("redemption_id:")
+    # Stored once the redemption has its id, so the seal covers all of it (names no key).
+    assert IdempotencyRecord.objects.get(key="redeem-1").seal.startswith(":")
     raw("UPDATE coupons_idempotencyrecord SET response_body = jsonb_set(response_body, "
         "'{status}', '\"AVAILABLE\"') WHERE key = 'redeem-1'")
 
@@ -163,3 +165,16 @@ def test_the_request_fingerprint_is_keyed(settings):
     assert request_fingerprint("POST", "/p", ORDER) != first
     seal = {"scope": "client:1", "key": "k", "request_hash": first, "status": "IN_PROGRESS"}
     assert record_seal(**seal) != record_seal(**{**seal, "scope": "client:2"})
+
+
+def test_an_answer_an_earlier_release_sealed_without_a_new_row_s_id_still_holds():
+    body = {"redemption_id": 7, "status": "USED"}
+    record = SimpleNamespace(scope="client:1", key="k", request_hash="h", status="COMPLETED",
+                             response_status=200, response_body=body)
+    record.seal = record_seal(scope="client:1", key="k", request_hash="h", status="COMPLETED",
+                              response_status=200, response_body=body,
+                              filled=("redemption_id",))
+
+    assert record.seal.startswith("redemption_id:") and seal_holds(record)
+    record.response_body = {**body, "status": "AVAILABLE"}
+    assert not seal_holds(record)

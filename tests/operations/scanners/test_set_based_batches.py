@@ -97,3 +97,37 @@ def test_a_batch_move_the_transition_table_forbids_is_refused_before_it_writes(
 
     assert statuses(coupons) == ["LOCKED"] * 3
     assert [ledger(coupon) for coupon in coupons] == before
+
+
+def test_an_expiry_batch_move_the_transition_table_forbids_is_refused_before_it_writes(
+        template, ctx, clock, monkeypatch):
+    """The expiry scanner's batch is checked against TRANSITIONS too: were EXPIRE no longer a
+    move from AVAILABLE, its batch writes nothing."""
+    coupons = issue(template, ctx, 3, user_id="u-expiry-guard")
+    clock.advance(days=31)  # the template's coupons are valid 30 days
+    before = [ledger(coupon) for coupon in coupons]
+    monkeypatch.setitem(transitions.TRANSITIONS, Op.EXPIRE, {})
+
+    with pytest.raises(InvalidState):
+        scanners.expire_due_coupons(list(scanners.coupons_due_to_expire()))
+
+    assert statuses(coupons) == ["AVAILABLE"] * 3
+    assert [ledger(coupon) for coupon in coupons] == before
+
+
+def test_every_move_the_scanners_batches_write_is_one_the_transition_table_allows(
+        template, ctx, clock):
+    coupons = issue(template, ctx, 4, user_id="u-moves")
+    lock_all(coupons[:2], ctx)
+    clock.advance(seconds=LEASE + 1)
+    assert scanners.scan_leases(batch=100).counts == {"released": 2}
+    clock.advance(days=31)
+    assert scanners.expire_coupons(batch=100).counts == {"expired": 4}
+
+    moves = set(CouponOperation.objects.filter(
+        coupon__in=coupons, actor__in=[scanners.LEASE_SCANNER.actor,
+                                       scanners.EXPIRY_SCANNER.actor],
+    ).values_list("op_type", "from_state", "to_state"))
+
+    assert moves == {(Op.RELEASE, S.LOCKED, S.AVAILABLE), (Op.EXPIRE, S.AVAILABLE, S.EXPIRED)}
+    assert all(transitions.is_allowed(*move) for move in moves)

@@ -14,7 +14,7 @@ from coupons.evidence.replay import coupon_check
 from coupons.models import CouponStatus, OperationType, Redemption, UserCoupon
 from coupons.services import coupon_void
 from coupons.write.rows import lock_coupon_row
-from coupons.write.transitions import apply_transition
+from coupons.write.transitions import Command, apply_transition
 from tests.app_role import past_the_triggers
 from tests.refunds.compensations.conftest import approve, last_op, ok, propose
 
@@ -30,9 +30,8 @@ def rolled_back():
 
 def write(coupon_id, op_type, to_state, ctx, **fields):
     coupon = lock_coupon_row(coupon_id)
-    apply_transition(coupon=coupon, op_type=op_type, to_state=to_state,
-                     expected_version=coupon.state_version, ctx=ctx, now=coupon_clock.now(),
-                     **fields)
+    apply_transition(coupon, Command(op_type, ctx, coupon_clock.now(), ledger=fields), to_state,
+                     coupon.state_version)
 
 
 def check(coupon_id):
