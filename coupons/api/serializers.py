@@ -16,6 +16,8 @@ from api.fields import (
     DecimalText,
     QueryIntegerField,
     StrictBooleanField,
+    StrictCharField,
+    StrictSlugField,
     external_id,
     given,
     money_field,
@@ -81,8 +83,8 @@ class TemplateInput(serializers.Serializer):
         {"oneOf": [given("valid_until", "string"), given("valid_days", "integer")]},
     ]}
 
-    code = serializers.SlugField(max_length=64, trim_whitespace=False)  # a code as sent
-    name = serializers.CharField(max_length=200)
+    code = StrictSlugField(max_length=64, trim_whitespace=False)  # a code as sent
+    name = StrictCharField(max_length=200)
     kind = serializers.ChoiceField(choices=CouponKind.choices)
     face_value = money_field(required=False, allow_null=True)
     percent_off = DecimalText(
@@ -241,12 +243,12 @@ class RedeemOutput(serializers.Serializer):
 
 
 class ReleaseInput(LeaseProofInput):
-    reason = serializers.CharField(max_length=500, required=False, default="", allow_blank=True)
+    reason = StrictCharField(max_length=500, required=False, default="", allow_blank=True)
 
 
 class VoidInput(serializers.Serializer):
     expected_version = serializers.IntegerField(min_value=1, max_value=MAX_VERSION)
-    reason = serializers.CharField(max_length=500)
+    reason = StrictCharField(max_length=500)
 
 
 class StateOutput(serializers.Serializer):

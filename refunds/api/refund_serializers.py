@@ -5,6 +5,7 @@ from rest_framework import serializers
 
 from api.fields import (
     StrictBooleanField,
+    StrictCharField,
     external_id,
     journal_tip_field,
     money_field,
@@ -100,7 +101,7 @@ class RefundReceiptOutput(serializers.Serializer):
 
 class ApproveInput(serializers.Serializer):
     seen_entry = seen_entry_field()
-    note = serializers.CharField(max_length=1000, required=False, default="", allow_blank=True)
+    note = StrictCharField(max_length=1000, required=False, default="", allow_blank=True)
     action = serializers.ChoiceField(
         choices=["RETURN", "KEEP_USED", "VOID"], required=False, allow_null=True, default=None,
         help_text="Required for a MANUAL_REVIEW decision: what happens to the coupon.",
@@ -109,7 +110,7 @@ class ApproveInput(serializers.Serializer):
 
 class RejectInput(serializers.Serializer):
     seen_entry = seen_entry_field()
-    note = serializers.CharField(max_length=1000)
+    note = StrictCharField(max_length=1000)
 
 
 class PreviewInput(serializers.Serializer):
