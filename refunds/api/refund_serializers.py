@@ -1,6 +1,7 @@
 """Refund decision and impact-preview request and answer shapes."""
 
 from django.utils.translation import gettext as _
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from api.fields import (
@@ -11,6 +12,8 @@ from api.fields import (
     money_field,
     seen_entry_field,
 )
+from coupons.models import CouponKind
+from refunds.api.policy_serializers import CompensationDoc
 from refunds.models import RefundCoupon
 from refunds.policy_engine import RefundType
 
@@ -39,6 +42,35 @@ class RefundMoneyOutput(serializers.Serializer):
     refunded_total = serializers.CharField(allow_null=True)
 
 
+class DecisionFacts(serializers.Serializer):
+    """refunds.policy_engine.RefundFacts as stored with the decision (its `as_json`)."""
+
+    refund_type = serializers.ChoiceField(choices=RefundType.ALL)
+    refunded_share = serializers.CharField(
+        help_text="The share of the order's payment refunded so far, 0 to 1, a decimal string.")
+    coupon_expired = serializers.BooleanField()
+    template_kind = serializers.ChoiceField(choices=CouponKind.choices)
+    template_returnable = serializers.BooleanField()
+    campaign_closed = serializers.BooleanField()
+    risk_flag = serializers.BooleanField()
+    days_since_redemption = serializers.IntegerField()
+    face_value = serializers.CharField(
+        allow_null=True, required=False,
+        help_text="The coupon's face value, a decimal string (null for a percentage).")
+
+
+# Declared shapes of what the selectors answer as stored JSON: the answer is the stored
+# object unchanged, the schema names its fields.
+@extend_schema_field(DecisionFacts)
+class FactsField(serializers.DictField):
+    pass
+
+
+@extend_schema_field(CompensationDoc)
+class CompensationField(serializers.DictField):
+    pass
+
+
 class RefundCouponDecisionOutput(serializers.Serializer):
     action = serializers.ChoiceField(choices=RefundCoupon.Action.choices, allow_null=True)
     policy = serializers.CharField(allow_null=True)
@@ -46,8 +78,9 @@ class RefundCouponDecisionOutput(serializers.Serializer):
     rule_index = serializers.IntegerField(allow_null=True)
     rule_label = serializers.CharField()
     requires_approval = serializers.BooleanField()
-    compensation = serializers.DictField()
-    facts = serializers.DictField(allow_null=True, help_text="The RefundFacts it was decided on.")
+    compensation = CompensationField(
+        help_text="What a COMPENSATE rule gives (`template_id` or `amount`); `{}` otherwise.")
+    facts = FactsField(allow_null=True, help_text="The RefundFacts it was decided on.")
     decided_at = serializers.DateTimeField(allow_null=True)
 
 
