@@ -1,6 +1,7 @@
 """The error body (docs/api.md), once, in its two forms: the envelope and the problem details
 (api.problems); api.schema puts both under every operation's errors."""
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from api.exceptions import DRF_CODES, UNEXPECTED_CODES
@@ -23,11 +24,35 @@ ERROR_CODES = sorted({error.code for error in domain_errors() if "code" in vars(
                      | set(DRF_CODES.values()) | set(UNEXPECTED_CODES) | {InvalidCursor.code})
 
 
+# The details keys whose meaning is the same under every code that sends them, declared (a
+# 400's field names and a code's own facts stay open beside them).
+KNOWN_DETAILS = {
+    "type": "object",
+    "properties": {
+        "current_state": {"type": "string", "description": (
+            "409: the state (coupon) or status (refund decision, compensation, case, finding, "
+            "policy version) the object is in now.")},
+        "current_version": {"type": "integer", "description": (
+            "409: the coupon's state_version, the template's or the policy's version now.")},
+        "capability": {"type": "string", "description": "403: the capability it needs."},
+        "retry_after": {"type": "integer", "minimum": 0, "description": (
+            "429, 503 and COUPON_BUSY: the seconds `Retry-After` gives.")},
+        "max_bytes": {"type": "integer", "description": "413: the largest body taken."},
+    },
+    "additionalProperties": {},
+}
+
+
+@extend_schema_field(KNOWN_DETAILS)
+class DetailsField(serializers.DictField):
+    """The details unchanged; the keys every code uses alike declared."""
+
+
 class ErrorDetail(serializers.Serializer):
     code = serializers.ChoiceField(choices=ERROR_CODES, help_text=(
         "A stable error code; docs/api.md (Errors) says when each one happens."))
     message = serializers.CharField()
-    details = serializers.DictField(help_text=(
+    details = DetailsField(help_text=(
         "400: the fields at fault, e.g. "
         '{"rules": {"2": {"when": {"refunded_share_min": ["must be between 0 and 1"]}}}}; '
         "403: the missing `capability`; 409: `current_state` and `current_version`; 429 and 503: "
@@ -49,5 +74,5 @@ class ProblemOutput(serializers.Serializer):
     status = serializers.IntegerField(min_value=400, max_value=599)
     detail = serializers.CharField(help_text="What went wrong this time (the envelope's message).")
     code = serializers.ChoiceField(choices=ERROR_CODES)
-    details = serializers.DictField(help_text="The envelope's details.")
+    details = DetailsField(help_text="The envelope's details.")
     error = ErrorDetail(help_text="Today's envelope, unchanged, for code written against it.")

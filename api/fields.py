@@ -51,13 +51,23 @@ class StrictBooleanField(serializers.BooleanField):
         return data
 
 
-class StrictCharField(serializers.CharField):
-    """Text only, as the schema's string says: DRF's own turns the number 42 into "42"."""
+class TextOnly:
+    """Text only, as the schema's string says: DRF's text fields turn the number 42 into
+    "42" (and a slug or pattern may then match it). Mixed in before the DRF field class."""
 
     def to_internal_value(self, data):
         if not isinstance(data, str):
-            self.fail("invalid")
+            raise serializers.ValidationError(
+                serializers.CharField.default_error_messages["invalid"], code="invalid")
         return super().to_internal_value(data)
+
+
+class StrictCharField(TextOnly, serializers.CharField):
+    pass
+
+
+class StrictSlugField(TextOnly, serializers.SlugField):
+    pass
 
 
 class QueryIntegerField(serializers.IntegerField):
@@ -108,7 +118,7 @@ def note_unless(action: str, *, noted: list[str]) -> dict:
 SEEN_ENTRY_PATTERN = r"^[0-9a-f]{64}$"
 
 
-class SeenEntryField(serializers.RegexField):
+class SeenEntryField(TextOnly, serializers.RegexField):
     schema_extra = {"pattern": SEEN_ENTRY_PATTERN, "minLength": 64}  # api.schema states it
 
 

@@ -57,6 +57,25 @@ OPEN_SETS = {
         "type": "string", "pattern": "^[A-Z][A-Z0-9_]*$",
         "description": "A code added in a later minor version: treat it as its HTTP status "
                        "says (docs/api.md, Versions)."},
+    "OperationTypeEnum": {
+        "type": "string", "pattern": "^[A-Z][A-Z0-9_]*$",
+        "description": "A kind of ledger operation added in a later minor version: show it "
+                       "as it is named (docs/api.md, Versions)."},
+    "TimelineKindEnum": {
+        "type": "string", "pattern": "^[a-z][a-z0-9_]*$",
+        "description": "A kind of timeline entry added in a later minor version: show its "
+                       "`summary` (docs/api.md, Versions)."},
+}
+
+# Unions discriminated by a growable set: a branch of its own (the value) takes what a later
+# minor version adds, so a validating client keeps working. Its discriminator value is any
+# such word but the known ones, so each answer matches one branch; discriminator-aware
+# generators type it by its component name, which keeps narrowing on the known values exact.
+OPEN_UNIONS = {
+    "EventOutcome": ("OtherOutcome", "^[A-Z][A-Z0-9_]*$",
+                     "An outcome whose `action` a later minor version adds: the fact was "
+                     "received and recorded; read `action` and ignore what you do not know "
+                     "(docs/api.md, Versions)."),
 }
 
 
@@ -312,6 +331,21 @@ def open_set_fields(node, ref: str, unknown: dict) -> None:
         open_set_fields(spec, ref, unknown)
 
 
+def open_union(schemas: dict, name: str, other: str, pattern: str, description: str) -> None:
+    """Adds to the union `name` the branch `other`: an object whose discriminator is any value
+    matching `pattern` but those the union maps, its other fields unknown."""
+    union = schemas[name]
+    field = union["discriminator"]["propertyName"]
+    known = sorted(union["discriminator"]["mapping"])
+    schemas[other] = {
+        "type": "object", "description": description,
+        "properties": {field: {"type": "string", "pattern": pattern, "not": {"enum": known}}},
+        "required": [field],
+    }
+    union["oneOf"].append({"$ref": f"#/components/schemas/{other}"})
+    union["x-extensible-enum"] = True
+
+
 def tidy_schema(result, generator, request, public):
     """Postprocessing hook (SPECTACULAR_SETTINGS): what redocly's recommended rules and the
     generated client need and the generator does not write.
@@ -365,6 +399,8 @@ def tidy_schema(result, generator, request, public):
 
     walk(result)
     for name, unknown in OPEN_SETS.items():
+        if name not in schemas:  # a schema of some views only (tests) may not name the set
+            continue
         schemas[name]["x-extensible-enum"] = True
         schemas[name]["description"] = "\n\n".join(part for part in (
             schemas[name].get("description"),
@@ -373,6 +409,9 @@ def tidy_schema(result, generator, request, public):
         for component_name, component in schemas.items():
             if not component_name.endswith("Request"):
                 open_set_fields(component, f"#/components/schemas/{name}", unknown)
+    for name, (other, pattern, description) in OPEN_UNIONS.items():
+        if name in schemas:
+            open_union(schemas, name, other, pattern, description)
     for name, component in schemas.items():
         if name.endswith("Request"):  # COMPONENT_SPLIT_REQUEST: a request's own component
             for spec in component.get("properties", {}).values():

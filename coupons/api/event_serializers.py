@@ -4,9 +4,10 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.utils.translation import gettext as _
-from drf_spectacular.utils import PolymorphicProxySerializer
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
+from api.error_serializers import DetailsField
 from api.fields import (
     MAX_DB_ID,
     StrictBooleanField,
@@ -18,7 +19,7 @@ from api.fields import (
 from api.identifiers import ExternalIdField
 from coupons import clock, phones
 from coupons.api.outcome_serializers import OUTCOME_UNION
-from coupons.models import ConflictCase, FactType
+from coupons.models import ConflictCase, CouponStatus, FactType
 from coupons.redaction import visible
 
 
@@ -159,12 +160,39 @@ class EventOutput(serializers.Serializer):
     outcome = OUTCOME_UNION
 
 
+class CaseEvidence(serializers.Serializer):
+    """What coupons.events.handlers and coupons.services.presale_cases store when they open or
+    join a case; each kind of case fills the fields it knows."""
+
+    refused_with = serializers.CharField(
+        help_text="The error code the fact's command was refused with, or NO_BINDING (a "
+                  "final payment for an order whose deposit never locked the coupon).")
+    coupon_state = serializers.ChoiceField(choices=CouponStatus.choices, required=False)
+    coupon_version = serializers.IntegerField(required=False)
+    error_details = DetailsField(required=False,
+                                 help_text="The refusal's details, as in an error body.")
+    order_lock_id = serializers.UUIDField(required=False)
+    order_amount = serializers.CharField(required=False, help_text="A decimal string.")
+    order_discount = serializers.CharField(required=False, help_text="A decimal string.")
+    final_payment_deadline = serializers.CharField(required=False)
+    substitute_coupon_id = serializers.IntegerField(required=False, allow_null=True)
+    payment_id = serializers.CharField(required=False)
+    message_id = serializers.CharField(required=False)
+    final_payment_id = serializers.CharField(required=False)
+    final_payment_message_id = serializers.CharField(required=False)
+
+
+@extend_schema_field(CaseEvidence)
+class EvidenceField(serializers.DictField):
+    """The stored evidence unchanged, its fields declared."""
+
+
 class CaseOutput(serializers.ModelSerializer):
     """Notes and evidence only when the context says `can_see_details` (default: hidden)."""
 
     sometimes_absent = ConflictCase.detail_fields
-    evidence = serializers.DictField(help_text="The fact's values the case was opened on, by "
-                                     "name (payment id, amounts, times).")
+    evidence = EvidenceField(help_text="The fact's values the case was opened on, by "
+                             "name (payment id, amounts, times).")
 
     class Meta:
         model = ConflictCase

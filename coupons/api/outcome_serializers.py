@@ -8,7 +8,7 @@ without casting. These serializers describe answers only: the handlers build the
 from drf_spectacular.utils import PolymorphicProxySerializer
 from rest_framework import serializers
 
-from api.error_serializers import ERROR_CODES
+from api.error_serializers import ERROR_CODES, DetailsField
 from api.fields import MONEY, NamedSetField
 from coupons.models import CouponStatus, LockStatus, Recommendation, SettlementResult
 
@@ -31,7 +31,7 @@ class CouponOutcome(Outcome):
 class Refusal(serializers.Serializer):
     error_code = serializers.ChoiceField(choices=ERROR_CODES,
                                          help_text="Why the command the fact asked for refused.")
-    error_details = serializers.DictField(help_text="The refusal's details, as in an error body.")
+    error_details = DetailsField(help_text="The refusal's details, as in an error body.")
 
 
 class NoCouponOutcome(Outcome):
@@ -102,7 +102,7 @@ class AlreadyLockedOutcome(CouponOutcome):
 
     actions = ("ALREADY_LOCKED",)
     error_code = serializers.ChoiceField(choices=ERROR_CODES, required=False)
-    error_details = serializers.DictField(required=False)
+    error_details = DetailsField(required=False)
 
 
 class LeaseExtendedOutcome(CouponOutcome):

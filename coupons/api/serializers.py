@@ -8,7 +8,7 @@ from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from api.error_serializers import ERROR_CODES
+from api.error_serializers import ERROR_CODES, DetailsField
 from api.fields import (
     MAX_DB_ID,
     MAX_VERSION,
@@ -16,6 +16,8 @@ from api.fields import (
     DecimalText,
     QueryIntegerField,
     StrictBooleanField,
+    StrictCharField,
+    StrictSlugField,
     external_id,
     given,
     money_field,
@@ -81,8 +83,8 @@ class TemplateInput(serializers.Serializer):
         {"oneOf": [given("valid_until", "string"), given("valid_days", "integer")]},
     ]}
 
-    code = serializers.SlugField(max_length=64, trim_whitespace=False)  # a code as sent
-    name = serializers.CharField(max_length=200)
+    code = StrictSlugField(max_length=64, trim_whitespace=False)  # a code as sent
+    name = StrictCharField(max_length=200)
     kind = serializers.ChoiceField(choices=CouponKind.choices)
     face_value = money_field(required=False, allow_null=True)
     percent_off = DecimalText(
@@ -241,12 +243,12 @@ class RedeemOutput(serializers.Serializer):
 
 
 class ReleaseInput(LeaseProofInput):
-    reason = serializers.CharField(max_length=500, required=False, default="", allow_blank=True)
+    reason = StrictCharField(max_length=500, required=False, default="", allow_blank=True)
 
 
 class VoidInput(serializers.Serializer):
     expected_version = serializers.IntegerField(min_value=1, max_value=MAX_VERSION)
-    reason = serializers.CharField(max_length=500)
+    reason = StrictCharField(max_length=500)
 
 
 class StateOutput(serializers.Serializer):
@@ -301,8 +303,8 @@ class RejectionOutput(serializers.Serializer):
     actor = serializers.CharField()
     error_code = serializers.ChoiceField(choices=ERROR_CODES)
     message = serializers.CharField()
-    details = serializers.DictField(help_text="The refusal's facts, by name, as its error "
-                                    "answer gave them (docs/api.md, Errors).")
+    details = DetailsField(help_text="The refusal's facts, by name, as its error answer gave "
+                           "them (docs/api.md, Errors).")
     created_at = serializers.DateTimeField()
 
 
@@ -349,12 +351,46 @@ class CheckOutput(serializers.Serializer):
     diagnosis = DiagnosisOutput()
 
 
+# Each detail an entry may carry, and the kinds of entry that send it (coupons.history and
+# after-sale's refunds.history); text but for the ids and the version.
+DETAIL_KINDS = {
+    "actor": "operation refusal refund",
+    "order_id": "operation refusal fact case compensation refund",
+    "payment_id": "operation fact", "lock_id": "operation", "op_type": "operation",
+    "from_state": "operation", "to_state": "operation", "to_version": "operation",
+    "idempotency_key": "operation refusal", "reason": "operation compensation refund",
+    "reason_code": "operation refund", "message": "refusal", "message_code": "refusal",
+    "refund_id": "fact refund review", "occurred_at": "fact", "summary": "case",
+    "resolved_by": "case", "resolution_note": "case", "strategy": "settlement",
+    "discount_amount": "settlement", "substitute_coupon_id": "settlement",
+    "proposed_by": "compensation", "operation_id": "compensation", "amount": "compensation",
+    "decided_by": "compensation", "note": "compensation review", "coupon_share": "refund",
+    "policy": "refund", "rule": "refund", "reviewed_by": "review",
+}
+NUMBER_DETAILS = {"to_version", "substitute_coupon_id", "operation_id"}
+
+
+class TimelineDetails(serializers.Serializer):
+    """What an entry says beside its title: each kind sends the details it has, leaving out
+    the empty ones; money is a decimal string, times ISO 8601."""
+
+    def get_fields(self):
+        return {name: (serializers.IntegerField if name in NUMBER_DETAILS
+                       else serializers.CharField)(required=False, help_text=f"Sent by: {kinds}.")
+                for name, kinds in DETAIL_KINDS.items()}
+
+
+@extend_schema_field(TimelineDetails)
+class TimelineDetailsField(serializers.DictField):
+    """The entry's details unchanged, their fields declared."""
+
+
 class TimelineEntryOutput(serializers.Serializer):
     at = serializers.DateTimeField()
     kind = serializers.ChoiceField(choices=KIND_ORDER)
     id = serializers.IntegerField(help_text="The row id within its kind.")
     title = serializers.CharField()
-    details = serializers.DictField()
+    details = TimelineDetailsField()
 
 
 class ProofOperationOutput(serializers.Serializer):

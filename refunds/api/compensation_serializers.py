@@ -2,7 +2,13 @@
 
 from rest_framework import serializers
 
-from api.fields import MONEY, journal_tip_field, money_field, seen_entry_field
+from api.fields import (
+    MONEY,
+    StrictCharField,
+    journal_tip_field,
+    money_field,
+    seen_entry_field,
+)
 from coupons.models import CouponStatus, OperationType
 from refunds.models import Compensation
 
@@ -10,7 +16,7 @@ AMOUNT_HELP = "null when the caller lacks view_case_details (then `redacted` nam
 
 
 class CompensationProposeInput(serializers.Serializer):
-    reason = serializers.CharField(max_length=500)
+    reason = StrictCharField(max_length=500)
     amount = money_field(
         required=False,
         help_text="Money owed for the operation (a MONEY compensation: the coupon's state "
@@ -20,7 +26,7 @@ class CompensationProposeInput(serializers.Serializer):
 
 class CompensationDecideInput(serializers.Serializer):
     seen_entry = seen_entry_field()
-    note = serializers.CharField(
+    note = StrictCharField(
         max_length=1000, required=False, default="", allow_blank=True,
         help_text="Why; required to reject.",
     )

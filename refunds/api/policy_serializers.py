@@ -4,6 +4,7 @@ the admin and the services refuse the same rules with the same field-level detai
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from api.fields import StrictCharField, StrictSlugField
 from coupons.models import CouponKind
 from refunds.models import ReturnPolicy, ReturnPolicyVersion
 from refunds.policy_engine import CONDITIONS, Action, RefundType
@@ -62,8 +63,8 @@ class RulesField(serializers.JSONField):
 
 
 class PolicyCreateInput(serializers.Serializer):
-    code = serializers.SlugField(max_length=64, trim_whitespace=False)  # a code as sent
-    name = serializers.CharField(max_length=200)
+    code = StrictSlugField(max_length=64, trim_whitespace=False)  # a code as sent
+    name = StrictCharField(max_length=200)
     rules = RulesField(required=False, help_text=(
         "The first draft's rules; without them the draft copies the default policy's."))
 

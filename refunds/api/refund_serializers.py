@@ -1,15 +1,19 @@
 """Refund decision and impact-preview request and answer shapes."""
 
 from django.utils.translation import gettext as _
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from api.fields import (
     StrictBooleanField,
+    StrictCharField,
     external_id,
     journal_tip_field,
     money_field,
     seen_entry_field,
 )
+from coupons.models import CouponKind
+from refunds.api.policy_serializers import CompensationDoc
 from refunds.models import RefundCoupon
 from refunds.policy_engine import RefundType
 
@@ -38,6 +42,35 @@ class RefundMoneyOutput(serializers.Serializer):
     refunded_total = serializers.CharField(allow_null=True)
 
 
+class DecisionFacts(serializers.Serializer):
+    """refunds.policy_engine.RefundFacts as stored with the decision (its `as_json`)."""
+
+    refund_type = serializers.ChoiceField(choices=RefundType.ALL)
+    refunded_share = serializers.CharField(
+        help_text="The share of the order's payment refunded so far, 0 to 1, a decimal string.")
+    coupon_expired = serializers.BooleanField()
+    template_kind = serializers.ChoiceField(choices=CouponKind.choices)
+    template_returnable = serializers.BooleanField()
+    campaign_closed = serializers.BooleanField()
+    risk_flag = serializers.BooleanField()
+    days_since_redemption = serializers.IntegerField()
+    face_value = serializers.CharField(
+        allow_null=True, required=False,
+        help_text="The coupon's face value, a decimal string (null for a percentage).")
+
+
+# Declared shapes of what the selectors answer as stored JSON: the answer is the stored
+# object unchanged, the schema names its fields.
+@extend_schema_field(DecisionFacts)
+class FactsField(serializers.DictField):
+    pass
+
+
+@extend_schema_field(CompensationDoc)
+class CompensationField(serializers.DictField):
+    pass
+
+
 class RefundCouponDecisionOutput(serializers.Serializer):
     action = serializers.ChoiceField(choices=RefundCoupon.Action.choices, allow_null=True)
     policy = serializers.CharField(allow_null=True)
@@ -45,8 +78,9 @@ class RefundCouponDecisionOutput(serializers.Serializer):
     rule_index = serializers.IntegerField(allow_null=True)
     rule_label = serializers.CharField()
     requires_approval = serializers.BooleanField()
-    compensation = serializers.DictField()
-    facts = serializers.DictField(allow_null=True, help_text="The RefundFacts it was decided on.")
+    compensation = CompensationField(
+        help_text="What a COMPENSATE rule gives (`template_id` or `amount`); `{}` otherwise.")
+    facts = FactsField(allow_null=True, help_text="The RefundFacts it was decided on.")
     decided_at = serializers.DateTimeField(allow_null=True)
 
 
@@ -100,7 +134,7 @@ class RefundReceiptOutput(serializers.Serializer):
 
 class ApproveInput(serializers.Serializer):
     seen_entry = seen_entry_field()
-    note = serializers.CharField(max_length=1000, required=False, default="", allow_blank=True)
+    note = StrictCharField(max_length=1000, required=False, default="", allow_blank=True)
     action = serializers.ChoiceField(
         choices=["RETURN", "KEEP_USED", "VOID"], required=False, allow_null=True, default=None,
         help_text="Required for a MANUAL_REVIEW decision: what happens to the coupon.",
@@ -109,7 +143,7 @@ class ApproveInput(serializers.Serializer):
 
 class RejectInput(serializers.Serializer):
     seen_entry = seen_entry_field()
-    note = serializers.CharField(max_length=1000)
+    note = StrictCharField(max_length=1000)
 
 
 class PreviewInput(serializers.Serializer):

@@ -142,6 +142,12 @@ FIELD_CASES = [
     *cases("template", "valid_until", ["9999-12-31T23:59:59-05:00", 0]),
     *cases("template", "expiry_during_lock", ["NEVER", ""]),
     *cases("template", "returnable", ["maybe", 2, None]),
+    # A number where the schema says text: refused, never read as "0" (DRF's CharField would).
+    *cases("lock", "order_id", [0]), *cases("lock", "user_id", [0]),
+    *cases("lock", "quote_id", [7]), *cases("renew", "lock_token", [0]),
+    *cases("redeem", "payment_id", [0]), *cases("release", "reason", [0]),
+    *cases("void", "reason", [0]), *cases("issue", "user_id", [0]),
+    *cases("template", "code", [42]), *cases("template", "name", [42]),
 ]
 
 

@@ -143,3 +143,35 @@ def test_a_generated_client_tells_the_incident_story(generated, live_server, clo
         ("ISSUE", 1, ""), ("LOCK", 2, "order-A"), ("RELEASE", 3, "order-A"),
         ("LOCK", 4, "order-B"), ("REDEEM", 5, "order-B")]
     assert coupons_check_retrieve.sync(coupon.id, client=api).ok
+
+
+def test_a_generated_client_reads_what_a_later_minor_version_adds(generated):
+    """Growable sets are open in answers: a new outcome action, error code, operation kind or
+    timeline kind parses (the open branch), and a known one still parses to its own type."""
+    from coupon_console_client.models import (
+        CaseOutcome,
+        ErrorOutput,
+        EventOutput,
+        OperationTypeEnum,
+        OtherOutcome,
+        TimelineEntryOutput,
+    )
+
+    later = EventOutput.from_dict({"message_id": "m-1", "status": "PROCESSED", "outcome": {
+        "action": "COUPON_GIFTED", "repeated_fact": False, "gift_id": 3}})
+    known = EventOutput.from_dict({"message_id": "m-2", "status": "PROCESSED", "outcome": {
+        "action": "CASE_OPENED", "repeated_fact": False, "coupon_id": 1, "case_id": 2,
+        "recommendation": "MANUAL_REVIEW", "error_code": "TOKEN_MISMATCH",
+        "error_details": {"current_state": "LOCKED", "current_version": 4}}})
+    error = ErrorOutput.from_dict({"error": {"code": "QUOTA_EXCEEDED", "message": "m",
+                                             "details": {"current_version": 3}}})
+    entry = TimelineEntryOutput.from_dict({"at": "2026-06-01T12:00:00Z", "kind": "gift",
+                                           "id": 1, "title": "t", "details": {"to_version": 2}})
+
+    assert isinstance(later.outcome, OtherOutcome)
+    assert later.outcome.to_dict()["gift_id"] == 3
+    assert isinstance(known.outcome, CaseOutcome) and known.outcome.case_id == 2
+    assert error.error.code == "QUOTA_EXCEEDED"
+    assert error.error.details.current_version == 3
+    assert entry.kind == "gift" and entry.details.to_version == 2
+    assert OperationTypeEnum("REDEEM").value == "REDEEM"

@@ -12,6 +12,8 @@ import pytest
 import yaml
 from drf_spectacular.generators import SchemaGenerator
 
+from api.schema import OPEN_SETS
+
 pytestmark = pytest.mark.django_db
 RELEASED = sorted((Path(__file__).resolve().parents[2] / "schemas" / "released").glob(
     "openapi-*.yaml"))
@@ -103,3 +105,44 @@ def test_a_later_minor_version_of_the_api_may_answer(live):
     assert re.fullmatch(header["pattern"], live["info"]["version"])
     assert re.fullmatch(header["pattern"], "1.4.2")
     assert not re.fullmatch(header["pattern"], "2.0.0")
+
+
+def property_allows(schema, component: str, field: str, value) -> bool:
+    spec = schema["components"]["schemas"][component]["properties"][field]
+    document = json.loads(json.dumps({**spec, "components": schema["components"]}))
+    return jsonschema.Draft4Validator(document).is_valid(value)
+
+
+@pytest.mark.parametrize(("outcome", "allowed"), [
+    ({"action": "COUPON_GIFTED", "repeated_fact": False, "gift_id": 3}, True),
+    ({"action": "CASE_OPENED", "repeated_fact": False}, False),  # a known action's shape
+    ({"action": "coupon_gifted", "repeated_fact": False}, False),
+    ({"repeated_fact": False}, False)])
+def test_an_outcome_action_a_later_minor_version_adds_is_a_valid_answer(live, outcome, allowed):
+    """Outcome actions grow in minor versions: an action the union does not map is the open
+    branch's, and a known action still has to have its own shape."""
+    answer = {"message_id": "m-1", "status": "PROCESSED", "outcome": outcome}
+
+    assert answer_allows(live, "EventOutput", answer) is allowed
+    assert live["components"]["schemas"]["EventOutcome"]["x-extensible-enum"] is True
+
+
+@pytest.mark.parametrize(("component", "field", "value", "allowed"), [
+    ("OperationOutput", "op_type", "REDEEM", True), ("OperationOutput", "op_type", "SPLIT", True),
+    ("ProofOperationOutput", "op_type", "SPLIT", True),
+    ("OperationOutput", "op_type", "split", False),
+    ("TimelineEntryOutput", "kind", "note", True), ("TimelineEntryOutput", "kind", "gift", True),
+    ("TimelineEntryOutput", "kind", "Gift", False)])
+def test_an_operation_or_timeline_kind_a_later_minor_version_adds_is_a_valid_answer(
+        live, component, field, value, allowed):
+    assert property_allows(live, component, field, value) is allowed
+
+
+def test_requests_keep_their_closed_sets(live):
+    """Open only in answers: a request still names a member the server knows."""
+    opened = [f"#/components/schemas/{name}" for name in OPEN_SETS]
+    for name, component in live["components"]["schemas"].items():
+        if name.endswith("Request"):
+            for field, spec in component.get("properties", {}).items():
+                assert not any(branch.get("$ref") in opened for branch in spec.get("anyOf", [])), (
+                    name, field)

@@ -1,0 +1,139 @@
+"""What an answer passes on as stored JSON has a declared shape, not an open record: a refund
+decision's `facts` and `compensation`, a case's `evidence`, an error's `details`. Real answers
+are validated with every declared object closed, so a stored key the schema does not name (or
+names with another type) fails here."""
+
+import json
+from datetime import timedelta
+
+import jsonschema
+import pytest
+from drf_spectacular.generators import SchemaGenerator
+
+from coupons.services import coupon_issue
+from tests.api.test_cases_api import late_payment, operator  # noqa: F401 (fixtures)
+from tests.conftest import START, lock
+from tests.contract.test_schema_agrees import declared_only, strictly_allows
+from tests.refunds.conftest import redeem
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(scope="module")
+def schema(django_db_blocker):
+    with django_db_blocker.unblock():
+        return SchemaGenerator().get_schema(request=None, public=True)
+
+
+def closed_allows(schema, component: str, value) -> bool:
+    closed = declared_only(json.loads(json.dumps(schema["components"])))
+    document = {"$ref": f"#/components/schemas/{component}", "components": closed}
+    return jsonschema.Draft4Validator(document).is_valid(value)
+
+
+def answer_allows(schema, component: str, value) -> bool:
+    return strictly_allows(schema, component, value)
+
+
+def test_a_refund_decisions_facts_and_compensation_are_declared(schema, api, coupon, ctx):
+    redeem(coupon, ctx)
+    answer = api.post("/api/v1/refunds", {
+        "refund_id": "r-1", "order_id": "order-A", "payment_id": "pay-order-A",
+        "refund_amount": "270.00", "refund_type": "FULL"}, format="json",
+        HTTP_IDEMPOTENCY_KEY="k-shapes")
+    [decision] = answer.json()["decisions"]
+    fetched = api.get(f"/api/v1/refunds/{decision['id']}").json()
+    facts = fetched["coupon_decision"]["facts"]
+
+    assert answer.status_code == 201
+    assert set(facts) == set(schema["components"]["schemas"]["DecisionFacts"]["properties"])
+    assert closed_allows(schema, "DecisionFacts", facts)
+    assert closed_allows(schema, "CompensationDoc", fetched["coupon_decision"]["compensation"])
+    assert answer_allows(schema, "RefundDecisionOutput", fetched)
+    assert not closed_allows(schema, "DecisionFacts", {**facts, "risk_flag": "no"})
+    assert not closed_allows(schema, "DecisionFacts", {**facts, "refunded_share": 1})
+
+
+@pytest.mark.parametrize(("compensation", "allowed"), [
+    ({}, True), ({"template_id": 3}, True), ({"amount": "12.00"}, True),
+    ({"amount": 12}, False), ({"template_id": "3"}, False)])
+def test_a_compensation_rules_gift_is_declared(schema, compensation, allowed):
+    assert closed_allows(schema, "CompensationDoc", compensation) is allowed
+
+
+def test_a_late_payments_case_evidence_is_declared(schema, late_payment, operator):  # noqa: F811
+    case = late_payment()
+
+    [answer] = [row for row in operator.get("/api/v1/cases").json()["results"]
+                if row["id"] == case.pk]
+
+    assert answer["evidence"]["refused_with"]
+    assert closed_allows(schema, "CaseEvidence", answer["evidence"])
+    assert answer_allows(schema, "CaseOutput", answer)
+    assert not closed_allows(schema, "CaseEvidence", {**answer["evidence"],
+                                                      "coupon_version": "3"})
+
+
+def test_a_presale_deposits_case_evidence_is_declared(schema, api, send, coupon, ctx, operator):  # noqa: F811
+    lock(coupon, ctx, order_id="order-X")  # another order holds it: the deposit's LOCK refused
+    outcome = send("DepositPaid", order_id="PS-1", coupon_id=coupon.pk, user_id=coupon.user_id,
+                   order_amount="1000.00",
+                   final_payment_deadline=(START + timedelta(days=40)).isoformat())["outcome"]
+
+    [answer] = [row for row in operator.get("/api/v1/cases").json()["results"]
+                if row["id"] == outcome["case_id"]]
+
+    assert outcome["action"] == "CASE_OPENED", outcome
+    assert {"error_details", "final_payment_deadline", "order_amount"} <= set(answer["evidence"])
+    assert closed_allows(schema, "CaseEvidence", answer["evidence"])
+
+
+def test_a_conflicts_details_are_declared(schema, api, coupon):
+    answer = api.post(f"/api/v1/coupons/{coupon.pk}/void",
+                      {"expected_version": 9, "reason": "risk"}, format="json",
+                      HTTP_IDEMPOTENCY_KEY="k-conflict")
+    error = answer.json()["error"]
+    details = schema["components"]["schemas"]["ErrorDetail"]["properties"]["details"]
+
+    assert answer.status_code == 409
+    assert error["code"] == "VERSION_CONFLICT"
+    assert {"current_state", "current_version"} <= set(details["properties"])
+    assert answer_allows(schema, "ErrorOutput", answer.json())
+    assert not answer_allows(schema, "ErrorOutput", {"error": {
+        **error, "details": {**error["details"], "current_version": "1"}}})
+
+
+def test_a_validation_errors_field_names_stay_open(schema, api, coupon):
+    answer = api.post(f"/api/v1/coupons/{coupon.pk}/void", {"expected_version": 1},
+                      format="json", HTTP_IDEMPOTENCY_KEY="k-missing")
+
+    assert answer.status_code == 400
+    assert "reason" in answer.json()["error"]["details"]
+    assert answer_allows(schema, "ErrorOutput", answer.json())
+
+
+def test_every_timeline_entrys_details_are_declared(schema, api, late_payment, operator, ctx):  # noqa: F811
+    case = late_payment()
+    operation = case.coupon.operations.order_by("pk").first()
+    proposed = operator.post(
+        f"/api/v1/coupons/{case.coupon_id}/operations/{operation.pk}/compensate",
+        {"reason": "paid twice", "amount": "5.00"}, format="json",
+        HTTP_IDEMPOTENCY_KEY="k-propose")
+    refunded = coupon_issue(template_id=case.coupon.template_id, user_id="u1", ctx=ctx).coupon
+    redeem(refunded, ctx)
+    api.post("/api/v1/refunds", {
+        "refund_id": "r-1", "order_id": "order-A", "payment_id": "pay-order-A",
+        "refund_amount": "270.00", "refund_type": "FULL"}, format="json",
+        HTTP_IDEMPOTENCY_KEY="k-refund")
+
+    entries = [entry for coupon_id in (case.coupon_id, refunded.pk) for entry in operator.get(
+        f"/api/v1/coupons/{coupon_id}/timeline", {"page_size": 200}).json()["results"]]
+
+    assert proposed.status_code == 201, proposed.json()
+    assert {"operation", "refusal", "fact", "case", "compensation", "refund"} <= {
+        entry["kind"] for entry in entries}
+    for entry in entries:
+        assert closed_allows(schema, "TimelineDetails", entry["details"]), entry
+        assert answer_allows(schema, "TimelineEntryOutput", entry), entry
+    assert not closed_allows(schema, "TimelineDetails", {"bogus": "x"})
+    assert not closed_allows(schema, "TimelineDetails", {"to_version": "3"})
