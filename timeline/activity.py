@@ -20,14 +20,15 @@ from datetime import UTC, datetime, timedelta
 
 from django.db.models import Q, QuerySet
 from django.urls import reverse
-from django.utils.html import format_html
+from django.utils.html import conditional_escape, format_html
+from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
 from django.utils.translation import pgettext_lazy
 
 from coupons.models import CommandRejection, ConflictCase, CouponOperation
 from coupons.refusal_messages import refusal_words
 from refunds.models import Compensation, RefundCoupon, ReturnPolicyVersion
-from timeline.glossary import operation_words, state_words
+from timeline.glossary import ERRORS, operation_words, state_words, worded
 from timeline.models import StaffNote, ViewRecord
 
 VIEWS, ACTIONS, REFUSALS = "views", "actions", "refusals"
@@ -107,8 +108,8 @@ def _published(version):
 
 
 def _refusal(rejection):
-    return _("%(op)s refused: %(code)s") % {"op": rejection.op_type,
-                                            "code": rejection.error_code}
+    return mark_safe(conditional_escape(_("%(op)s refused: %(code)s")) % {
+        "op": operation_words(rejection.op_type), "code": worded(rejection.error_code, ERRORS)})
 
 
 STREAMS = [

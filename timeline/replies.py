@@ -16,7 +16,7 @@ written.
 from django.conf import settings
 from django.utils import formats, timezone, translation
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy, pgettext
+from django.utils.translation import gettext_lazy, pgettext, pgettext_lazy
 
 from coupons.diagnosis import CouponFacts
 from coupons.models import CaseStatus, CouponStatus, Recommendation
@@ -29,8 +29,8 @@ from timeline.time_zones import offset_label
 
 # Chinese first: the floor this is for answers customers in Chinese. Each language with its own
 # name and its name in the reader's language (the copy button says the latter).
-LANGUAGES = (("zh-hans", "简体中文", gettext_lazy("Chinese")),
-             ("en", "English", gettext_lazy("English")))
+LANGUAGES = (("zh-hans", "简体中文", pgettext_lazy("a reply's language", "Chinese")),
+             ("en", "English", pgettext_lazy("a reply's language", "English")))
 # What goes between two sentences: Chinese punctuation is full width and takes no space.
 SENTENCE_GAP = {"zh-hans": "", "en": " "}
 # A zone a customer knows by name; any other is written as its offset (UTC+9).
