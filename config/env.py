@@ -6,6 +6,7 @@ fails at start-up with a sentence an operator can act on, never later with a 500
 
 import os
 import re
+import zoneinfo
 from urllib.parse import urlsplit, urlunsplit
 
 import dj_database_url
@@ -147,3 +148,12 @@ def database_config(url: str, **options) -> dict:
     config = dj_database_url.parse(single, **options)
     config["HOST"], config["PORT"] = ",".join(hosts), ",".join(ports)
     return config
+
+
+def env_time_zone(name: str, *, default: str) -> str:
+    """An IANA zone name (`Asia/Shanghai`), refused at start-up when the zone does not exist."""
+    value = os.environ.get(name, "").strip() or default
+    if value not in zoneinfo.available_timezones() | {"UTC"}:
+        raise ImproperlyConfigured(f"{name} must be a time zone such as Asia/Shanghai, "
+                                   f"not {value!r}.")
+    return value

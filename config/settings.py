@@ -22,6 +22,7 @@ from config.env import (
     env_int,
     env_list,
     env_rate,
+    env_time_zone,
     idempotency_seal_secret,
     lease_token_secrets,
     required_secret,
@@ -314,6 +315,8 @@ LOGIN_URL = "console:login"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "console:login"
 CONSOLE_CURRENCY_SYMBOL = os.environ.get("CONSOLE_CURRENCY_SYMBOL", "¥")
+# The zone the ready replies write times in: the customers', whatever the agent's browser is on.
+COUPON_CUSTOMER_TIME_ZONE = env_time_zone("COUPON_CUSTOMER_TIME_ZONE", default="Asia/Shanghai")
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -110,12 +110,19 @@ class Words:
 
 
 def coupon_diagnosis(coupon, now, words: Words | None = None, *, waiting: Waiting,
-                     facts: CouponFacts | None = None) -> dict:
+                     facts: CouponFacts | None = None, refund_decision=None) -> dict:
     """`facts`: the coupon's rows when the caller read them with its own (the console's
-    page); read here otherwise."""
+    page); read here otherwise. `refund_decision`: the coupon's latest refund decision when
+    the caller answers the refund question itself (the console, first in its panel): then the
+    advice to go and look for one is not given."""
     words = words or Words()
     facts = facts or coupon_facts(coupon)
     verdict, action = _verdict(coupon, now, words, facts)
+    if refund_decision is not None and coupon.status == CouponStatus.USED:
+        action = words.say(_("Refund decision %(decision)s for order %(order)s answers whether "
+                             "the coupon comes back: give the customer its reply."),
+                           decision=words.decision(refund_decision),
+                           order=words.order(refund_decision.order_id))
     cases = [case for case in reversed(facts.cases) if case.status == CaseStatus.OPEN]
     if cases:
         # Whole sentences joined by a space: each one is translated with its own placeholders.

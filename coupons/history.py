@@ -88,7 +88,7 @@ def _refusal(r, can_see_details):
     return entry(r.created_at, "refusal", r.pk,
                  _("%(op)s refused: %(code)s") % {"op": r.op_type, "code": r.error_code},
                  actor=r.actor, order_id=r.order_id, message=refusal_words(r),
-                 message_code=r.message_code,
+                 message_code=r.message_code, op_type=r.op_type, error_code=r.error_code,
                  idempotency_key=r.idempotency_key)
 
 
@@ -101,14 +101,15 @@ def _fact(f, can_see_details):
     return entry(f.recorded_at, "fact", f.pk,
                  _("%(fact)s for order %(order)s") % {"fact": f.fact_type, "order": f.order_id},
                  order_id=f.order_id, payment_id=f.payment_id, refund_id=f.refund_id,
-                 occurred_at=iso(f.occurred_at))
+                 occurred_at=iso(f.occurred_at), fact_type=f.fact_type)
 
 
 def _case_opened(case, can_see_details):
     return entry(case.opened_at, "case", case.pk,
                  _("Conflict case #%(case)s opened: %(recommendation)s")
                  % {"case": case.pk, "recommendation": case.recommendation},
-                 order_id=case.order_id, summary=case.summary_text)
+                 order_id=case.order_id, summary=case.summary_text,
+                 recommendation=case.recommendation)
 
 
 def _case_resolved(case, can_see_details):

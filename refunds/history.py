@@ -18,6 +18,7 @@ def _compensation_proposed(c, can_see_details):
     return entry(c.created_at, "compensation", c.pk,
                  _("Compensation %(kind)s (%(status)s)") % {"kind": c.kind, "status": c.status},
                  proposed_by=c.created_by, operation_id=c.operation_id,
+                 compensation_kind=c.kind, compensation_status=c.status,
                  **visible(Compensation, {
                      "order_id": c.order_id, "amount": money(c.amount), "reason": reason_words(c),
                  }, can_see_details=can_see_details))
@@ -37,7 +38,8 @@ def _refund_received(d, can_see_details):
     return entry(d.received_at, "refund", d.pk,
                  _("Refund %(refund)s received (%(type)s, %(amount)s)")
                  % {"refund": d.refund_id, "type": d.refund_type, "amount": d.refund_amount},
-                 order_id=d.order_id, refund_id=d.refund_id, actor=d.created_by)
+                 order_id=d.order_id, refund_id=d.refund_id, actor=d.created_by,
+                 refund_type=d.refund_type, refund_amount=money(d.refund_amount))
 
 
 def _refund_decided(d, can_see_details):
@@ -49,7 +51,7 @@ def _refund_decided(d, can_see_details):
         refund_id=d.refund_id, coupon_share=money(d.coupon_share),
         policy=f"{version.policy.code} v{version.number}" if version else None,
         rule=label_words(d.rule_label), reason=decision_reason_words(d),
-        reason_code=d.reason_code,
+        reason_code=d.reason_code, action=d.action, requires_approval=d.requires_approval,
     )
 
 
@@ -59,7 +61,8 @@ def _refund_reviewed(d, can_see_details):
              else _("Refund decision approved: %(action)s"))
     return entry(d.reviewed_at, "review", d.pk,
                  title % {"action": d.executed_action or d.action},
-                 refund_id=d.refund_id, reviewed_by=d.reviewed_by, note=d.review_note)
+                 refund_id=d.refund_id, reviewed_by=d.reviewed_by, note=d.review_note,
+                 action=d.executed_action or d.action, decision_status=d.status)
 
 
 def _refunds_of(coupon) -> QuerySet:

@@ -20,14 +20,22 @@ from datetime import UTC, datetime, timedelta
 
 from django.db.models import Q, QuerySet
 from django.urls import reverse
-from django.utils.html import format_html
+from django.utils.html import conditional_escape, format_html
+from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
 from django.utils.translation import pgettext_lazy
 
 from coupons.models import CommandRejection, ConflictCase, CouponOperation, GoodwillProposal
 from coupons.refusal_messages import refusal_words
 from refunds.models import Compensation, RefundCoupon, ReturnPolicyVersion
-from timeline.glossary import operation_words, state_words
+from timeline.glossary import (
+    COMPENSATION_STATUSES,
+    DECISION_STATUSES,
+    ERRORS,
+    operation_words,
+    state_words,
+    worded,
+)
 from timeline.models import StaffNote, ViewRecord
 
 VIEWS, ACTIONS, REFUSALS = "views", "actions", "refusals"
@@ -84,14 +92,20 @@ def _case(case):
         "id": case.pk, "resolution": case.resolution}
 
 
+def _worded_sentence(sentence: str, **facts) -> str:
+    # The sentence is text (escaped); the facts are escaped unless they are a word and badge.
+    return mark_safe(conditional_escape(sentence) % {
+        name: conditional_escape(value) for name, value in facts.items()})
+
+
 def _review(decision):
-    return _("Reviewed refund decision #%(id)s: %(status)s") % {
-        "id": decision.pk, "status": decision.status}
+    return _worded_sentence(_("Reviewed refund decision #%(id)s: %(status)s"), id=decision.pk,
+                            status=worded(decision.status, DECISION_STATUSES))
 
 
 def _compensation(compensation):
-    return _("Decided compensation #%(id)s: %(status)s") % {
-        "id": compensation.pk, "status": compensation.status}
+    return _worded_sentence(_("Decided compensation #%(id)s: %(status)s"), id=compensation.pk,
+                            status=worded(compensation.status, COMPENSATION_STATUSES))
 
 
 def _goodwill_proposed(proposal):
@@ -121,8 +135,8 @@ def _published(version):
 
 
 def _refusal(rejection):
-    return _("%(op)s refused: %(code)s") % {"op": rejection.op_type,
-                                            "code": rejection.error_code}
+    return _worded_sentence(_("%(op)s refused: %(code)s"), op=operation_words(rejection.op_type),
+                            code=worded(rejection.error_code, ERRORS))
 
 
 STREAMS = [

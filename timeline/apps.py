@@ -37,7 +37,11 @@ class ConsoleConfig(AppConfig):
 
     def ready(self):
         # Connects the sign-in receiver that puts the person's time zone in their session.
+        # A stored sentence's fact (a ledger reason's "OrderClosed") read in the reader's words.
+        from coupons import sentences
         from timeline import time_zones  # noqa: F401
+        from timeline.glossary import fact_text
+        sentences.VALUE_WORDS.setdefault("fact", fact_text)
 
         # Runs after auth made this app's permissions and coupons made the groups.
         post_migrate.connect(restore_console_grants, sender=self,

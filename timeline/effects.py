@@ -9,7 +9,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext as _
 
 from coupons.effects import Step
-from timeline.glossary import operation_words, state_words
+from timeline.glossary import COMPENSATION_KINDS, operation_words, state_words, worded
 from timeline.templatetags.console import money
 
 
@@ -29,7 +29,7 @@ def step_sentence(step: Step) -> str:
         return format_html(
             _("Opens a compensation of {amount} ({kind}) that a second operator approves or "
               "rejects; no ledger row until then."),
-            amount=money(step.amount), kind=step.record_kind)
+            amount=money(step.amount), kind=worded(step.record_kind, COMPENSATION_KINDS))
     return format_html(_("Issues the customer a new coupon from template #{template}."),
                        template=step.template_id)
 

@@ -5,7 +5,9 @@ the first bytes leave at once. A spreadsheet runs a cell that starts with = + - 
 carriage return, which some read past) as a formula: such a cell gets a leading quote, so what
 a customer typed into an order id is shown, never run (OWASP "CSV injection").
 
-A file is written for the person exporting it: headers in their language, times in their zone
+A file is written for the person exporting it: headers and values in their language (a code
+as its word with the code in brackets, `waiting for approval (PENDING_APPROVAL)`, so a filter on
+the code still finds it; a flag as yes or no in words), times in their zone
 to the second with the offset (`2026-06-01T20:29:00+08:00`), and a UTF-8 byte order mark first,
 without which Excel and LibreOffice in a Chinese locale read the file as GBK and show mojibake.
 Both are fixed when the export starts: the rows stream after the view has returned.
@@ -17,12 +19,14 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.utils import timezone, translation
-from django.utils.translation import pgettext_lazy
+from django.utils.translation import gettext, pgettext_lazy
 
 from coupons.ledger_reasons import reason_words
 from coupons.redaction import visible
 from coupons.write.payloads import money
 from refunds.rule_labels import label_words
+from timeline import glossary
+from timeline.answers import ACTIONS, RECOMMENDATIONS
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 BOM = "\ufeff"
@@ -47,6 +51,17 @@ class Column:
     value: Callable[[object], object]
     detail: str = ""  # a model's detail field: left out for readers who may not see it
     label: str = ""  # the header the reader reads (translated)
+
+
+def coded(code, words: dict) -> str:
+    """A code as a cell says it: its word, then the code in brackets; unknown, the code."""
+    if not code or code not in words:
+        return code or ""
+    return f"{words[code][0]} ({code})"
+
+
+def flag(value: bool) -> str:
+    return gettext("yes") if value else gettext("no")
 
 
 def local(moment, zone) -> str:
@@ -86,7 +101,8 @@ def visible_columns(model, columns: list[Column], *, can_see_details: bool) -> l
 SEARCH_COLUMNS = [
     Column("coupon_id", lambda c: c.pk, label=pgettext_lazy("CSV header", "coupon")),
     Column("user_id", lambda c: c.user_id, label=pgettext_lazy("CSV header", "user")),
-    Column("status", lambda c: c.status, label=pgettext_lazy("CSV header", "status")),
+    Column("status", lambda c: coded(c.status, glossary.STATES),
+           label=pgettext_lazy("CSV header", "status")),
     Column("version", lambda c: c.state_version,
            label=pgettext_lazy("CSV header", "state version")),
     Column("template", lambda c: c.template.code, label=pgettext_lazy("CSV header", "template")),
@@ -94,18 +110,20 @@ SEARCH_COLUMNS = [
            label=pgettext_lazy("CSV header", "valid until")),
     Column("held_by_order", lambda c: c.locked_order_id or "",
            label=pgettext_lazy("CSV header", "held by order")),
-    Column("open_case", lambda c: "yes" if c.has_open_case else "no",
+    Column("open_case", lambda c: flag(c.has_open_case),
            label=pgettext_lazy("CSV header", "open case")),
     Column("updated_at", lambda c: c.updated_at, label=pgettext_lazy("CSV header", "last change")),
 ]
 CASE_COLUMNS = [
     Column("case_id", lambda c: c.pk, label=pgettext_lazy("CSV header", "conflict case")),
     Column("coupon_id", lambda c: c.coupon_id, label=pgettext_lazy("CSV header", "coupon")),
-    Column("status", lambda c: c.status, label=pgettext_lazy("CSV header", "status")),
-    Column("fact_type", lambda c: c.fact_type, label=pgettext_lazy("CSV header", "fact")),
+    Column("status", lambda c: coded(c.status, glossary.CASE_STATUSES),
+           label=pgettext_lazy("CSV header", "status")),
+    Column("fact_type", lambda c: coded(c.fact_type, glossary.FACTS),
+           label=pgettext_lazy("CSV header", "fact")),
     Column("order_id", lambda c: c.order_id, label=pgettext_lazy("CSV header", "order")),
     Column("payment_id", lambda c: c.payment_id, label=pgettext_lazy("CSV header", "payment")),
-    Column("recommendation", lambda c: c.recommendation,
+    Column("recommendation", lambda c: coded(c.recommendation, RECOMMENDATIONS),
            label=pgettext_lazy("CSV header", "recommendation")),
     Column("opened_at", lambda c: c.opened_at, label=pgettext_lazy("CSV header", "opened at")),
     Column("resolution", lambda c: c.resolution, label=pgettext_lazy("CSV header", "resolution")),
@@ -119,13 +137,15 @@ CASE_COLUMNS = [
 DECISION_COLUMNS = [
     Column("decision_id", lambda d: d.pk, label=pgettext_lazy("CSV header", "refund decision")),
     Column("coupon_id", lambda d: d.coupon_id, label=pgettext_lazy("CSV header", "coupon")),
-    Column("status", lambda d: d.status, label=pgettext_lazy("CSV header", "status")),
-    Column("action", lambda d: d.action, label=pgettext_lazy("CSV header", "action")),
+    Column("status", lambda d: coded(d.status, glossary.DECISION_STATUSES),
+           label=pgettext_lazy("CSV header", "status")),
+    Column("action", lambda d: coded(d.action, ACTIONS),
+           label=pgettext_lazy("CSV header", "action")),
     Column("order_id", lambda d: d.order_id, label=pgettext_lazy("CSV header", "order")),
     Column("refund_id", lambda d: d.refund_id, label=pgettext_lazy("CSV header", "refund")),
     Column("refund_amount", lambda d: money(d.refund_amount),
            label=pgettext_lazy("CSV header", "refund amount")),
-    Column("risk_flag", lambda d: "yes" if d.risk_flag else "no",
+    Column("risk_flag", lambda d: flag(d.risk_flag),
            label=pgettext_lazy("CSV header", "risk flagged")),
     Column("received_at", lambda d: d.received_at,
            label=pgettext_lazy("CSV header", "received at")),
@@ -133,7 +153,7 @@ DECISION_COLUMNS = [
            label=pgettext_lazy("CSV header", "reviewed by")),
     Column("reviewed_at", lambda d: d.reviewed_at,
            label=pgettext_lazy("CSV header", "reviewed at")),
-    Column("executed_action", lambda d: d.executed_action,
+    Column("executed_action", lambda d: coded(d.executed_action, ACTIONS),
            label=pgettext_lazy("CSV header", "executed action")),
     Column("rule_label", lambda d: label_words(d.rule_label),
            label=pgettext_lazy("CSV header", "rule")),
@@ -146,8 +166,10 @@ DECISION_COLUMNS = [
 COMPENSATION_COLUMNS = [
     Column("compensation_id", lambda c: c.pk, label=pgettext_lazy("CSV header", "compensation")),
     Column("coupon_id", lambda c: c.coupon_id, label=pgettext_lazy("CSV header", "coupon")),
-    Column("status", lambda c: c.status, label=pgettext_lazy("CSV header", "status")),
-    Column("kind", lambda c: c.kind, label=pgettext_lazy("CSV header", "kind")),
+    Column("status", lambda c: coded(c.status, glossary.COMPENSATION_STATUSES),
+           label=pgettext_lazy("CSV header", "status")),
+    Column("kind", lambda c: coded(c.kind, glossary.COMPENSATION_KINDS),
+           label=pgettext_lazy("CSV header", "kind")),
     Column("order_id", lambda c: c.order_id, label=pgettext_lazy("CSV header", "order")),
     Column("amount", lambda c: money(c.amount), detail="amount",
            label=pgettext_lazy("CSV header", "amount")),

@@ -8,8 +8,8 @@ locale/zh_Hans/glossary.md; tests/timeline/test_glossary.py keeps the pages on t
 
 from django.utils.html import format_html
 from django.utils.text import format_lazy
+from django.utils.translation import get_language, pgettext_lazy
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import pgettext_lazy
 
 from coupons.capabilities import Capability
 from coupons.models import CouponKind, CouponStatus, OperationType
@@ -122,3 +122,155 @@ def state_badge(code: str) -> str:
 
 def operation_words(code: str) -> str:
     return worded(code, OPERATIONS)
+
+
+# A fact the order and payment systems sent (the timeline's and the queues' titles).
+FACTS = {
+    "PaymentSucceeded": (pgettext_lazy("order fact", "payment succeeded"),
+                         _("The payment system says the order was paid.")),
+    "PaymentFailed": (pgettext_lazy("order fact", "payment failed"),
+                      _("The payment system says the order's payment failed.")),
+    "OrderClosed": (pgettext_lazy("order fact", "order closed"),
+                    _("The order system closed the order unpaid.")),
+    "DepositPaid": (pgettext_lazy("order fact", "deposit paid"),
+                    _("A presale order's deposit was paid.")),
+    "FinalPaymentSucceeded": (pgettext_lazy("order fact", "final payment succeeded"),
+                              _("A presale order's final payment went through.")),
+    "RefundSucceeded": (pgettext_lazy("order fact", "refund succeeded"),
+                        _("The payment system refunded the order.")),
+}
+
+def fact_text(code: str) -> str:
+    """A fact's name inside a stored sentence: the word where the reader's language is not
+    English; in English the code, as the sentence was stored (the record's own words)."""
+    if code not in FACTS or (get_language() or "en").startswith("en"):
+        return code
+    return str(FACTS[code][0])
+
+
+CASE_STATUSES = {
+    "OPEN": (pgettext_lazy("case status", "open"), _("Waits for an operator.")),
+    "RESOLVED": (pgettext_lazy("case status", "resolved"), _("An operator resolved it.")),
+    "DISMISSED": (pgettext_lazy("case status", "dismissed"),
+                  _("An operator closed it without a remedy.")),
+}
+
+
+# Why a command was refused, in a few words; the refusal's own sentence says the rest.
+ERRORS = {
+    "TOKEN_MISMATCH": (_("not the current lease"),
+                       _("The lease token does not prove the coupon's current lease.")),
+    "INVALID_STATE": (_("not allowed in this state"),
+                      _("The coupon is not in a state that allows this command.")),
+    "ORDER_MISMATCH": (_("another order holds it"), _("The coupon is held by another order.")),
+    "VERSION_CONFLICT": (_("changed meanwhile"),
+                         _("The coupon changed since the caller read it.")),
+    "COUPON_EXPIRED": (_("expired"), _("The coupon's validity has ended.")),
+    "COUPON_NOT_YET_VALID": (_("not valid yet"), _("The coupon's validity has not started.")),
+    "THRESHOLD_NOT_MET": (_("order below the minimum"),
+                          _("The order amount is below the coupon's minimum.")),
+    "NOT_COUPON_OWNER": (_("not the owner's coupon"),
+                         _("The coupon belongs to another user.")),
+    "COUPON_BUSY": (_("busy, retry"), _("Another command held the coupon; retry later.")),
+    "NO_BINDING": (_("no coupon for the order"), _("No coupon is bound to the order.")),
+}
+
+REFUND_TYPES = {
+    "FULL": (pgettext_lazy("refund type", "full"), _("The whole order was refunded.")),
+    "PARTIAL": (pgettext_lazy("refund type", "partial"), _("Part of the order was refunded.")),
+}
+
+DECISION_STATUSES = {
+    "AWAITING_REDEMPTION": (pgettext_lazy("refund decision status", "awaiting the payment"),
+                            _("Decided once the order's redemption is known.")),
+    "DECIDED": (pgettext_lazy("refund decision status", "decided"),
+                _("Decided; nothing to execute.")),
+    "PENDING_APPROVAL": (pgettext_lazy("refund decision status", "waiting for approval"),
+                         _("An operator approves or rejects it.")),
+    "EXECUTED": (pgettext_lazy("refund decision status", "executed"),
+                 _("The coupon decision was carried out.")),
+    "REJECTED": (pgettext_lazy("refund decision status", "rejected"),
+                 _("An operator rejected it; the coupon kept its state.")),
+}
+
+COMPENSATION_KINDS = {
+    "PRESALE_EXPIRED_COUPON": (_("presale coupon expired"),
+                               _("A presale order's coupon expired before its final payment.")),
+    "ORDER_DISCOUNT_REFUND": (_("order discount refund"),
+                              _("A paid order gets its coupon discount back.")),
+    "REFUND_CREDIT": (_("refund credit"), _("A return policy gave a credit.")),
+    "REVERSE_OPERATION": (_("undo an operation"),
+                          _("Restores the coupon's state before the operation.")),
+    "MONEY": (_("an amount owed"), _("An amount is paid; the coupon keeps its state.")),
+}
+
+COMPENSATION_STATUSES = {
+    "PROPOSED": (pgettext_lazy("compensation status", "proposed"),
+                 _("Waits for a second operator.")),
+    "APPROVED": (pgettext_lazy("compensation status", "approved"), _("Approved and carried out.")),
+    "REJECTED": (pgettext_lazy("compensation status", "rejected"), _("Rejected; nothing done.")),
+}
+
+# The names of stored details and evidence (a timeline entry's, a case's, a refund decision's
+# facts): the reader's word, the key on hover.
+KEYS = {
+    "occurred_at": _("occurred at"),
+    "payment_id": _("payment id"),
+    "refund_id": _("refund id"),
+    "lock_id": _("lock id"),
+    "order_lock_id": _("the order's lock id"),
+    "operation_id": _("operation"),
+    "message_id": _("message id"),
+    "reason": _("reason"),
+    "message": _("message"),
+    "summary": _("summary"),
+    "note": _("note"),
+    "resolution_note": _("note"),
+    "decision_note": _("note"),
+    "amount": _("amount"),
+    "coupon_share": _("coupon's share"),
+    "policy": _("return policy"),
+    "rule": _("rule"),
+    "strategy": _("strategy"),
+    "discount_amount": _("discount"),
+    "substitute_coupon_id": _("substitute coupon"),
+    "refused_with": _("refused with"),
+    "coupon_state": _("coupon state"),
+    "coupon_version": _("coupon version"),
+    "order_discount": _("order discount"),
+    "order_amount": _("order amount"),
+    "error_details": _("error details"),
+    "final_payment_deadline": _("final payment deadline"),
+    "refund_type": _("refund type"),
+    "refunded_share": _("refunded share"),
+    "coupon_expired": _("coupon past its validity"),
+    "template_kind": _("coupon kind"),
+    "template_returnable": _("template returnable"),
+    "campaign_closed": _("campaign closed"),
+    "risk_flag": _("risk flagged"),
+    "days_since_redemption": _("days since redemption"),
+    "face_value": _("face value"),
+}
+
+
+def key_words(key: str) -> str:
+    """A stored key as the reader's word, the key itself on hover (an unknown one as code)."""
+    if key not in KEYS:
+        return format_html("<code>{}</code>", key)
+    return format_html('<span title="{}">{}</span>', key, KEYS[key])
+
+
+# Every word list by what it names, for the few values whose kind is only known at run time.
+VALUE_WORDS = (STATES, OPERATIONS, ERRORS, REFUND_TYPES, KINDS)
+
+
+def value_words(value) -> str:
+    """A stored value as a reader sees it: yes or no for a flag, a code as its word and badge,
+    anything else as it is."""
+    if value is True or value is False:
+        return str(_("yes") if value else _("no"))
+    if isinstance(value, str):
+        for words in VALUE_WORDS:
+            if value in words:
+                return worded(value, words)
+    return value

@@ -11,6 +11,7 @@ from difflib import SequenceMatcher
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext, pgettext, pgettext_lazy
 
+from timeline.glossary import REFUND_TYPES
 from timeline.templatetags.console import money
 
 
@@ -22,13 +23,18 @@ def _yes_no(yes, no):
     return lambda value: str(yes if value else no)
 
 
+def _refund_type(code) -> str:
+    # A sentence is text (no badge): the word alone, a code the glossary lacks as it is.
+    return str(REFUND_TYPES[code][0]) if code in REFUND_TYPES else str(code)
+
+
 def _kinds(kinds) -> str:
     # Kinds are codes (CASH, DISCOUNT ...) and stay English; only the "or" between is words.
     return pgettext("between coupon kinds", " or ").join(kinds)
 
 
 CONDITION_WORDS = {
-    "refund_type": lambda value: _("the refund is %(type)s") % {"type": value},
+    "refund_type": lambda value: _("the refund is %(type)s") % {"type": _refund_type(value)},
     "refunded_share_min": lambda value: _("at least %(share)s of the order is refunded")
     % {"share": _share(value)},
     "refunded_share_max": lambda value: _("at most %(share)s of the order is refunded")

@@ -12,6 +12,8 @@ from coupons.models import Recommendation
 from refunds.models import RefundCoupon
 from refunds.recommendation import decision_recommendation
 from refunds.services.refund_review import MANUAL_CHOICES
+from timeline.answers import ACTIONS as ACTION_WORDS
+from timeline.answers import RECOMMENDATIONS
 from timeline.queue_selectors import issuable_templates
 
 NOTE_MAX = 1000
@@ -85,7 +87,8 @@ class CaseResolveForm(ActionForm):
             del choices["APPLY"]  # nothing to apply: the case needs a person's own remedy
         elif recommendation:
             choices["APPLY"] = gettext("Apply the recommendation (%(recommendation)s)") % {
-                "recommendation": recommendation}
+                "recommendation": RECOMMENDATIONS[recommendation][0]
+                if recommendation in RECOMMENDATIONS else recommendation}
         self.fields["action"].choices = choices.items()
 
 
@@ -106,9 +109,16 @@ class DecideForm(ActionForm):
         self.fields["seen_entry"].initial = getattr(self.record, "journal_tip", None)
 
 
+def action_word(code: str):
+    """A refund action as an option says it: the word (an option holds no badge; its value is
+    the code)."""
+    return ACTION_WORDS[code][0] if code in ACTION_WORDS else code
+
+
 class ApproveDecisionForm(DecideForm):
     action = forms.ChoiceField(label=_("What happens to the coupon"), required=False,
-                               choices=[("", _("As decided"))] + [(a, a) for a in MANUAL_CHOICES])
+                               choices=[("", _("As decided"))] + [(a, action_word(a))
+                                                                  for a in MANUAL_CHOICES])
     note = forms.CharField(label=_("Note"), max_length=NOTE_MAX, required=False,
                            widget=forms.Textarea(attrs={"rows": 2}))
 
@@ -120,8 +130,8 @@ class ApproveDecisionForm(DecideForm):
             recommended = decision_recommendation(self.record).action
             # The recommendation is named in its option, never selected for the operator.
             self.fields["action"].choices = [CHOOSE] + [
-                (a, gettext("%(action)s (recommended)") % {"action": a} if a == recommended
-                 else a) for a in MANUAL_CHOICES]
+                (a, gettext("%(action)s (recommended)") % {"action": action_word(a)}
+                 if a == recommended else action_word(a)) for a in MANUAL_CHOICES]
         else:
             self.fields["action"].widget = forms.HiddenInput()
 

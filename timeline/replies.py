@@ -5,21 +5,36 @@ the open conflict cases and the compensations they opened) and, for "my refund: 
 coupon back?", from the coupon's latest refund decision and the policy version that decided it.
 Each sentence is one catalogue entry, written once per language under translation.override, so
 the two replies say the same thing. Plain text: it is copied into another product.
+
+A reply is what a 客服 would send: a greeting, the answer, a closing; times in the customer's
+zone (COUPON_CUSTOMER_TIME_ZONE, Beijing time by default), never the agent's browser zone; the
+reason a rule decided as the customer is told it (refunds.rule_labels.customer_reason), not a
+policy version; Chinese sentences follow each other with no space, as full-width punctuation is
+written.
 """
 
-from django.utils import translation
+from django.conf import settings
+from django.utils import formats, timezone, translation
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, pgettext, pgettext_lazy
 
 from coupons.diagnosis import CouponFacts
 from coupons.models import CaseStatus, CouponStatus, Recommendation
 from coupons.write.transitions import is_past_validity
-from refunds.models import Compensation, RefundCoupon, ReturnPolicy
+from refunds.models import Compensation, RefundCoupon
+from refunds.rule_labels import customer_reason
 from refunds.selectors import CouponAfterSale
 from timeline.templatetags.console import money
-from timeline.time_zones import moment_text
+from timeline.time_zones import offset_label
 
-# Chinese first: the floor this is for answers customers in Chinese.
-LANGUAGES = (("zh-hans", "简体中文"), ("en", "English"))
+# Chinese first: the floor this is for answers customers in Chinese. Each language with its own
+# name and its name in the reader's language (the copy button says the latter).
+LANGUAGES = (("zh-hans", "简体中文", pgettext_lazy("a reply's language", "Chinese")),
+             ("en", "English", pgettext_lazy("a reply's language", "English")))
+# What goes between two sentences: Chinese punctuation is full width and takes no space.
+SENTENCE_GAP = {"zh-hans": "", "en": " "}
+# A zone a customer knows by name; any other is written as its offset (UTC+9).
+ZONE_NAMES = {"Asia/Shanghai": gettext_lazy("Beijing time")}
 
 
 def customer_replies(coupon, now, after_sale: CouponAfterSale, facts: CouponFacts) -> dict:
@@ -33,15 +48,37 @@ def customer_replies(coupon, now, after_sale: CouponAfterSale, facts: CouponFact
              and case.recommendation == Recommendation.ORDER_DISCOUNT_REFUND]
     owed = {c.order_id: c for c in after_sale.discount_compensations}
     redemption = facts.redemption
-    replies = {"state": [], "refund": []}
-    for language, name in LANGUAGES:
-        with translation.override(language):
-            replies["state"].append((language, name, " ".join(
-                [_state_sentence(coupon, now, redemption),
-                 *(_case_sentence(case, owed.get(case.order_id)) for case in cases)])))
-            if decision is not None:
-                replies["refund"].append((language, name, _refund_sentence(decision)))
+    replies = {"refund": [], "state": []}
+    with timezone.override(settings.COUPON_CUSTOMER_TIME_ZONE):
+        for language, name, reader_name in LANGUAGES:
+            with translation.override(language):
+                if decision is not None:
+                    replies["refund"].append((language, name, reader_name, _reply(
+                        language, [_refund_sentence(decision)])))
+                replies["state"].append((language, name, reader_name, _reply(
+                    language, [_state_sentence(coupon, now, redemption),
+                               *(_case_sentence(case, owed.get(case.order_id))
+                                 for case in cases)])))
     return replies
+
+
+def _reply(language: str, sentences: list[str]) -> str:
+    """The answer between a greeting and a closing, as a person writes to a customer."""
+    return SENTENCE_GAP[language].join([
+        pgettext("reply greeting", "Hello!"), *sentences,
+        pgettext("reply closing", "If you have any other questions, we are glad to help.")])
+
+
+def moment_text(moment) -> str:
+    """A moment as the customer reads it: their zone named in words, the date in their
+    language (2026年12月5日 13:49（北京时间） / Dec. 5, 2026 13:49 (Beijing time))."""
+    if moment is None:
+        return "—"
+    local = timezone.localtime(moment)
+    zone = ZONE_NAMES.get(timezone.get_current_timezone_name()) or offset_label(local)
+    return _("%(date)s %(time)s (%(zone)s)") % {
+        "date": formats.date_format(local, "DATE_FORMAT"), "time": f"{local:%H:%M}",
+        "zone": zone}
 
 
 def _state_sentence(coupon, now, redemption) -> str:
@@ -90,10 +127,10 @@ def _case_sentence(case, compensation) -> str:
 
 
 def _refund_sentence(decision) -> str:
-    """Does the coupon come back, when and why: the decision as the policy version made it."""
-    why = _policy_words(decision)
+    """Does the coupon come back, when and why: the decision with the reason its rule gives a
+    customer."""
     done = decision.executed_action or ""
-    facts = {"order": decision.order_id, "why": why,
+    facts = {"order": decision.order_id, "why": _reason(decision),
              "at": moment_text(decision.reviewed_at or decision.decided_at
                                or decision.received_at)}
     if decision.status == RefundCoupon.Status.AWAITING_REDEMPTION:
@@ -107,26 +144,23 @@ def _refund_sentence(decision) -> str:
                  "%(at)s).") % facts
     if done == RefundCoupon.Action.RETURN:
         return _("After the refund of order %(order)s your coupon was returned to you at "
-                 "%(at)s: %(why)s") % facts
+                 "%(at)s (reason: %(why)s).") % facts
     if done == RefundCoupon.Action.VOID:
-        return _("After the refund of order %(order)s your coupon was cancelled at %(at)s: "
-                 "%(why)s") % facts
+        return _("After the refund of order %(order)s your coupon was cancelled at %(at)s "
+                 "(reason: %(why)s).") % facts
     if done == RefundCoupon.Action.COMPENSATE:
         return _("After the refund of order %(order)s you are compensated instead of getting "
-                 "the coupon back: %(why)s") % facts
+                 "the coupon back (reason: %(why)s).") % facts
     if done == RefundCoupon.Action.RELEASE_LOCK:
         return _("After the refund of order %(order)s the coupon was freed at %(at)s and can "
                  "be used again.") % facts
-    return _("After the refund of order %(order)s your coupon stays used: %(why)s") % facts
+    return _("After the refund of order %(order)s your coupon stays used (reason: "
+             "%(why)s).") % facts
 
 
-def _policy_words(decision) -> str:
-    if decision.policy_version is None:
-        return _("an operator decided it.")
-    if decision.policy_version.policy.code == ReturnPolicy.DEFAULT_CODE:
-        # The shipped policy's code is a word of English: a customer reads its name instead.
-        return _("the default return policy, version %(number)s, decided it.") % {
-            "number": decision.policy_version.number}
-    return _("return policy %(policy)s, version %(number)s, decided it.") % {
-        "policy": decision.policy_version.policy.code,
-        "number": decision.policy_version.number}
+def _reason(decision) -> str:
+    """The rule's reason in the customer's words; a decision without one says who decided."""
+    if decision.policy_version is None or not decision.rule_label:
+        return _("our team decided it") if decision.reviewed_by else _(
+            "our coupon return rules")
+    return customer_reason(decision.rule_label)

@@ -1,14 +1,18 @@
 """The coupon state machine as a small picture (inline SVG), with one coupon's path drawn over.
 
 Edges come from the transition table itself (coupons.write.transitions), so the picture
-cannot drift from the rules; this module only places them.
+cannot drift from the rules; this module only places them. States and operations are labelled
+in the reader's words (timeline.glossary), the codes in each element's tooltip.
 """
 
 import math
 from dataclasses import dataclass
 
+from django.utils.translation import pgettext
+
 from coupons.models import CouponStatus as S
 from coupons.write.transitions import TRANSITIONS
+from timeline.glossary import OPERATIONS, STATES
 
 WIDTH, HEIGHT = 620, 250
 NODE_W, NODE_H = 96, 30
@@ -26,6 +30,16 @@ class Edge:
     taken: bool
     label_x: float
     label_y: float
+
+    @property
+    def words(self) -> str:
+        """The edge's operations in the reader's words (its tooltip keeps the codes)."""
+        return pgettext("between operation names", ", ").join(
+            str(word_of(op, OPERATIONS)) for op in self.ops)
+
+
+def word_of(code: str, words: dict):
+    return words[code][0] if code in words else code
 
 
 def _boundary(centre, towards):
@@ -75,11 +89,14 @@ def state_diagram(*, current: str, taken: set[tuple[str, str, str]]) -> dict:
     (sx, sy), (ax, _) = START, PLACES[S.AVAILABLE]
     start_path = f"M{sx + 6},{sy} L{ax - NODE_W / 2:.0f},{sy}"
     visited = {t for _, _, t in taken} | {f for _, f, _ in taken if f}
-    nodes = [{"state": state, "x": x - NODE_W / 2, "y": y - NODE_H / 2, "cx": x, "cy": y,
+    nodes = [{"state": state, "label": word_of(state, STATES),
+              "x": x - NODE_W / 2, "y": y - NODE_H / 2, "cx": x, "cy": y,
               "current": state == current, "visited": state in visited}
              for state, (x, y) in PLACES.items()]
     # Edges of the path go last, so they are drawn over the others.
     edges.sort(key=lambda edge: edge.taken)
     return {"width": WIDTH, "height": HEIGHT, "nodes": nodes, "edges": edges,
-            "start": {"x": START[0], "y": START[1], "path": start_path, "taken": issued},
+            "start": {"x": START[0], "y": START[1], "path": start_path, "taken": issued,
+                      "code": "ISSUE", "label": word_of("ISSUE", OPERATIONS)},
+            "current_label": word_of(current, STATES),
             "node_w": NODE_W, "node_h": NODE_H}

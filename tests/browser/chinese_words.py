@@ -47,9 +47,15 @@ CODE = re.compile(r"[A-Z][A-Z0-9_]*|[A-Z][a-z]+(?:[A-Z][a-z]*)+|[a-z]+[A-Z]\w*")
 
 def english_words(page, typed=()) -> list[str]:
     """`word (where)` for each English word the page shows outside codes, ids and badges."""
+    return english_in(page.evaluate(VISIBLE_TEXT), typed)
+
+
+def english_in(texts, typed=()) -> list[str]:
+    """`word (where)` for each English word of `texts`, (text, where) pairs a page shows
+    outside the elements allowed to hold codes (a browser's walk or an HTML parser's)."""
     allowed = {word.lower() for text in typed for word in WORD.findall(text)}
     words = []
-    for text, where in page.evaluate(VISIBLE_TEXT):
+    for text, where in texts:
         for token in TOKEN.findall(text):
             token = token.strip(".:'’-")
             if not token or ID_LIKE.search(token) or CODE.fullmatch(token):

@@ -156,7 +156,8 @@ def test_the_refund_questions_reply_is_chinese_first_and_english_beside_it(
     chinese = page.locator("#reply-refund-zh-hans").inner_text()
     english = page.locator("#reply-refund-en").inner_text()
     assert "order-R" in chinese and "退" in chinese
-    assert english.startswith("After the refund of order order-R your coupon was returned")
+    assert english.startswith("Hello! After the refund of order order-R your coupon was "
+                              "returned")
     found = english_words(page, TYPED)
     assert found == [], found
 

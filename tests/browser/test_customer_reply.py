@@ -21,10 +21,11 @@ def test_support_copies_the_chinese_reply_with_one_click(
 
     replies = page.locator(".replies").first
     texts = replies.locator("p[lang]").all_inner_texts()
-    assert texts[0].startswith("您的优惠券已于") and texts[1].startswith("Your coupon was used")
+    assert texts[0].startswith("您好！您的优惠券已于")
+    assert texts[1].startswith("Hello! Your coupon was used")
     assert axe_violations(page) == []
 
-    replies.get_by_role("button", name="Copy the reply in 简体中文").click()
+    replies.get_by_role("button", name="Copy the reply in Chinese").click()
 
     # The clipboard answers asynchronously: wait for the live region to say it.
     expect(replies.get_by_role("status").first).to_have_text("Copied.")

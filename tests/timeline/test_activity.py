@@ -1,6 +1,7 @@
 """The view log and the Activity page: who opened which coupon and queue, what they did, what
 they were refused, per person and per coupon, in pages that never repeat or skip a row."""
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -55,7 +56,9 @@ def test_activity_shows_views_actions_and_refused_attempts_per_person(signed_in,
 
     assert "Opened coupon" in page
     assert "Wrote staff note #" in page
-    assert "CONSOLE refused: PERMISSION_DENIED" in page
+    # The operation and the error as code badges (no word for either: the badge alone).
+    assert re.search(r">CONSOLE</abbr></span> refused: <span class=\"code-badge\"><abbr "
+                     r"[^>]*>PERMISSION_DENIED</abbr>", page)
     assert "GET /activity/ needs view_activity" in page
     assert "user:pat" not in page.split("<tbody>")[1]  # only sam's rows
 
@@ -67,10 +70,13 @@ def test_a_compensation_decision_is_credited_to_who_decided_it_not_who_proposed_
                         seen_entry=journal_tip(Compensation, compensation.pk),
                         ctx=CommandContext(actor="user:bob"))
     auditor = signed_in("policy_admin", "pat")
-    decided = f"Decided compensation #{compensation.pk}: REJECTED"
+    # The status in words, its code in a badge.
+    decided = f"Decided compensation #{compensation.pk}: rejected REJECTED"
 
-    bobs = auditor.get(reverse("console:activity"), {"person": "bob"}).content.decode()
-    alices = auditor.get(reverse("console:activity"), {"person": "alice"}).content.decode()
+    bobs = re.sub(r"<[^>]+>", "", auditor.get(
+        reverse("console:activity"), {"person": "bob"}).content.decode())
+    alices = re.sub(r"<[^>]+>", "", auditor.get(
+        reverse("console:activity"), {"person": "alice"}).content.decode())
 
     assert decided in bobs
     assert decided not in alices

@@ -116,11 +116,11 @@ def test_policy_rules_and_their_diff_read_in_chinese(signed_in, chinese, clock):
     assert "退款类型" in editor and "需运营先批准" in editor
 
 
-def test_the_policy_sentences_keep_codes_english_and_count_days(chinese):
+def test_the_policy_sentences_word_the_refund_type_and_count_days(chinese):
     words = conditions_in_words({"when": {"refund_type": "FULL", "days_since_redemption_max": 1,
                                           "template_kind": ["CASH", "DISCOUNT"]}})
 
-    assert words == ["退款类型为 FULL", "核销未超过 1 天", "券类型为 CASH 或 DISCOUNT"]
+    assert words == ["退款类型为 全额", "核销未超过 1 天", "券类型为 CASH 或 DISCOUNT"]
 
 
 def test_english_stays_the_default_without_a_chosen_language(compiled_locale):

@@ -47,7 +47,7 @@ def test_the_reply_says_which_order_used_it_and_that_the_other_is_checked(
     assert list(said) == ["zh-hans", "en"]  # Chinese first
     assert "您的优惠券已于" in said["zh-hans"] and "用于订单 order-B" in said["zh-hans"]
     assert "订单 order-A" in said["zh-hans"] and "核查" in said["zh-hans"]
-    assert said["en"].startswith("Your coupon was used for order order-B at ")
+    assert said["en"].startswith("Hello! Your coupon was used for order order-B at ")
     assert "Order order-A was paid after the coupon had moved on" in said["en"]
 
 
@@ -79,12 +79,12 @@ def test_the_refund_question_is_answered_from_the_decision_and_its_policy_versio
 
     said = replies(page_of(operator, decision.coupon), "refund")
     version = decision.policy_version
-    assert said["en"].startswith(f"After the refund of order {decision.order_id} your coupon "
-                                 "was returned to you at ")
-    # The shipped policy is named in words: its code `default` is no word for a customer.
-    assert f"the default return policy, version {version.number}, decided it." in said["en"]
-    assert f"依据默认退券规则第 {version.number} 版决定" in said["zh-hans"]
-    assert "default" not in said["zh-hans"]
+    assert said["en"].startswith(f"Hello! After the refund of order {decision.order_id} your "
+                                 "coupon was returned to you at ")
+    # The reason as the customer is told it, never the policy's code or version.
+    assert "(reason: the refund was reviewed by our team)." in said["en"]
+    assert "（原因：退款已由我们的工作人员审核）。" in said["zh-hans"]
+    assert "default" not in said["zh-hans"] and f"第 {version.number} 版" not in said["zh-hans"]
 
 
 def test_each_reply_has_a_copy_button_naming_its_text_and_no_inline_script(
@@ -96,7 +96,8 @@ def test_each_reply_has_a_copy_button_naming_its_text_and_no_inline_script(
     for language in ("zh-hans", "en"):
         button = re.search(rf'<button type="button" data-copy="reply-state-{language}"[^>]*>'
                            r'(.+?)</button>\s*<span class="copy-status" role="status">', page)
-        # The language's own name is marked as written in that language.
-        assert button and button[1].startswith("Copy the reply in <span lang=")
+        # The language named in the reader's words: no English word on a Chinese page.
+        assert button and button[1] == {"zh-hans": "Copy the reply in Chinese",
+                                        "en": "Copy the reply in English"}[language]
         assert f'id="reply-state-{language}"' in page
     assert "<script>" not in page and "onclick" not in page

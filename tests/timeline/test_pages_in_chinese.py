@@ -48,7 +48,8 @@ def test_the_coupon_page_answers_support_in_chinese(signed_in, template, clock, 
     for english in ("Why can't this coupon be used?", "What support should do", "Ledger replays",
                     "Held by", "No ledger rows", "Link to this entry"):
         assert english not in html, english
-    assert re.search(r"✓ 流水重放结果为 USED v\d+；", html)
+    assert re.search(r"✓ 流水重放结果为 已核销 <span class=\"code-badge\"><abbr [^>]*>USED</abbr>"
+                     r"</span> v\d+；", html)
     assert "order_demo_B" in html and "TOKEN_MISMATCH" in html  # ids and codes stay as sent
 
 

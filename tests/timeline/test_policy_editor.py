@@ -123,7 +123,7 @@ def test_edited_rules_are_saved_through_the_service(admin, draft):
     page = admin.get(answer["Location"]).content.decode()
     assert "Saved draft v2: 6 rules." in page
     assert "Full refund within 7 days returns the coupon" in page
-    assert "the refund is FULL, and redeemed at most 7 days ago" in page
+    assert "the refund is full, and redeemed at most 7 days ago" in page
 
 
 def test_rows_are_saved_in_the_order_their_positions_say(admin, draft):

@@ -276,7 +276,7 @@ def test_a_manual_review_preselects_nothing_and_recommends_what_the_policy_would
     select = re.search(r'<select name="action".*?</select>', page, re.S).group(0)
     assert "selected" not in select.replace('value="" selected', "")  # only "Choose…" is
     assert re.search(r'<option value="" selected>Choose…</option>', select)
-    assert '<option value="RETURN">RETURN (recommended)</option>' in select
+    assert '<option value="RETURN">give the coupon back (recommended)</option>' in select
     # The sentence names the rule that would decide without the review (default rule 5).
     assert "rule 5 (“Full refund within 30 days of redemption returns the coupon”)" in page
     # Approve and reject are two sections, each with its own heading and form.
@@ -303,7 +303,7 @@ def test_a_manual_review_may_be_recommended_the_versions_last_rule(signed_in, co
     page = text(signed_in("operator").get("/approvals/"))
 
     select = re.search(r'<select name="action".*?</select>', page, re.S).group(0)
-    assert '<option value="KEEP_USED">KEEP_USED (recommended)</option>' in select
+    assert '<option value="KEEP_USED">keep the coupon used (recommended)</option>' in select
     assert "rule 2 (“Otherwise the coupon stays used”)" in page
 
 
@@ -313,5 +313,7 @@ def test_a_rule_that_asks_for_approval_recommends_its_own_action(
 
     page = text(signed_in("operator").get("/approvals/"))
 
-    assert ("Rule 1 (“Full refunds return the coupon, approved”) decides RETURN for this "
-            "refund and asks an operator to approve it first.") in page
+    # The action in words with its code in a badge beside it.
+    assert ("Rule 1 (“Full refunds return the coupon, approved”) decides give the coupon back "
+            "RETURN for this refund and asks an operator to approve it first.") in re.sub(
+        r"<[^>]+>", "", page)

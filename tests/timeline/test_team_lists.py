@@ -272,3 +272,17 @@ def test_an_export_has_the_default_policys_rule_in_the_readers_language(
 
     assert dict(zip(header, row, strict=True))["规则"] == "有风控标记的退款由运营审批"
     assert "Risk-flagged refunds are reviewed by an operator" in english
+
+
+def test_export_values_are_words_with_their_codes_in_the_readers_language(
+        signed_in, template, compiled_catalogue, settings):  # noqa: F811
+    settings.LOCALE_PATHS = [str(compiled_catalogue)]
+    pending_decision(fresh_coupon(template))
+    client = signed_in("operator")
+
+    header, *rows = rows_of(client.get(reverse("console:approvals_export"),
+                                       HTTP_ACCEPT_LANGUAGE="zh-hans"))
+    row = dict(zip(header, rows[0], strict=True))
+
+    assert row["状态"] == "待审批 (PENDING_APPROVAL)"
+    assert row["有风险标记"] == "是" and "yes" not in rows[0]

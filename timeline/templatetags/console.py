@@ -188,3 +188,37 @@ def summary_entries(form, within: str = "") -> list[tuple[str | None, str]]:
                             pgettext("error summary", "%(field)s: %(message)s")
                             % {"field": name, "message": message}))
     return entries
+
+
+@register.filter
+def key_words(key):
+    """A stored detail's or evidence's key as the reader's word, the key on hover."""
+    return glossary.key_words(key)
+
+
+@register.filter
+def detail_value(value):
+    """A stored value: a flag as yes or no, a known code as its word and badge, prose as it was
+    stored (`stored_text`), anything else (an id, a number) as code."""
+    worded = glossary.value_words(value)
+    if worded is not value:
+        return worded
+    if isinstance(value, str) and " " in value.strip():
+        return stored_text(value)
+    return format_html("<code>{}</code>", value)
+
+
+@register.filter
+def fact_words(code):
+    """An order fact's name (PaymentSucceeded) as the reader's word, its code in a badge."""
+    return worded(code, glossary.FACTS)
+
+
+@register.filter
+def refund_type_words(code):
+    return worded(code, glossary.REFUND_TYPES)
+
+
+@register.filter
+def compensation_kind_words(code):
+    return worded(code, glossary.COMPENSATION_KINDS)

@@ -35,6 +35,7 @@ from refunds.history import SOURCES as AFTER_SALE_SOURCES
 from refunds.selectors import coupon_after_sale_read
 from timeline.answers import ConsoleWords
 from timeline.capabilities import ConsoleCapability, can_read_notes
+from timeline.entry_titles import TITLE_KEYS, entry_title
 from timeline.glossary import operation_words, state_words
 from timeline.lanes import order_colour, with_lanes
 from timeline.note_forms import NoteForm
@@ -52,6 +53,8 @@ EVIDENCE_KEYS = ("idempotency_key",)
 SENTENCE_CODE_KEYS = ("reason_code", "message_code")
 # Details whose value is a code with its version ("default v1"), shown as code, not as words.
 CODE_DETAIL_KEYS = ("policy",)
+# Details that are a moment, shown in the reader's zone like every other time.
+MOMENT_DETAIL_KEYS = ("occurred_at",)
 # An operation entry's codes, shown in its title as words with badges (console.glossary).
 OPERATION_KEYS = ("op_type", "from_state", "to_state", "to_version")
 LEDGER_PARAMS = ("ledger_page",)
@@ -111,15 +114,18 @@ def timeline_context(request, coupon, cursor, page) -> dict:
         e["idempotency_key"] = e["details"].get("idempotency_key", "")
         e["more"] = {k: v for k, v in e["details"].items()
                      if k not in ACTOR_KEYS and k not in EVIDENCE_KEYS and k != "order_id"
-                     and k not in OPERATION_KEYS and k not in SENTENCE_CODE_KEYS}
-        if e["kind"] == "operation":
+                     and k not in OPERATION_KEYS and k not in SENTENCE_CODE_KEYS
+                     and k not in TITLE_KEYS}
+        if e["kind"] != "operation":
+            e["title"] = entry_title(e)
+        else:
             d = e["details"]
             e["title"] = format_html("{} {}→{} (v{})", operation_words(d["op_type"]),
                                      state_words(d.get("from_state", "")) if d.get("from_state")
                                      else "∅", state_words(d["to_state"]), d["to_version"])
     return {
         "entries": entries, "orders": orders, "lane_count": lane_count,
-        "code_details": CODE_DETAIL_KEYS,
+        "code_details": CODE_DETAIL_KEYS, "moment_details": MOMENT_DETAIL_KEYS,
         "paged": any(cursor.values()),
         "earlier": page.earlier and _links(request, coupon, "coupon_timeline", TIMELINE_PARAMS,
                                            before=page.earlier),
@@ -192,7 +198,8 @@ class CouponPage(ConsolePage):
             **read["ledger"],
             "check": check.as_dict(),
             "diagnosis": coupon_diagnosis(coupon, now, ConsoleWords(),
-                                          waiting=after_sale.waiting, facts=facts),
+                                          waiting=after_sale.waiting, facts=facts,
+                                          refund_decision=after_sale.latest_decision),
             "customer_replies": customer_replies(coupon, now, after_sale, facts),
             "coverage": checkpoint_coverage(coupon=coupon, check=check),
             "diagram": state_diagram(current=coupon.status,
