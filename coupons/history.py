@@ -357,18 +357,19 @@ def timeline_page_read(**page) -> Read:
                 First(tuple(KEY_COLUMNS), plan.size + 1, descending=not plan.forward))
 
 
-def coupons_timeline_page(*, coupons, can_see_details: bool, size: int = 50,
-                          after: TimelineKey | None = None, before: TimelineKey | None = None,
-                          extra_sources: Sequence[Source] = ()) -> TimelinePage:
-    """One page of several coupons' timelines merged (a customer's), as `coupon_timeline_page`
-    pages one, with Django's public ORM: one query of keys across every source of every coupon,
-    then one for each source on the page, whatever the histories' lengths or the number of
-    coupons. Each entry names its `coupon_id` (None for an order's fact, which belongs to the
-    order)."""
+def coupons_timeline_page_read(*, coupons, can_see_details: bool, size: int = 50,
+                               after: TimelineKey | None = None,
+                               before: TimelineKey | None = None,
+                               extra_sources: Sequence[Source] = ()) -> Read:
+    """One page of several coupons' timelines merged (a customer's), as `timeline_page_read`
+    pages one: each source reads the rows of all the coupons at once, so it is still one
+    statement whatever the histories' lengths or the number of coupons. Each entry names its
+    `coupon_id` (None for an order's fact, which belongs to the order)."""
     plan = _TimelinePage(coupon=Coupons(tuple(coupon.pk for coupon in coupons)),
                          can_see_details=can_see_details, size=size, after=after,
                          before=before, extra_sources=extra_sources, labelled=True)
-    return plan.finish(plan.read())
+    return Read(plan.parts(), plan.finish,
+                First(tuple(KEY_COLUMNS), plan.size + 1, descending=not plan.forward))
 
 
 def _coupon_of(row) -> int | None:

@@ -2,10 +2,9 @@
 what holds it, what waits for a person, the coupon page's answer per coupon, and one timeline
 merged across their coupons.
 
-Besides the profile and the coupon list, the timeline's page is one query of keys (each source
-reads all the coupons' rows; the database merges and cuts them) and one per source on the page,
-and the coupons' answer rows a statement per few coupons (common/reads_together.py): none of it
-grows with the histories.
+Besides the profile and the coupon list, the timeline's page is one statement (each source
+reads all the coupons' rows; the database merges and cuts them) and the coupons' answer rows a
+statement per few coupons (common/reads_together.py): none of it grows with the histories.
 """
 
 from django.http import Http404, QueryDict
@@ -13,10 +12,10 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.utils.html import format_html
 
-from common.reads_together import read_at_once
+from common.reads_together import read_at_once, read_once
 from coupons import clock
 from coupons.diagnosis import coupon_diagnosis, coupon_facts_read
-from coupons.history import TimelineKey, coupons_timeline_page
+from coupons.history import TimelineKey, coupons_timeline_page_read
 from coupons.identity import can_see_details
 from coupons.selectors import CUSTOMER_COUPON_LIMIT, customer_coupons, customer_profile
 from refunds.history import SOURCES as AFTER_SALE_SOURCES
@@ -58,10 +57,10 @@ def answer_rows(coupons) -> dict:
 
 
 def timeline_page(request, coupons, cursor):
-    return coupons_timeline_page(
+    return read_once(coupons_timeline_page_read(
         coupons=coupons, can_see_details=can_see_details(request.user), size=PAGE_SIZE,
         after=cursor["after"], before=cursor["before"],
-        extra_sources=(*AFTER_SALE_SOURCES, note_source(can_read=can_read_notes(request.user))))
+        extra_sources=(*AFTER_SALE_SOURCES, note_source(can_read=can_read_notes(request.user)))))
 
 
 def _worded(entry: dict) -> None:
