@@ -12,7 +12,7 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.utils.html import format_html
 
-from common.reads_together import read_at_once, read_once
+from common.reads_together import read_at_once
 from coupons import clock
 from coupons.diagnosis import coupon_diagnosis, coupon_facts_read
 from coupons.history import TimelineKey, coupons_timeline_page_read
@@ -57,10 +57,11 @@ def answer_rows(coupons) -> dict:
 
 
 def timeline_page(request, coupons, cursor):
-    return read_once(coupons_timeline_page_read(
+    page = coupons_timeline_page_read(
         coupons=coupons, can_see_details=can_see_details(request.user), size=PAGE_SIZE,
         after=cursor["after"], before=cursor["before"],
-        extra_sources=(*AFTER_SALE_SOURCES, note_source(can_read=can_read_notes(request.user)))))
+        extra_sources=(*AFTER_SALE_SOURCES, note_source(can_read=can_read_notes(request.user))))
+    return read_at_once(page=page)["page"]
 
 
 def _worded(entry: dict) -> None:
