@@ -14,12 +14,13 @@ from operations.api import urls as operations_urls
 from operations.asyncapi import asyncapi_document
 from refunds.api import urls as refunds_urls
 from refunds.history import SOURCES as AFTER_SALE_SOURCES
-from refunds.selectors import waiting_on_people
+from refunds.selectors import refund_answer, waiting_on_people
 
 urlpatterns = [
     # The coupon core's HTTP layer imports no refunds module: after-sale's reads come in here.
     *coupons_urls.coupon_urlpatterns(timeline_sources=AFTER_SALE_SOURCES,
-                                     waiting_on_people=waiting_on_people),
+                                     waiting_on_people=waiting_on_people,
+                                     refund_answer=refund_answer),
     *refunds_urls.urlpatterns,
     *operations_urls.urlpatterns,
     path("schema/", SpectacularAPIView.as_view(), name="schema"),

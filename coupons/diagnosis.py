@@ -6,6 +6,10 @@ reader's zone, every order, case, decision and compensation a link, codes in a b
 plain word: timeline/answers.py). `pending` says what waits for a person now (a refund
 decision for approval, a compensation for a second operator), whatever the coupon's state:
 after-sale reads those rows (refunds.selectors.waiting_on_people) and the caller passes them in.
+`refund` answers "do I get my coupon back?" from the coupon's latest refund decision, which
+after-sale reads and words as a `RefundAnswer` (refunds.selectors.refund_answer) for the caller
+to pass in the same way. `presale` explains what the final payment of a presale order did with
+the coupon (its PresaleSettlement), the template's strategy named.
 """
 
 from collections.abc import Sequence
@@ -16,7 +20,14 @@ from django.utils.translation import gettext as _
 
 from common.reads_together import Read
 from coupons.ledger_reasons import reason_words
-from coupons.models import CaseStatus, CouponOperation, CouponStatus, OperationType
+from coupons.models import (
+    CaseStatus,
+    CouponOperation,
+    CouponStatus,
+    OperationType,
+    PresaleSettlement,
+    SettlementResult,
+)
 from coupons.write.payloads import iso
 from coupons.write.transitions import is_past_validity
 
@@ -30,15 +41,47 @@ class Waiting:
     compensations: Sequence
 
 
+class RefundOutcome:
+    """What the latest refund decision did or will do with the coupon, as after-sale maps its
+    decision's status and executed action (refunds.selectors.refund_answer)."""
+
+    AWAITING_PAYMENT = "AWAITING_PAYMENT"  # decided once the order's payment is settled
+    IN_REVIEW = "IN_REVIEW"  # an operator approves or rejects the policy's action
+    RETURNED = "RETURNED"
+    FREED = "FREED"  # a refunded deposit's lease ended: the coupon is usable again
+    VOIDED = "VOIDED"
+    COMPENSATED = "COMPENSATED"
+    STAYS_USED = "STAYS_USED"  # the policy kept it used
+    REJECTED = "REJECTED"  # an operator rejected the policy's action: it stays used
+    COMES_BACK = {AWAITING_PAYMENT: None, IN_REVIEW: None, RETURNED: True, FREED: True,
+                  VOIDED: False, COMPENSATED: False, STAYS_USED: False, REJECTED: False}
+
+
+@dataclass(frozen=True)
+class RefundAnswer:
+    """The coupon's latest refund decision: `decision` the row (for Words.decision), `at` when
+    it was last decided, `policy` and `policy_version` the version that decided it (None: an
+    operator's decision)."""
+
+    decision: object
+    order_id: str
+    outcome: str
+    at: object | None
+    policy: str | None = None
+    policy_version: int | None = None
+
+
 @dataclass(frozen=True)
 class CouponFacts:
     """The coupon's rows its answer is made of: every conflict case (newest first, as the
-    model orders them), the successful redemption of a USED coupon, and the latest RELEASE of
-    an EXPIRED one or the VOID of a voided one."""
+    model orders them), the successful redemption of a USED coupon, the latest RELEASE of
+    an EXPIRED one or the VOID of a voided one, and the settlement of the presale order
+    whose deposit locked it."""
 
     cases: Sequence
     redemption: object | None
     last_operation: CouponOperation | None
+    settlement: PresaleSettlement | None = None
 
 
 LAST_OPERATION = {CouponStatus.EXPIRED: OperationType.RELEASE,
@@ -46,9 +89,10 @@ LAST_OPERATION = {CouponStatus.EXPIRED: OperationType.RELEASE,
 
 
 def _facts_parts(coupon) -> list[QuerySet]:
-    """The cases, and the redemption or the last operation only when the coupon's state names
-    one."""
-    parts = [coupon.conflict_cases.all()]
+    """The cases, the presale settlement, and the redemption or the last operation only when
+    the coupon's state names one."""
+    parts = [coupon.conflict_cases.all(),
+             PresaleSettlement.objects.filter(coupon=coupon).order_by("-pk")[:1]]
     if coupon.status == CouponStatus.USED:
         parts.append(coupon.redemptions.filter(succeeded=True).order_by("pk")[:1])
     elif coupon.status in LAST_OPERATION:
@@ -58,11 +102,12 @@ def _facts_parts(coupon) -> list[QuerySet]:
 
 
 def _facts(coupon, found: list[list]) -> CouponFacts:
-    cases, *rest = found
+    cases, settlements, *rest = found
     first = rest[0][0] if rest and rest[0] else None
     used = coupon.status == CouponStatus.USED
     return CouponFacts(cases=cases, redemption=first if used else None,
-                       last_operation=None if used else first)
+                       last_operation=None if used else first,
+                       settlement=settlements[0] if settlements else None)
 
 
 def coupon_facts_read(coupon) -> Read:
@@ -108,13 +153,18 @@ class Words:
     def compensation(self, compensation) -> str:
         return f"#{compensation.pk}"
 
+    def money(self, amount) -> str:
+        return f"{amount:.2f}"
+
 
 def coupon_diagnosis(coupon, now, words: Words | None = None, *, waiting: Waiting,
-                     facts: CouponFacts | None = None, refund_decision=None) -> dict:
+                     refund: RefundAnswer | None = None, facts: CouponFacts | None = None,
+                     refund_decision=None) -> dict:
     """`facts`: the coupon's rows when the caller read them with its own (the console's
-    page); read here otherwise. `refund_decision`: the coupon's latest refund decision when
-    the caller answers the refund question itself (the console, first in its panel): then the
-    advice to go and look for one is not given."""
+    page); read here otherwise. `refund`: after-sale's answer of the coupon's latest refund
+    decision, None when no refund names the coupon (the API). `refund_decision`: the coupon's
+    latest refund decision when the caller answers the refund question itself (the console,
+    first in its panel): then the advice to go and look for one is not given."""
     words = words or Words()
     facts = facts or coupon_facts(coupon)
     verdict, action = _verdict(coupon, now, words, facts)
@@ -141,6 +191,96 @@ def coupon_diagnosis(coupon, now, words: Words | None = None, *, waiting: Waitin
         "support_action": action,
         "pending": _pending(waiting, words),
         "open_case_ids": [case.pk for case in cases],
+        "refund": _refund(refund, words),
+        "presale": _presale(coupon, facts.settlement, words),
+    }
+
+
+def _refund(answer: RefundAnswer | None, words: Words) -> dict | None:
+    """Does the coupon come back after the refund, and why: the latest decision's outcome."""
+    if answer is None:
+        return None
+    say = words.say
+    facts = {"decision": words.decision(answer.decision), "order": words.order(answer.order_id),
+             "at": words.moment(answer.at)}
+    if answer.policy is None:
+        why = _("an operator decided it.")
+    else:
+        why = say(_("return policy %(policy)s, version %(number)s, decided it."),
+                  policy=answer.policy, number=answer.policy_version)
+    sentences = {
+        RefundOutcome.AWAITING_PAYMENT: _(
+            "Refund decision %(decision)s for order %(order)s: whether the coupon comes back "
+            "is decided once the order's payment is settled."),
+        RefundOutcome.IN_REVIEW: _(
+            "Refund decision %(decision)s for order %(order)s waits for an operator: whether "
+            "the coupon comes back is not decided yet."),
+        RefundOutcome.RETURNED: _(
+            "After the refund of order %(order)s the coupon was given back at %(at)s "
+            "(decision %(decision)s): %(why)s"),
+        RefundOutcome.FREED: _(
+            "After the refund of order %(order)s the coupon's lease ended at %(at)s and it can "
+            "be used again (decision %(decision)s)."),
+        RefundOutcome.VOIDED: _(
+            "After the refund of order %(order)s the coupon was voided at %(at)s (decision "
+            "%(decision)s): %(why)s"),
+        RefundOutcome.COMPENSATED: _(
+            "After the refund of order %(order)s the customer is compensated instead of getting "
+            "the coupon back (decision %(decision)s): %(why)s"),
+        RefundOutcome.REJECTED: _(
+            "After the refund of order %(order)s the coupon stays used: an operator rejected "
+            "the policy's action at %(at)s (decision %(decision)s)."),
+        RefundOutcome.STAYS_USED: _(
+            "After the refund of order %(order)s the coupon stays used (decision "
+            "%(decision)s): %(why)s"),
+    }
+    return {
+        "decision_id": answer.decision.pk,
+        "order_id": answer.order_id,
+        "outcome": answer.outcome,
+        "coupon_comes_back": RefundOutcome.COMES_BACK[answer.outcome],
+        "answer": say(sentences[answer.outcome], why=why, **facts),
+    }
+
+
+def _presale(coupon, settlement: PresaleSettlement | None, words: Words) -> dict | None:
+    """What the final payment of the presale order that locked the coupon did with it."""
+    if settlement is None:
+        return None
+    say = words.say
+    facts = {"order": words.order(settlement.order_id), "at": words.moment(settlement.settled_at),
+             "end": words.moment(coupon.valid_until), "strategy": settlement.strategy,
+             "discount": words.money(settlement.discount_amount)}
+    result = settlement.result
+    if result == SettlementResult.REDEEMED:
+        answer = say(_("The final payment of presale order %(order)s used the coupon at %(at)s: "
+                       "the order got its discount of %(discount)s."), **facts)
+    elif result == SettlementResult.PAID_IN_FULL:
+        answer = say(_("The final payment of presale order %(order)s came at %(at)s, after the "
+                       "coupon's validity ended at %(end)s, so under %(strategy)s the coupon "
+                       "gave no discount and the order paid full price."), **facts)
+        if settlement.amount_charged is not None:
+            answer = words.join([answer, say(_("The order service says it charged "
+                                               "%(charged)s."),
+                                             charged=words.money(settlement.amount_charged))])
+    elif result == SettlementResult.SUBSTITUTED:
+        answer = say(_("The final payment of presale order %(order)s came at %(at)s, after the "
+                       "coupon's validity ended at %(end)s; under %(strategy)s coupon "
+                       "%(substitute)s gave the order its discount of %(discount)s instead."),
+                     substitute=f"#{settlement.substitute_id}", **facts)
+    else:
+        answer = say(_("The final payment of presale order %(order)s came at %(at)s, after the "
+                       "coupon's validity ended at %(end)s; under %(strategy)s no other coupon "
+                       "of the buyer fitted, so the order is owed its discount of %(discount)s "
+                       "as a compensation."), **facts)
+    return {
+        "order_id": settlement.order_id,
+        "result": result,
+        "strategy": settlement.strategy,
+        "discount_amount": f"{settlement.discount_amount:.2f}",
+        "amount_charged": (None if settlement.amount_charged is None
+                           else f"{settlement.amount_charged:.2f}"),
+        "answer": answer,
     }
 
 

@@ -6,7 +6,7 @@ from django.db.models import Q, QuerySet
 from django.utils.translation import gettext_lazy as _
 
 from common.reads_together import Read
-from coupons.diagnosis import Waiting
+from coupons.diagnosis import RefundAnswer, RefundOutcome, Waiting
 from coupons.errors import NotFound
 from coupons.evidence.tips import with_journal_tip
 from coupons.models import OrderCoupon
@@ -98,6 +98,36 @@ def waiting_on_people(coupon) -> Waiting:
             coupon=coupon, status=RefundCoupon.Status.PENDING_APPROVAL).order_by("id")),
         compensations=list(Compensation.objects.filter(
             coupon=coupon, status=Compensation.Status.PROPOSED).order_by("id")))
+
+
+def refund_answer(coupon) -> RefundAnswer | None:
+    """"Do I get my coupon back?": the coupon's latest refund decision, as its diagnosis
+    says it; None when no refund names the coupon."""
+    decision = (RefundCoupon.objects.filter(coupon=coupon)
+                .select_related("policy_version__policy")
+                .order_by("-received_at", "-id").first())
+    return None if decision is None else answer_of(decision)
+
+
+# An executed decision's action → what happened to the coupon; any other action kept it used.
+EXECUTED = {RefundCoupon.Action.RETURN: RefundOutcome.RETURNED,
+            RefundCoupon.Action.RELEASE_LOCK: RefundOutcome.FREED,
+            RefundCoupon.Action.VOID: RefundOutcome.VOIDED,
+            RefundCoupon.Action.COMPENSATE: RefundOutcome.COMPENSATED}
+WAITING = {RefundCoupon.Status.AWAITING_REDEMPTION: RefundOutcome.AWAITING_PAYMENT,
+           RefundCoupon.Status.PENDING_APPROVAL: RefundOutcome.IN_REVIEW,
+           RefundCoupon.Status.REJECTED: RefundOutcome.REJECTED}
+
+
+def answer_of(decision: RefundCoupon) -> RefundAnswer:
+    outcome = WAITING.get(decision.status) or EXECUTED.get(decision.executed_action,
+                                                           RefundOutcome.STAYS_USED)
+    version = decision.policy_version
+    return RefundAnswer(
+        decision=decision, order_id=decision.order_id, outcome=outcome,
+        at=decision.reviewed_at or decision.decided_at or decision.received_at,
+        policy=version.policy.code if version else None,
+        policy_version=version.number if version else None)
 
 
 @dataclass(frozen=True)

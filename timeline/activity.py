@@ -1,11 +1,11 @@
 """The Activity page's reads: what people viewed, did and were refused, newest first.
 
-Three kinds merged into one list: views (the console's view log, exports included), actions
-(ledger rows, case resolutions, refund reviews, compensation decisions, goodwill coupons
-proposed and decided, staff notes, return policy drafts and publications) and refusals (the
-rejection log, refused console attempts included). Each source is read newest first, at most
-one page plus one row past the page's cursor, and merged by time: a page costs one bounded
-query per source however long the history is.
+Three kinds merged into one list: views (the console's view log, exports and the return
+policy pages included), actions (ledger rows, case resolutions, refund reviews, compensation
+proposals and decisions, goodwill coupons proposed and decided, staff notes, return policy
+drafts and publications) and refusals (the rejection log, refused console attempts included).
+Each source is read newest first, at most one page plus one row past the page's cursor, and
+merged by time: a page costs one bounded query per source however long the history is.
 
 The cursor holds, per source, the position of the last row shown, so paging never repeats or
 skips a row. Every source is read in the order of its time (then id): an id follows the order
@@ -71,6 +71,12 @@ PAGES = {
     "note": pgettext_lazy("activity: opened ...", "staff note"),
     "customer": pgettext_lazy("activity: opened ...", "customer page"),
     "goodwill": pgettext_lazy("activity: opened ...", "goodwill coupons"),
+    "policies": pgettext_lazy("activity: opened ...", "return policies"),
+    "policy": pgettext_lazy("activity: opened ...", "return policy"),
+    "policy-version": pgettext_lazy("activity: opened ...", "return policy version"),
+    "policy-diff": pgettext_lazy("activity: opened ...", "return policy comparison"),
+    "policy-impact": pgettext_lazy("activity: opened ...", "return policy impact"),
+    "policy-editor": pgettext_lazy("activity: opened ...", "return policy draft editor"),
 }
 
 
@@ -101,6 +107,11 @@ def _worded_sentence(sentence: str, **facts) -> str:
 def _review(decision):
     return _worded_sentence(_("Reviewed refund decision #%(id)s: %(status)s"), id=decision.pk,
                             status=worded(decision.status, DECISION_STATUSES))
+
+
+def _proposed(compensation):
+    return _("Proposed compensation #%(id)s: %(kind)s") % {
+        "id": compensation.pk, "kind": compensation.kind}
 
 
 def _compensation(compensation):
@@ -147,6 +158,9 @@ STREAMS = [
            "resolved_at", "resolved_by", "coupon_id", _case),
     Stream("review", ACTIONS, lambda: RefundCoupon.objects.filter(reviewed_at__isnull=False),
            "reviewed_at", "reviewed_by", "coupon_id", _review),
+    # Proposed in the console, over the API or by the system (an order's discount owed).
+    Stream("compensation_proposal", ACTIONS, Compensation.objects.all, "created_at",
+           "created_by", "coupon_id", _proposed),
     Stream("compensation", ACTIONS,
            lambda: Compensation.objects.filter(decided_at__isnull=False),
            "decided_at", "decided_by", "coupon_id", _compensation),

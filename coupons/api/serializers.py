@@ -24,6 +24,7 @@ from api.fields import (
 )
 from api.identifiers import ExternalIdField
 from api.schema import SLUG
+from coupons.diagnosis import RefundOutcome
 from coupons.history import KIND_ORDER
 from coupons.models import (
     CouponKind,
@@ -32,6 +33,7 @@ from coupons.models import (
     CouponTemplate,
     ExpiryDuringLock,
     OperationType,
+    SettlementResult,
 )
 from coupons.redaction import redacted
 
@@ -315,6 +317,33 @@ class InvariantOutput(serializers.Serializer):
     problems = serializers.ListField(child=serializers.CharField())
 
 
+class RefundAnswerOutput(serializers.Serializer):
+    decision_id = serializers.IntegerField()
+    order_id = serializers.CharField()
+    outcome = serializers.ChoiceField(choices=list(RefundOutcome.COMES_BACK), help_text=(
+        "AWAITING_PAYMENT: decided once the order's payment is settled; IN_REVIEW: an operator "
+        "approves or rejects the policy's action; RETURNED, FREED: the coupon is usable again; "
+        "VOIDED, COMPENSATED, STAYS_USED, REJECTED: it does not come back."))
+    coupon_comes_back = serializers.BooleanField(
+        allow_null=True, help_text="Null while the decision is not made yet.")
+    answer = serializers.CharField(help_text="The answer in a sentence, with the policy "
+                                             "version that decided it.")
+
+
+class PresaleAnswerOutput(serializers.Serializer):
+    order_id = serializers.CharField()
+    result = serializers.ChoiceField(choices=SettlementResult.choices)
+    strategy = serializers.ChoiceField(choices=ExpiryDuringLock.choices)
+    discount_amount = serializers.DecimalField(
+        **MONEY, help_text="The discount the order finally got (0.00 when it paid full price).")
+    amount_charged = serializers.DecimalField(
+        **MONEY, allow_null=True,
+        help_text="What the order service said it charged, when its fact said so.")
+    answer = serializers.CharField(help_text="Why, in a sentence: e.g. the final payment "
+                                             "came after the coupon's validity, so under "
+                                             "STRICT the order paid full price.")
+
+
 class DiagnosisOutput(serializers.Serializer):
     can_use_now = serializers.BooleanField()
     verdict = serializers.CharField(help_text="Why the coupon can or cannot be used now.")
@@ -323,6 +352,12 @@ class DiagnosisOutput(serializers.Serializer):
         "One sentence per refund decision or compensation that waits for a person, whatever "
         "the coupon's state; empty when nothing waits."))
     open_case_ids = serializers.ListField(child=serializers.IntegerField())
+    refund = RefundAnswerOutput(allow_null=True, help_text=(
+        "\"Do I get my coupon back?\": the coupon's latest refund decision; null when no "
+        "refund names the coupon."))
+    presale = PresaleAnswerOutput(allow_null=True, help_text=(
+        "What the final payment of the presale order whose deposit locked the coupon did with "
+        "it, under its template's expiry strategy; null when no presale order settled it."))
 
 
 class CheckOutput(serializers.Serializer):

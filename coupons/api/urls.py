@@ -10,16 +10,18 @@ from collections.abc import Callable, Sequence
 from django.urls import path
 
 from api import converters  # noqa: F401 - registers <dbid:...>
-from coupons.diagnosis import Waiting
+from coupons.diagnosis import RefundAnswer, Waiting
 from coupons.history import Source
 
 from . import event_views, goodwill_views, order_views, views
 
 
 def coupon_urlpatterns(*, timeline_sources: Sequence[Source],
-                       waiting_on_people: Callable[[object], Waiting]) -> list:
+                       waiting_on_people: Callable[[object], Waiting],
+                       refund_answer: Callable[[object], RefundAnswer | None]) -> list:
     """`timeline_sources`: after-sale's in a coupon's timeline; `waiting_on_people`: coupon →
-    after-sale's rows that wait for a person, for the check's diagnosis."""
+    after-sale's rows that wait for a person, and `refund_answer`: coupon → its latest refund
+    decision as an answer, for the check's diagnosis."""
     return [
         path("templates", views.TemplateListCreateApi.as_view(), name="templates"),
         path("templates/<dbid:template_id>", views.TemplateDetailApi.as_view(), name="template"),
@@ -38,7 +40,8 @@ def coupon_urlpatterns(*, timeline_sources: Sequence[Source],
         path("coupons/<dbid:coupon_id>/rejections", views.CouponRejectionsApi.as_view(),
              name="coupon-rejections"),
         path("coupons/<dbid:coupon_id>/check",
-             views.CouponCheckApi.as_view(waiting_on_people=waiting_on_people),
+             views.CouponCheckApi.as_view(waiting_on_people=waiting_on_people,
+                                          refund_answer=refund_answer),
              name="coupon-check"),
         path("coupons/<dbid:coupon_id>/proof", views.CouponProofApi.as_view(),
              name="coupon-proof"),

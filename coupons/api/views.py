@@ -272,14 +272,17 @@ class CouponRejectionsApi(GenericAPIView):
 class CouponCheckApi(APIView):
     """Replays the coupon's ledger and tests the invariants (docs/design.md)."""
 
-    # coupon → after-sale's rows that wait for a person, given where the API is put together
+    # coupon → after-sale's rows that wait for a person, and coupon → its latest refund
+    # decision's answer, given where the API is put together
     # (coupons.api.urls.coupon_urlpatterns): the core's HTTP layer imports no refunds module.
     waiting_on_people = None
+    refund_answer = None
 
     @extend_schema(responses=s.CheckOutput)
     def get(self, request, coupon_id):
         coupon = selectors.coupon_get(coupon_id=coupon_id)
-        diagnosis = coupon_diagnosis(coupon, clock.now(), waiting=self.waiting_on_people(coupon))
+        diagnosis = coupon_diagnosis(coupon, clock.now(), waiting=self.waiting_on_people(coupon),
+                                     refund=self.refund_answer(coupon))
         return Response({**coupon_check(coupon).as_dict(), "diagnosis": diagnosis})
 
 

@@ -57,10 +57,14 @@ class RefusalsLogged:
         try:
             return super().check_permissions(request)
         except CapabilityMissing:
-            ctx = CommandContext(actor=actor_of(request.user),
-                                 idempotency_key=request.headers.get("Idempotency-Key", "")[:255])
-            with refusals_recorded(self.refusal_op_type, ctx, coupon_id=self.refused_coupon_id()):
+            with self.refusal_logged(request):
                 raise
+
+    def refusal_logged(self, request):
+        """Records the refusal raised inside it, with the caller and the coupon."""
+        ctx = CommandContext(actor=actor_of(request.user),
+                             idempotency_key=request.headers.get("Idempotency-Key", "")[:255])
+        return refusals_recorded(self.refusal_op_type, ctx, coupon_id=self.refused_coupon_id())
 
 
 class DecisionRefusalsLogged(RefusalsLogged):

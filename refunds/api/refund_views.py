@@ -21,6 +21,7 @@ from refunds.models import RefundCoupon, ReturnPolicyVersion
 from refunds.services import refund_approve, refund_receive, refund_reject
 
 from . import refund_serializers as s
+from .compensation_views import RefusalsLogged
 
 
 class RefundFilter(django_filters.FilterSet):
@@ -82,8 +83,24 @@ def people_only(request) -> None:
                                 capability=Capability.APPROVE_REFUNDS.value)
 
 
-class RefundApproveApi(APIView):
+class ReviewRefusalsLogged(RefusalsLogged):
+    """A review refused before the service sees it (a capability missing, a service client
+    asking) goes to the rejection log too, as the service's own refusals of it do."""
+
+    def refused_coupon_id(self):
+        return (RefundCoupon.objects.filter(pk=self.kwargs["decision_id"])
+                .values_list("coupon_id", flat=True).first())
+
+    def check_permissions(self, request):
+        super().check_permissions(request)
+        if request.method == "POST":
+            with self.refusal_logged(request):
+                people_only(request)
+
+
+class RefundApproveApi(ReviewRefusalsLogged, APIView):
     capabilities = {"POST": Capability.APPROVE_REFUNDS}
+    refusal_op_type = "REFUND_APPROVE"
 
     @extend_schema(request=s.ApproveInput,
                    responses={200: s.RefundDecisionOutput},
@@ -92,7 +109,6 @@ class RefundApproveApi(APIView):
         """Approve a decision waiting for review and run it (a MANUAL_REVIEW names the `action`).
         `seen_entry` names the version read (its `journal_tip`): one that moved since is
         refused (409 EVIDENCE_CHANGED). Operators only, never a service client."""
-        people_only(request)
         return run_command(
             request, s.ApproveInput,
             command=lambda ctx, data: selectors.decision_payload(refund_approve(
@@ -102,8 +118,9 @@ class RefundApproveApi(APIView):
         )
 
 
-class RefundRejectApi(APIView):
+class RefundRejectApi(ReviewRefusalsLogged, APIView):
     capabilities = {"POST": Capability.APPROVE_REFUNDS}
+    refusal_op_type = "REFUND_REJECT"
 
     @extend_schema(request=s.RejectInput,
                    responses={200: s.RefundDecisionOutput},
@@ -111,7 +128,6 @@ class RefundRejectApi(APIView):
     def post(self, request, decision_id):
         """Reject a decision waiting for review, with a note: the coupon stays as it is.
         `seen_entry` as for approving. Operators only."""
-        people_only(request)
         return run_command(
             request, s.RejectInput,
             command=lambda ctx, data: selectors.decision_payload(refund_reject(

@@ -27,7 +27,7 @@ class ConsolePage(View):
 
     capabilities: dict[str, Capability] = {}
     # The view log's name for this page (console.audit): set on the pages that show coupons,
-    # cases and decisions; a successful GET of one is recorded.
+    # cases, decisions and return policies; a successful GET of one is recorded.
     audit_page = ""
 
     def dispatch(self, request, *args, **kwargs):

@@ -72,23 +72,31 @@ def version_page(request, version, *, error=None, status=200):
 
 
 class PolicyList(ConsolePage):
+    audit_page = "policies"
+
     def get(self, request):
         return render(request, "timeline/policies.html", {
             "policies": policy_selectors.policy_list(), "can_edit": can_edit(request)})
 
 
 class PolicyPage(ConsolePage):
+    audit_page = "policy"
+
     def get(self, request, policy_id: int):
         return policy_page(request, policy_or_404(policy_id))
 
 
 class VersionPage(ConsolePage):
+    audit_page = "policy-version"
+
     def get(self, request, policy_id: int, number: int):
         return version_page(request, version_or_404(policy_id, number))
 
 
 class PolicyDiff(ConsolePage):
     """Two versions side by side: `?from=N&to=M`, by default the latest and what it copied."""
+
+    audit_page = "policy-diff"
 
     def get(self, request, policy_id: int):
         policy = policy_or_404(policy_id)

@@ -107,6 +107,7 @@ class DraftEditor(ConsolePage):
     rearrange the rows shown and save nothing; Save sends the rules through the service."""
 
     capabilities = {"GET": EDIT, "POST": EDIT}
+    audit_page = "policy-editor"
 
     def get(self, request, policy_id: int, number: int):
         version = version_or_404(policy_id, number)

@@ -93,6 +93,7 @@ class ImpactPage(ConsolePage):
     """
 
     capabilities = {"GET": Capability.EDIT_POLICIES}
+    audit_page = "policy-impact"
 
     def get(self, request, policy_id: int, number: int):
         return impact_page(request, version_or_404(policy_id, number))

@@ -1,21 +1,24 @@
 """Two orders contend for one coupon; facts arrive in every order, once or twice.
 
 Order A locks the coupon first. A's facts (PaymentSucceeded, PaymentFailed, OrderClosed) and
-B's story (B's checkout tries to LOCK, then PaymentSucceeded and OrderClosed in either order)
-are interleaved in every way, with one lease-expiry scan (time moves past every lease, then
-scan_leases runs) at every position: 3! × 2! × C(6,3) × 7 = 1,680 orderings. Each ordering is
-delivered in 12 ways: every fact once; every fact twice in a row with the same message id;
-and, for each of its five facts, once more at the end, with the same or with a new message id.
+B's story (B's checkout tries to LOCK, then PaymentSucceeded and a full RefundSucceeded in
+either order: a refund may overtake its payment) are interleaved in every way, with one
+lease-expiry scan (time moves past every lease, then scan_leases runs) at every position:
+3! × 2! × C(6,3) × 7 = 1,680 orderings. Each ordering is delivered in 12 ways: every fact once;
+every fact twice in a row with the same message id; and, for each of its five facts, once more
+at the end, with the same or with a new message id.
 That makes 20,160 sequences.
 
 The sequences are walked depth first and every step runs in a savepoint that is rolled back
 once its subtree is done, so a shared prefix runs once and sequences never see each other.
 
 After every sequence: the invariants (docs/design.md) (ledger replay, one active lock, at most one
-redemption, no command made with a lease that was not current), every refused command was
-refused as stale, repeated message ids were acknowledged as DUPLICATE with no effect, no order
-that never paid holds the redemption, and every order that paid with the coupon applied holds
-the redemption or has an open conflict case.
+redemption, no command made with a lease that was not current, no RETURN without its refund
+decision), every refused command was refused as stale with the code its case calls for
+(STALE_REFUSALS, docs/design.md "Stale commands"), repeated message ids were acknowledged as
+DUPLICATE with no effect, a refund redelivered under a new message id decided nothing twice, no
+order that never paid holds the redemption, and every order that paid with the coupon applied
+holds the redemption, had it given back by its refund, or has an open conflict case.
 """
 
 from contextlib import contextmanager, suppress
@@ -31,12 +34,23 @@ from coupons.evidence.replay import coupon_check
 from coupons.models import CommandRejection, ConflictCase, OrderCoupon, Redemption
 from coupons.services import coupon_issue, coupon_lock
 from operations.scanners import scan_leases
+from refunds.models import RefundCoupon
 
 pytestmark = pytest.mark.django_db
 
-FACT_TYPES = {"PS": "PaymentSucceeded", "PF": "PaymentFailed", "OC": "OrderClosed"}
+FACT_TYPES = {"PS": "PaymentSucceeded", "PF": "PaymentFailed", "OC": "OrderClosed",
+               "RF": "RefundSucceeded"}
 ORDERS = {"A": "order-A", "B": "order-B"}
-STALE_REFUSALS = {"TOKEN_MISMATCH", "VERSION_CONFLICT", "INVALID_STATE", "ORDER_MISMATCH"}
+# (command, the coupon's state when it was refused) → the one code the refusal carries; why
+# each is the right answer for its case: docs/design.md, "Stale commands".
+STALE_REFUSALS = {
+    ("REDEEM", "LOCKED"): "TOKEN_MISMATCH",  # another order's lease is the current one
+    ("REDEEM", "AVAILABLE"): "INVALID_STATE",  # no lease at all: released, or given back
+    ("REDEEM", "USED"): "INVALID_STATE",  # another order's payment consumed it
+    # B's checkout is no stale command but a contender: a coupon locks only when AVAILABLE.
+    ("LOCK", "LOCKED"): "INVALID_STATE",
+    ("LOCK", "USED"): "INVALID_STATE",
+}
 LEASE_SECONDS = 900
 
 
@@ -45,7 +59,7 @@ class Story:
     """Where a sequence stands: what is left to happen and what has been delivered."""
 
     a_left: tuple = ("PS", "PF", "OC")
-    b_left: tuple = ("LOCK", "PS", "OC")
+    b_left: tuple = ("LOCK", "PS", "RF")
     scanned: bool = False
     delivered: tuple = ()  # (who, fact, message id) in delivery order
     paid: frozenset = frozenset()
@@ -83,8 +97,12 @@ class World:
     def deliver(self, story, who, fact, message_id) -> Story:
         order_id = ORDERS[who]
         payload = {"order_id": order_id}
-        if fact == "PS":
+        if fact in ("PS", "RF"):
             payload["payment_id"] = f"pay-{order_id}"
+        if fact == "RF":
+            # Full: 300.00 less the template's 30.00 off, within the default policy's 30 days.
+            payload.update(refund_id=f"refund-{order_id}", refund_amount="270.00",
+                           refund_type="FULL")
         result = inbox_receive(
             message_id=message_id, fact_type=FACT_TYPES[fact], order_id=order_id,
             occurred_at=self.occurred_at, payload=payload, sender="test",
@@ -126,7 +144,7 @@ class World:
             self.check(story, (*path, "(each fact twice in a row)"))
             return
         self.check(story, path)
-        for who, fact, message_id in story.delivered:
+        for who, fact, message_id in story.delivered:  # each fact again, late
             for again in (message_id, message_id + "-new"):
                 with self.rolled_back():
                     late = self.deliver(story, who, fact, again)
@@ -146,18 +164,26 @@ class World:
         assert report.ok, report.violations
         redeemed = set(Redemption.objects.filter(coupon=coupon, succeeded=True)
                        .values_list("order_id", flat=True))
-        refusals = set(CommandRejection.objects.filter(coupon_id_ref=coupon.pk)
-                       .values_list("error_code", flat=True))
-        assert refusals <= STALE_REFUSALS, f"refused for other reasons: {refusals}"
+        refusals = {(op_type, details.get("current_state"), code) for op_type, details, code
+                    in CommandRejection.objects.filter(coupon_id_ref=coupon.pk)
+                    .values_list("op_type", "details", "error_code")}
+        unexpected = {r for r in refusals if STALE_REFUSALS.get(r[:2]) != r[2]}
+        assert not unexpected, f"refused otherwise than STALE_REFUSALS says: {unexpected}"
+        # A refund received again (same or new message id) answers the decisions it made.
+        decided = list(RefundCoupon.objects.filter(coupon=coupon)
+                       .values_list("refund_id", flat=True))
+        assert len(decided) == len(set(decided)), f"a refund decided twice: {decided}"
+        given_back = set(RefundCoupon.objects.filter(coupon=coupon, executed_action="RETURN")
+                         .values_list("order_id", flat=True))
         assert redeemed <= story.paid, f"{redeemed} redeemed without paying"
         with_coupon = set(OrderCoupon.objects.filter(coupon=coupon)
                           .values_list("order_id", flat=True))
         in_case = set(ConflictCase.objects.filter(coupon=coupon, status="OPEN")
                       .values_list("order_id", flat=True))
         for order_id in story.paid & with_coupon:
-            assert order_id in redeemed | in_case, (
-                f"{order_id} paid with the coupon but holds neither the redemption nor a case "
-                f"(coupon {coupon.status})"
+            assert order_id in redeemed | given_back | in_case, (
+                f"{order_id} paid with the coupon but holds neither the redemption, nor a "
+                f"refund that gave it back, nor a case (coupon {coupon.status})"
             )
 
 
