@@ -29,7 +29,7 @@ def test_support_searches_the_late_order_and_reads_the_incident_in_order(
         "lock LOCK available AVAILABLE→locked LOCKED (v2)",
         "release RELEASE locked LOCKED→available AVAILABLE (v3)",
         "lock LOCK available AVAILABLE→locked LOCKED (v4)",
-        "REDEEM refused: TOKEN_MISMATCH",
+        "redeem REDEEM refused: not the current lease TOKEN_MISMATCH",
         "redeem REDEEM locked LOCKED→used USED (v5)",
     ]
     refusal = page.locator("#timeline .tl-refusal")
@@ -40,7 +40,7 @@ def test_support_searches_the_late_order_and_reads_the_incident_in_order(
     refusal.get_by_title("Link to this entry").click()
     page.wait_for_load_state()
     assert page.locator("#timeline .tl-entry:target .tl-title").inner_text() == (
-        "REDEEM refused: TOKEN_MISMATCH")
+        "redeem REDEEM refused: not the current lease TOKEN_MISMATCH")
 
 
 def test_support_pages_back_through_a_long_timeline_without_reloading(
