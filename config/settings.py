@@ -424,6 +424,11 @@ SPECTACULAR_SETTINGS = {
         "CouponKindEnum": "coupons.models.CouponKind",
         "TimelineKindEnum": "coupons.history.KIND_ORDER",
         "ErrorCodeEnum": "api.error_serializers.ERROR_CODES",
+        # One name per choice set, as in 1.1.0: a later field with the same set takes it too.
+        "ExpiryDuringLockEnum": "coupons.models.ExpiryDuringLock",
+        "StrategyEnum": ["LOCK_HONORS", "STRICT", "SUBSTITUTE", ""],
+        "SettlementOutcomeSettlementEnum": "coupons.models.SettlementResult",
+        "CompensationOutputStatusEnum": "refunds.models.Compensation.Status",
     },
 }
 

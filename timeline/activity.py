@@ -29,6 +29,7 @@ from coupons.models import CommandRejection, ConflictCase, CouponOperation, Good
 from coupons.refusal_messages import refusal_words
 from refunds.models import Compensation, RefundCoupon, ReturnPolicyVersion
 from timeline.glossary import (
+    COMPENSATION_KINDS,
     COMPENSATION_STATUSES,
     DECISION_STATUSES,
     ERRORS,
@@ -110,8 +111,8 @@ def _review(decision):
 
 
 def _proposed(compensation):
-    return _("Proposed compensation #%(id)s: %(kind)s") % {
-        "id": compensation.pk, "kind": compensation.kind}
+    return _worded_sentence(_("Proposed compensation #%(id)s: %(kind)s"), id=compensation.pk,
+                            kind=worded(compensation.kind, COMPENSATION_KINDS))
 
 
 def _compensation(compensation):

@@ -2,7 +2,13 @@
 
 from rest_framework import serializers
 
-from api.fields import MAX_DB_ID, external_id, journal_tip_field, seen_entry_field
+from api.fields import (
+    MAX_DB_ID,
+    StrictCharField,
+    external_id,
+    journal_tip_field,
+    seen_entry_field,
+)
 from coupons.models import GoodwillProposal
 
 
@@ -13,16 +19,16 @@ class GoodwillProposeInput(serializers.Serializer):
     coupon_id = serializers.IntegerField(
         min_value=1, max_value=MAX_DB_ID, required=False,
         help_text="The coupon the customer called about: the goodwill coupon is for its owner.")
-    answers = serializers.CharField(
+    answers = StrictCharField(
         max_length=64, help_text="The order id or support case it makes good: one goodwill "
                                  "coupon per customer and order or case.")
-    reason = serializers.CharField(max_length=500)
+    reason = StrictCharField(max_length=500)
 
 
 class GoodwillDecideInput(serializers.Serializer):
     seen_entry = seen_entry_field()
-    note = serializers.CharField(max_length=1000, required=False, default="", allow_blank=True,
-                                 help_text="Why; required to reject.")
+    note = StrictCharField(max_length=1000, required=False, default="", allow_blank=True,
+                           help_text="Why; required to reject.")
 
 
 class GoodwillOutput(serializers.Serializer):

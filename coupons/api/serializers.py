@@ -391,7 +391,7 @@ class CheckOutput(serializers.Serializer):
 DETAIL_KINDS = {
     "actor": "operation refusal refund",
     "order_id": "operation refusal fact case compensation refund",
-    "payment_id": "operation fact", "lock_id": "operation", "op_type": "operation",
+    "payment_id": "operation fact", "lock_id": "operation", "op_type": "operation refusal",
     "from_state": "operation", "to_state": "operation", "to_version": "operation",
     "idempotency_key": "operation refusal", "reason": "operation compensation refund",
     "reason_code": "operation refund", "message": "refusal", "message_code": "refusal",
@@ -401,8 +401,14 @@ DETAIL_KINDS = {
     "proposed_by": "compensation", "operation_id": "compensation", "amount": "compensation",
     "decided_by": "compensation", "note": "compensation review", "coupon_share": "refund",
     "policy": "refund", "rule": "refund", "reviewed_by": "review",
+    # Codes beside the words, so a reader's page can word them (the console does).
+    "error_code": "refusal", "fact_type": "fact", "recommendation": "case",
+    "compensation_kind": "compensation", "compensation_status": "compensation",
+    "refund_type": "refund", "refund_amount": "refund", "action": "refund review",
+    "requires_approval": "refund", "decision_status": "review",
 }
 NUMBER_DETAILS = {"to_version", "substitute_coupon_id", "operation_id"}
+FLAG_DETAILS = {"requires_approval"}
 
 
 class TimelineDetails(serializers.Serializer):
@@ -411,6 +417,7 @@ class TimelineDetails(serializers.Serializer):
 
     def get_fields(self):
         return {name: (serializers.IntegerField if name in NUMBER_DETAILS
+                       else serializers.BooleanField if name in FLAG_DETAILS
                        else serializers.CharField)(required=False, help_text=f"Sent by: {kinds}.")
                 for name, kinds in DETAIL_KINDS.items()}
 

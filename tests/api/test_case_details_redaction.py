@@ -52,9 +52,13 @@ def test_support_and_clients_see_cases_and_compensations_in_the_timeline_without
 
     entries = timeline(client, settled_case.coupon)
 
-    assert details_of(entries, "case") == [{"order_id": "A", "summary": settled_case.summary},
+    # Codes (the recommendation, the compensation's kind and status) are no detail to hide.
+    assert details_of(entries, "case") == [{"order_id": "A", "summary": settled_case.summary,
+                                            "recommendation": "ORDER_DISCOUNT_REFUND"},
                                            {"resolved_by": "user:olga"}]
-    assert details_of(entries, "compensation") == [{"order_id": "A", "proposed_by": "user:olga"}]
+    assert details_of(entries, "compensation") == [{
+        "order_id": "A", "proposed_by": "user:olga", "compensation_kind": "ORDER_DISCOUNT_REFUND",
+        "compensation_status": "PROPOSED"}]
     assert "30.00" not in str(details_of(entries, "compensation"))
     assert "Customer called" not in str(entries)
 
@@ -67,7 +71,8 @@ def test_an_operator_sees_the_note_and_the_amount(settled_case):
     compensation = Compensation.objects.get()
     assert details_of(entries, "compensation") == [{
         "order_id": "A", "amount": "30.00", "reason": compensation.reason,
-        "proposed_by": "user:olga",
+        "proposed_by": "user:olga", "compensation_kind": "ORDER_DISCOUNT_REFUND",
+        "compensation_status": "PROPOSED",
     }]
 
 

@@ -53,7 +53,7 @@ def test_the_asyncapi_parser_finds_the_document_valid(node):
     parsed = run(node, "check-asyncapi.mjs", str(ROOT / "schemas" / "asyncapi.yaml"))
 
     assert parsed.returncode == 0, parsed.stdout + parsed.stderr
-    assert "valid AsyncAPI 3.0.0, 20 messages" in parsed.stdout
+    assert "valid AsyncAPI 3.0.0, 21 messages" in parsed.stdout
 
 
 def test_the_asyncapi_parser_catches_a_broken_reference(node, tmp_path):
@@ -75,4 +75,4 @@ def test_the_asyncapi_parser_finds_the_served_document_valid(node, tmp_path, cli
     parsed = run(node, "check-asyncapi.mjs", str(tmp_path / "asyncapi.yaml"))
 
     assert parsed.returncode == 0, parsed.stdout + parsed.stderr
-    assert "valid AsyncAPI 3.0.0, 20 messages" in parsed.stdout
+    assert "valid AsyncAPI 3.0.0, 21 messages" in parsed.stdout

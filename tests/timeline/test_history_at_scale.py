@@ -23,10 +23,11 @@ pytestmark = pytest.mark.django_db
 # and compensations, the conflict cases: common/reads_together.py) and
 # the view log's INSERT.
 PAGE_QUERIES = 9
-# The coupon, the check's watermark and the rows after it, the open conflict cases and what
-# waits for a person (2), the journal's counts and the one new view record's fold (2) (the
-# service client comes from its cache).
-CHECK_QUERIES = 8
+# The coupon, the check's watermark and the rows after it, the open conflict cases, the
+# presale settlement and what waits for a person (3), the latest refund decision (the refund
+# answer), the journal's counts and the one new view record's fold (2) (the service client
+# comes from its cache).
+CHECK_QUERIES = 10
 
 
 def second_view_queries(client, path: str) -> tuple[int, str]:

@@ -337,5 +337,5 @@ def test_each_text_key_has_a_trigram_index_for_any_part_of_it():
     assert set(found) == {
         "coupon_user_trgm", "lock_order_trgm", "case_order_trgm", "case_payment_trgm",
         "redemption_payment_trgm", "order_fact_order_trgm", "refund_coupon_order_trgm",
-        "refund_coupon_refund_trgm"}
+        "refund_coupon_refund_trgm", "customer_nickname_trgm", "customer_user_trgm"}
     assert all("USING gin (upper(" in definition for definition in found.values())
