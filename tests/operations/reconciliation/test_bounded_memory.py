@@ -9,19 +9,23 @@ import os
 import re
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_peak_memory_stays_flat_while_the_coupons_grow_tenfold():
-    env = {key: value for key, value in os.environ.items() if key != "DATABASE_URL"}
+    # On the suite's own server (DATABASE_URL, or the embedded cluster the suite stops at its
+    # end), in a throwaway database of its own name: unset, it started an embedded cluster of
+    # its own that outlived the suite.
+    env = {key: value for key, value in os.environ.items() if key != "DJANGO_SETTINGS_MODULE"}
     env.update(DJANGO_SECRET_KEY="test-only-secret-key-of-32-bytes-or-more",
                LEASE_TOKEN_SECRET="test-only-lease-token-secret-of-32-bytes",
                IDEMPOTENCY_SEAL_SECRET="test-only-idempotency-seal-secret-of-32-bytes")
     result = subprocess.run(
         [sys.executable, "scripts/benchmarks/bench_reconcile.py", "--sizes", "1000", "10000",
-         "--batch", "200"],
+         "--batch", "200", "--db-name", f"coupon_bench_reconcile_{uuid.uuid4().hex[:12]}"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
     )
 
