@@ -8,7 +8,7 @@ with set_config (transaction-local) inside the statement that writes, so declari
 statement; the AFTER ROW trigger reads them once the statement's rows are in.
 """
 
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import BooleanField
 from django.db.models.expressions import RawSQL
 
@@ -66,8 +66,11 @@ def declared_moves(queryset, changes: dict, *, step: str, actor: str) -> int:
 
 
 def declared_bulk_create(rows: list, *, actor: str) -> list:
-    """bulk_create `rows` of one model, all written by `actor` (a scanner's batch)."""
+    """bulk_create `rows` of one model, all written by `actor` (a scanner's batch). The
+    declaration is transaction-local, so both statements share one transaction even when the
+    caller runs in autocommit."""
     if rows:
-        declare(actor=actor)
-        type(rows[0]).objects.bulk_create(rows)
+        with transaction.atomic():
+            declare(actor=actor)
+            type(rows[0]).objects.bulk_create(rows)
     return rows
