@@ -11,6 +11,7 @@ named as not running and tried again a minute later: nothing restarts in a tight
 import contextlib
 import ctypes
 import io
+import logging
 import signal
 import subprocess
 import sys
@@ -107,11 +108,17 @@ def demo_children(*, client: str, facts_exchange: str, facts_queue: str) -> list
 
 
 def broker_problem() -> str | None:
-    """Why the broker cannot be used now, or None when it answers."""
+    """Why the broker cannot be used now, or None when it answers. pika's own lines about
+    the failed attempt are left out: the one line that says what is not running is enough."""
+    pika_log = logging.getLogger("pika")
+    level = pika_log.level
+    pika_log.setLevel(logging.CRITICAL)
     try:
         broker.connect(settings.BROKER_URL).close()
     except (*broker.BROKER_ERRORS, OSError) as error:
         return f"{error!r}"
+    finally:
+        pika_log.setLevel(level)
     return None
 
 
@@ -139,7 +146,7 @@ class Supervisor:
         start = self.clock()
         self.report(
             "demo: cron jobs: "
-            + "; ".join(f"{job.name} every {job.every:.0f} s" for job in self.jobs)
+            + "; ".join(f"{job.name} every {seconds(job.every)}" for job in self.jobs)
         )
         for job in self.jobs:
             job.due = start + job.first
@@ -217,7 +224,7 @@ class Supervisor:
         if failure == job.failure:
             return
         if failure is not None:
-            self.report(f"demo: {job.name}: {failure}; again in {job.every:.0f} s")
+            self.report(f"demo: {job.name}: {failure}; again in {seconds(job.every)}")
         elif job.failure is not None:
             self.report(f"demo: {job.name} runs again")
         job.failure = failure
@@ -243,3 +250,7 @@ class Supervisor:
 def broker_hosts() -> str:
     """BROKER_URL's nodes without their passwords."""
     return ", ".join(url.rsplit("@", 1)[-1] for url in broker.node_urls(settings.BROKER_URL))
+
+
+def seconds(every: float) -> str:
+    return f"{every / 60:g} min" if every >= 60 else f"{every:g} s"
