@@ -26,9 +26,11 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pika
+import pika.exceptions
 import psycopg
 import pytest
 
@@ -42,6 +44,7 @@ WAIT_SECONDS = 120  # for the demo's background processes to do what the test wa
 # The demo's checkpoint job, every few seconds here instead of every minute: CI's time.
 CHECKPOINT_SECONDS = "5"
 DEMO_EXCHANGE = "demo.coupons"  # bin/run-demo's BROKER_EVENTS_EXCHANGE
+DEMO_FACTS_EXCHANGE, DEMO_FACTS_QUEUE = "demo.facts", "demo.coupons.facts"
 FORGE = ("UPDATE coupons_couponoperation SET actor = 'forged' "
          "WHERE id = (SELECT min(id) FROM coupons_couponoperation)")
 
@@ -253,3 +256,33 @@ def test_a_coupon_page_shows_the_checkpoint_the_demo_signed(demo, key):
     covered = wait_for(lambda: "Covered by checkpoint" in (text := page()) and text,
                        f"a checkpoint covering coupon {coupon['id']}")
     assert "no signed checkpoint covers this coupon yet" not in covered
+
+
+def test_the_demo_consumer_takes_an_order_closed_fact_and_the_lease_goes(demo, key):
+    coupon = issue(demo, key)
+    order = f"smoke-close-{uuid.uuid4().hex[:8]}"
+    status, locked = call(f"{demo}/api/v1/coupons/{coupon['id']}/lock",
+                          {"order_id": order, "user_id": "smoke", "order_amount": "300.00"}, key)
+    assert (status, locked.get("status")) == (200, "LOCKED"), locked
+    connection = pika.BlockingConnection(pika.URLParameters("amqp://guest:guest@127.0.0.1:5672/%2F"))
+    try:
+
+        def bound_queue():
+            # The consumer declares its queue once it is up: a fact sent before would be lost.
+            try:
+                return connection.channel().queue_declare(DEMO_FACTS_QUEUE, passive=True)
+            except pika.exceptions.ChannelClosedByBroker:
+                return None
+
+        wait_for(bound_queue, f"the demo's consumer declaring {DEMO_FACTS_QUEUE}")
+        connection.channel().basic_publish(DEMO_FACTS_EXCHANGE, "OrderClosed", json.dumps({
+            "message_id": f"msg-{order}", "type": "OrderClosed",
+            "occurred_at": datetime.now(UTC).isoformat(), "payload": {"order_id": order}}).encode())
+    finally:
+        connection.close()
+
+    def released():
+        status, now = call(f"{demo}/api/v1/coupons/{coupon['id']}", key=key)
+        return now if now.get("status") == "AVAILABLE" else None
+
+    wait_for(released, f"the demo's consumer releasing coupon {coupon['id']} for {order}")
