@@ -130,3 +130,21 @@ def test_proposed_for_a_customer_by_user_id(signed_in, template):
     assert made.status_code == 200
     assert GoodwillProposal.objects.get().user_id == "u42"
     assert client.get("/goodwill/propose?coupon=99999").status_code == 404
+
+
+def test_the_customer_page_proposes_for_that_customer(signed_in, coupon, template):
+    client = signed_in("support", "sam")
+    page = text(client.get(f"/customers/{coupon.user_id}/"))
+    assert f'href="/goodwill/propose?user={coupon.user_id}"' in page
+    form = text(client.get(f"/goodwill/propose?user={coupon.user_id}"))
+    assert f'name="user_id" value="{coupon.user_id}"' in form
+
+    made = press(client, "goodwill_propose", template_id=template.pk, answers="order-9",
+                 reason="the order arrived cold", user_id=coupon.user_id)
+
+    assert made.status_code == 200, text(made)
+    assert (GoodwillProposal.objects.get().user_id, GoodwillProposal.objects.get().coupon_id) \
+        == (coupon.user_id, None)
+    # Without the capability the page offers no link.
+    assert "/goodwill/propose" not in text(signed_in("policy_admin", "pat").get(
+        f"/customers/{coupon.user_id}/"))

@@ -44,11 +44,12 @@ def goodwill_item(request, proposal, **submitted) -> dict:
     return {"proposal": proposal, "forms": forms, "proposed_by_viewer": waiting and own}
 
 
-def propose_item(request, coupon=None, *, made=None, **forms) -> dict:
+def propose_item(request, coupon=None, *, made=None, user_id=None, **forms) -> dict:
     """The proposal form, for the coupon the customer called about (`?coupon=`) or for a
-    customer named by user id; once made, the proposal in its place."""
+    customer named by user id (`?user=`, the customer page's link fills it in); once made, the
+    proposal in its place."""
     if made is None and "propose" not in forms:
-        forms["propose"] = ProposeGoodwillForm(record=coupon)
+        forms["propose"] = ProposeGoodwillForm(record=coupon, initial={"user_id": user_id})
     return {"forms": forms, "coupon": coupon,
             "made": made and goodwill_item(request, made)}
 
@@ -65,7 +66,8 @@ class GoodwillQueue(ConsolePage):
 
 class GoodwillPropose(QueueAction):
     """GET `?coupon=N`: the form for that coupon's owner (the coupon page links here); with no
-    coupon, for a customer named by user id. A link to no coupon answers NOT_FOUND alone."""
+    coupon, for a customer named by user id, filled in from `?user=` (the customer page's
+    link). A link to no coupon answers NOT_FOUND alone."""
 
     capabilities = {"GET": Capability.PROPOSE_GOODWILL, "POST": Capability.PROPOSE_GOODWILL}
     form_class = ProposeGoodwillForm
@@ -78,7 +80,8 @@ class GoodwillPropose(QueueAction):
         asked = request.GET.get("coupon")
         coupon = goodwill_coupon(coupon_id=asked)
         if asked is None or coupon is not None:
-            return self.answer(request, propose_item(request, coupon))
+            return self.answer(request, propose_item(
+                request, coupon, user_id=None if coupon else request.GET.get("user")))
         missing = NotFound(_("No such coupon."), coupon_id=asked)
         outcome = Outcome(status=missing.http_status, body=missing.as_body())
         return self.answer(request, {"forms": {}}, outcome, status=outcome.status)
