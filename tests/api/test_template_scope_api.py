@@ -152,3 +152,22 @@ def test_the_coupon_scope_filters_read_the_versions_by_their_indexes():
 
     used = {node.get("Index Name") for node in scans(plan["Plan"])}
     assert used & {"template_version_stores_gin", "template_version_channel"}
+
+
+def test_the_schema_declares_the_scope_and_its_filters(api):
+    schema = api.get("/api/v1/schema/", {"format": "json"}).json()
+    components = schema["components"]["schemas"]
+
+    # A closed set, as a coupon's kind is: a client sends and reads only these.
+    assert components["ChannelEnum"]["enum"] == ["DINE_IN", "DELIVERY", "TAKEAWAY"]
+    for component in ["TemplateOutput", "TemplateInputRequest",
+                      "PatchedTemplateEditInputRequest"]:
+        channel = components[component]["properties"]["channel"]
+        assert channel["oneOf"] == [{"$ref": "#/components/schemas/ChannelEnum"},
+                                    {"$ref": "#/components/schemas/BlankEnum"}]
+        assert components[component]["properties"]["stores"]["type"] == "array"
+    assert {"stores", "channel"} <= set(components["TemplateOutput"]["required"])
+    for path in ["/api/v1/templates", "/api/v1/coupons"]:
+        parameters = {p["name"]: p["schema"] for p in schema["paths"][path]["get"]["parameters"]}
+        assert set(parameters["channel"]["enum"]) == {"DINE_IN", "DELIVERY", "TAKEAWAY"}
+        assert parameters["store"]["maxLength"] == 64
