@@ -136,9 +136,12 @@ def operation_words(code: str) -> str:
 def scope_words(terms) -> str:
     """Where a coupon of these terms applies: its stores (their ids) or every store, then its
     channel as a word with its code, or every channel."""
-    stores = (format_html(str(_("Stores {}")), format_html_join(
-        str(_(", ")), "<code>{}</code>", ((store,) for store in terms.stores)))
-              if terms.stores else _("All stores"))
+    if terms.stores:
+        ids = format_html_join(str(_(", ")), "<code>{}</code>",
+                               ((store,) for store in terms.stores))
+        stores = format_html(str(_("Stores {}")), ids)
+    else:
+        stores = _("All stores")
     channel = worded(terms.channel, CHANNELS) if terms.channel else _("Every channel")
     return format_html(str(_("{stores}; {channel}")), stores=stores, channel=channel)
 
