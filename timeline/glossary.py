@@ -6,13 +6,13 @@ quote, the word is what a person reads. The Chinese words are those of
 locale/zh_Hans/glossary.md; tests/timeline/test_glossary.py keeps the pages on them.
 """
 
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 from django.utils.text import format_lazy
 from django.utils.translation import get_language, pgettext_lazy
 from django.utils.translation import gettext_lazy as _
 
 from coupons.capabilities import Capability
-from coupons.models import CouponKind, CouponStatus, OperationType
+from coupons.models import Channel, CouponKind, CouponStatus, OperationType
 
 STATES = {
     CouponStatus.AVAILABLE: (pgettext_lazy("coupon state", "available"),
@@ -53,6 +53,15 @@ KINDS = {
                              _("A share of the order off, up to a cap.")),
     CouponKind.EXCHANGE: (pgettext_lazy("coupon kind", "exchange"),
                           _("One item for the coupon.")),
+}
+
+# Where an order is served: a template's scope names one, or none for every channel.
+CHANNELS = {
+    Channel.DINE_IN: (pgettext_lazy("channel", "dine-in"), _("Eaten at the store.")),
+    Channel.DELIVERY: (pgettext_lazy("channel", "delivery"),
+                       _("Delivered to the customer.")),
+    Channel.TAKEAWAY: (pgettext_lazy("channel", "takeaway"),
+                       _("Collected at the store by the customer.")),
 }
 
 # The console's groups: their names are codes (permissions and tests name them); the header says
@@ -122,6 +131,19 @@ def state_badge(code: str) -> str:
 
 def operation_words(code: str) -> str:
     return worded(code, OPERATIONS)
+
+
+def scope_words(terms) -> str:
+    """Where a coupon of these terms applies: its stores (their ids) or every store, then its
+    channel as a word with its code, or every channel."""
+    if terms.stores:
+        ids = format_html_join(str(_(", ")), "<code>{}</code>",
+                               ((store,) for store in terms.stores))
+        stores = format_html(str(_("Stores {}")), ids)
+    else:
+        stores = _("All stores")
+    channel = worded(terms.channel, CHANNELS) if terms.channel else _("Every channel")
+    return format_html(str(_("{stores}; {channel}")), stores=stores, channel=channel)
 
 
 # A fact the order and payment systems sent (the timeline's and the queues' titles).

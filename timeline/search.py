@@ -44,6 +44,7 @@ from coupons.models import (
     UserCoupon,
 )
 from coupons.phones import normalised, phone_hash
+from coupons.scope import applies_at_store, applies_to_channel
 from refunds.models import RefundCoupon
 
 # Key kinds, in the order the page names them.
@@ -76,12 +77,15 @@ class SearchFilters:
     template_id: int | None = None
     validity: str = ""
     open_case: bool = False
+    store: str = ""
+    channel: str = ""
     sort: str = "id"
     descending: bool = False
 
     @property
     def narrowing(self) -> bool:
-        return bool(self.status or self.template_id or self.validity or self.open_case)
+        return bool(self.status or self.template_id or self.validity or self.open_case
+                    or self.store or self.channel)
 
 
 @dataclass(frozen=True)
@@ -303,6 +307,10 @@ def coupon_search(*, text: str | None, filters: SearchFilters,
         coupons = coupons.filter(status=filters.status)
     if filters.template_id:
         coupons = coupons.filter(template_id=filters.template_id)
+    if filters.store:
+        coupons = coupons.filter(applies_at_store(filters.store, path="template_version__"))
+    if filters.channel:
+        coupons = coupons.filter(applies_to_channel(filters.channel, path="template_version__"))
     if filters.validity == VALID_NOW:
         coupons = coupons.filter(Q(valid_from__isnull=True) | Q(valid_from__lte=now),
                                  Q(valid_until__isnull=True) | Q(valid_until__gt=now))

@@ -27,6 +27,7 @@ from api.schema import SLUG
 from coupons.diagnosis import RefundOutcome
 from coupons.history import KIND_ORDER
 from coupons.models import (
+    Channel,
     CouponKind,
     CouponOperation,
     CouponStatus,
@@ -35,6 +36,7 @@ from coupons.models import (
     OperationType,
     SettlementResult,
 )
+from coupons.models.templates import MAX_STORES, STORE_ID_LENGTH
 from coupons.redaction import redacted
 
 PERCENT_PATTERN = r"^(?:100(?:\.00?)?|[1-9][0-9]?(?:\.[0-9]{1,2})?|0\.(?:0[1-9]|[1-9][0-9]?))$"
@@ -109,6 +111,13 @@ class TemplateInput(serializers.Serializer):
         choices=ExpiryDuringLock.choices, required=False, default=ExpiryDuringLock.LOCK_HONORS
     )
     return_policy = PolicyRefField(required=False, allow_null=True)
+    stores = serializers.ListField(
+        child=ExternalIdField(max_length=STORE_ID_LENGTH), max_length=MAX_STORES,
+        required=False, help_text="The store ids its coupons apply at; left out or empty, "
+                                  "every store. Kept as a set: sorted, each once.")
+    channel = serializers.ChoiceField(
+        choices=Channel.choices, allow_blank=True, required=False,
+        help_text='The channel its coupons apply to; left out or "", every channel.')
 
 
 class TemplateEditInput(TemplateInput):
@@ -142,6 +151,13 @@ class TemplateEditInput(TemplateInput):
 
 
 class TemplateOutput(serializers.ModelSerializer):
+    stores = serializers.ListField(
+        child=serializers.CharField(), help_text="The store ids its coupons apply at; empty: "
+                                                 "every store.")
+    channel = serializers.ChoiceField(
+        choices=Channel.choices, allow_blank=True,
+        help_text='The channel its coupons apply to; "": every channel.')
+
     class Meta:
         model = CouponTemplate
         fields = ["id", "code", "version", *CouponTemplate.TERM_FIELDS, "issuable", "created_at",

@@ -26,7 +26,7 @@ from coupons.services import (
 )
 
 from . import serializers as s
-from .filters import CouponFilter
+from .filters import CouponFilter, TemplateFilter
 
 
 def command_schema(request, response, *, status=200):
@@ -72,15 +72,15 @@ class TemplateListCreateApi(GenericAPIView):
     response_links = {"POST": {"IssueCoupon": {
         "operationId": "coupons_create", "requestBody": {"template_id": "$response.body#/id"}}}}
     serializer_class = s.TemplateOutput
-    filter_backends = []
+    filterset_class = TemplateFilter
 
     def get_queryset(self):
         return selectors.template_list()
 
     @extend_schema(operation_id="templates_list", responses=s.TemplateOutput(many=True))
     def get(self, request):
-        """Coupon templates, newest first, by pages."""
-        page = self.paginate_queryset(self.get_queryset())
+        """Coupon templates, by code, by pages; filter by the store or channel they apply at."""
+        page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
         return self.get_paginated_response(s.TemplateOutput(page, many=True).data)
 
     @command_schema(s.TemplateInput, s.TemplateOutput, status=201)
@@ -129,8 +129,8 @@ class CouponListIssueApi(GenericAPIView):
 
     @extend_schema(operation_id="coupons_list", responses=s.CouponOutput(many=True))
     def get(self, request):
-        """Coupons, newest first, by pages; filter by user, status, template or an order that
-        holds or held one."""
+        """Coupons, newest first, by pages; filter by user, status, template, an order that
+        holds or held one, or the store or channel they apply at."""
         page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
         return self.get_paginated_response([selectors.coupon_payload(c) for c in page])
 

@@ -28,6 +28,7 @@ from coupons.models.redemptions import Redemption
 from coupons.models.rejections import CommandRejection
 from coupons.models.retention import PruneRun
 from coupons.models.templates import (
+    Channel,
     CouponKind,
     CouponTemplate,
     CouponTemplateVersion,
@@ -57,6 +58,7 @@ __all__ = [
     "PresaleSettlement",
     "Recommendation",
     "SettlementResult",
+    "Channel",
     "CommandRejection",
     "CouponKind",
     "CouponLock",

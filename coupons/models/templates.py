@@ -1,4 +1,7 @@
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 
 class CouponKind(models.TextChoices):
@@ -14,6 +17,19 @@ class ExpiryDuringLock(models.TextChoices):
     STRICT = "STRICT", "Strict"
     # Like STRICT, then a substitute coupon of the same user is locked and redeemed.
     SUBSTITUTE = "SUBSTITUTE", "Substitute"
+
+
+class Channel(models.TextChoices):
+    """Where an order is served; a template with no channel applies to every one."""
+
+    DINE_IN = "DINE_IN", _("Dine-in")
+    DELIVERY = "DELIVERY", _("Delivery")
+    TAKEAWAY = "TAKEAWAY", _("Takeaway")
+
+
+# The store ids a scope may name: the store service's ids, as other services' ids are.
+STORE_ID_LENGTH = 64
+MAX_STORES = 200
 
 
 class TemplateTerms(models.Model):
@@ -38,6 +54,17 @@ class TemplateTerms(models.Model):
         max_length=16, choices=ExpiryDuringLock.choices, default=ExpiryDuringLock.LOCK_HONORS
     )
 
+    # The scope: where a coupon applies. No stores is every store; no channel, every channel.
+    # A term, so a coupon keeps the scope it was issued with; a substitute must cover it.
+    stores = ArrayField(
+        models.CharField(max_length=STORE_ID_LENGTH), default=list, blank=True,
+        size=MAX_STORES, help_text="Store ids the coupon applies at; none: every store.",
+    )
+    channel = models.CharField(
+        max_length=16, choices=Channel.choices, blank=True, default="",
+        help_text="The channel the coupon applies to; none: every channel.",
+    )
+
     # Null: the default return policy (code `default`). A version keeps the policy it was
     # frozen with; which of that policy's versions applies is decided at refund time.
     return_policy = models.ForeignKey(
@@ -47,7 +74,7 @@ class TemplateTerms(models.Model):
     TERM_FIELDS = (
         "name", "kind", "face_value", "percent_off", "max_discount", "min_order_amount",
         "valid_from", "valid_until", "valid_days", "returnable", "expiry_during_lock",
-        "return_policy",
+        "return_policy", "stores", "channel",
     )
 
     class Meta:
@@ -70,6 +97,12 @@ class CouponTemplate(TemplateTerms):
 
     class Meta:
         ordering = ["code"]
+        # The API's and the console's scope filters: `stores @> ARRAY[..]` or `= '{}'` (GIN
+        # answers both), `channel IN (.., '')`.
+        indexes = [
+            GinIndex(fields=["stores"], name="template_stores_gin"),
+            models.Index(fields=["channel"], name="template_channel"),
+        ]
 
     def __str__(self):
         return f"{self.code} v{self.version}"
@@ -87,6 +120,11 @@ class CouponTemplateVersion(TemplateTerms):
             models.UniqueConstraint(fields=["template", "version"], name="template_version_unique"),
         ]
         ordering = ["template", "version"]
+        # The coupon list's scope filters read the version a coupon was issued from.
+        indexes = [
+            GinIndex(fields=["stores"], name="template_version_stores_gin"),
+            models.Index(fields=["channel"], name="template_version_channel"),
+        ]
 
     def __str__(self):
         return f"{self.template.code} v{self.version}"

@@ -61,6 +61,14 @@ def resolve_return_policy(terms: dict) -> dict:
     return {**terms, "return_policy": after_sale.return_policy_named(value)}
 
 
+def normalise_scope(terms: dict) -> dict:
+    """A scope's stores as a set (sorted, once each), so an edit that only reorders them is no
+    new version and the filters compare like with like."""
+    if "stores" not in terms:
+        return terms
+    return {**terms, "stores": sorted(set(terms["stores"]))}
+
+
 def _freeze(template: CouponTemplate, now) -> CouponTemplateVersion:
     return CouponTemplateVersion.objects.create(
         template=template, version=template.version, created_at=now, **template.terms()
@@ -75,7 +83,7 @@ def _code_taken(code: str) -> AlreadyExists:
 
 # Not durable: the admin's add and change views already hold a transaction around save_model.
 def template_create(*, code: str, **terms) -> CouponTemplate:
-    terms = resolve_return_policy(terms)
+    terms = normalise_scope(resolve_return_policy(terms))
     validate_terms(terms)
     with transaction.atomic():
         now = clock.now()
@@ -99,7 +107,7 @@ def template_update(*, template_id, **terms) -> CouponTemplate:
         template = CouponTemplate.objects.select_for_update().filter(pk=template_id).first()
         if template is None:
             raise NotFound(_("No such template."), template_id=template_id)
-        merged = validate_edit(template, resolve_return_policy(terms))
+        merged = validate_edit(template, normalise_scope(resolve_return_policy(terms)))
         if merged == template.terms():
             return template
         now = clock.now()

@@ -207,3 +207,18 @@ def test_seed_demo_sends_the_customers_profiles_through_the_inbox():
     assert incident.phone_hash == phone_hash("+8613812345678")
     assert InboxMessage.objects.filter(fact_type="CustomerProfileUpdated").count() == (
         CustomerProfile.objects.count())
+
+
+def test_seed_demo_gives_some_templates_a_scope_and_the_substitute_still_covers_it():
+    from coupons.models import PresaleSettlement
+
+    seed()
+
+    scopes = {t.code: (t.stores, t.channel) for t in CouponTemplate.objects.all()}
+    assert scopes["demo-free-xiaolongbao"] == (
+        ["store_demo_laojie_01", "store_demo_laojie_02"], "DINE_IN")
+    assert scopes["demo-15pct-cap-50"] == ([], "DELIVERY")
+    assert scopes["demo-30-off-200"] == ([], "")
+    substituted = PresaleSettlement.objects.get(result="SUBSTITUTED")
+    assert (substituted.coupon.template_version.channel,
+            substituted.substitute.template_version.channel) == ("DELIVERY", "")

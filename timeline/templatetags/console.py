@@ -151,6 +151,11 @@ def state_badge(code):
 
 
 @register.filter
+def scope_words(terms):
+    return glossary.scope_words(terms)
+
+
+@register.filter
 def op_words(code):
     """A ledger operation type in the reader's words, its code in a badge."""
     return glossary.operation_words(code)

@@ -42,6 +42,13 @@ class SearchForm(forms.Form):
                                                           *VALIDITY.items()],
                                  widget=forms.Select(attrs={"aria-label": _("Validity")}))
     open_case = forms.BooleanField(required=False, label=_("Has an open case"))
+    store = forms.CharField(required=False, max_length=64, strip=True,
+                            widget=forms.TextInput(attrs={"aria-label": _("Store id"),
+                                                          "placeholder": _("Store id")}))
+    channel = forms.ChoiceField(required=False,
+                                choices=[("", _("Any channel")),
+                                         *glossary.choices(glossary.CHANNELS)],
+                                widget=forms.Select(attrs={"aria-label": _("Channel")}))
     sort = forms.ChoiceField(required=False, choices=[
         (name, name) for column in SORTS for name in (column, f"-{column}")])
     page = forms.IntegerField(required=False, min_value=1)
@@ -56,7 +63,8 @@ class SearchForm(forms.Form):
         sort = data["sort"] or "id"
         return SearchFilters(
             status=data["status"], template_id=data["template"], validity=data["validity"],
-            open_case=data["open_case"], sort=sort.lstrip("-"), descending=sort.startswith("-"),
+            open_case=data["open_case"], store=data["store"], channel=data["channel"],
+            sort=sort.lstrip("-"), descending=sort.startswith("-"),
         )
 
 

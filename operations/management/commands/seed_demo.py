@@ -27,6 +27,7 @@ from coupons.errors import CouponError
 from coupons.events.inbox import inbox_receive
 from coupons.ledger_reasons import reason
 from coupons.models import (
+    Channel,
     CouponKind,
     CouponStatus,
     CouponTemplate,
@@ -255,11 +256,14 @@ class Command(BaseCommand):
                 code="demo-15pct-cap-50", name="满100享85折，最高减50",
                 kind=CouponKind.PERCENT_OFF, percent_off=Decimal("15.00"),
                 max_discount=Decimal("50.00"), min_order_amount=Decimal("100.00"), valid_days=60,
+                channel=Channel.DELIVERY,  # a delivery-only campaign, at every store
             ),
             "exchange": dict(
                 code="demo-free-xiaolongbao", name="兑换券：老街小笼馆鲜肉小笼包一笼",
                 kind=CouponKind.EXCHANGE, face_value=Decimal("28.00"), valid_days=30,
                 returnable=False,  # exchange coupons are one-time: a refund never returns them
+                # The one shop's own counter: its two stores, eaten in.
+                stores=["store_demo_laojie_01", "store_demo_laojie_02"], channel=Channel.DINE_IN,
             ),
             "presale": dict(
                 code="demo-presale-100-off", name="年夜饭预售：满1000减100，先付定金",
@@ -286,6 +290,9 @@ class Command(BaseCommand):
                 kind=CouponKind.AMOUNT_OFF, face_value=Decimal("20.00"),
                 min_order_amount=Decimal("150.00"), valid_days=30,
                 expiry_during_lock=ExpiryDuringLock.SUBSTITUTE,
+                # Delivery only: the spare "amount" coupon (every store, every channel) covers
+                # it, so the final payment can take it instead.
+                channel=Channel.DELIVERY,
             ),
             "window": dict(
                 code="demo-spring-festival", name="春节满300减50（限时）",
