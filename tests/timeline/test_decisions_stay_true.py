@@ -22,6 +22,8 @@ from refunds.models import Compensation, RefundCoupon
 from refunds.services import refund_approve
 from refunds.services.compensation_decide import compensation_approve
 from refunds.services.compensation_propose import compensation_propose
+from tests.refunds.conftest import refund
+from tests.refunds.test_policy_actions import coupon_under, only
 from tests.timeline.queue_helpers import HTMX, new_key, press, text
 from tests.timeline.queue_objects import fresh_coupon, pending_decision
 from tests.timeline.test_team_lists import bulk
@@ -290,3 +292,21 @@ def test_the_manual_reviews_form_reads_in_chinese(signed_in, template, zh):  # n
 
     assert "人工复核" in page and "稍后处理" in page and "Leave for later" not in page
     assert f'id="decision-{decision.pk}"' in page
+
+
+def test_a_decided_return_waiting_for_approval_is_not_offered_once_the_coupon_moved(
+    signed_in, ctx, clock
+):
+    coupon_under(only("Return after a look", "RETURN", requires_approval=True), ctx)
+    [decision] = refund(ctx, "r-1").decisions
+    reversed_meanwhile(decision)
+    client = signed_in("operator")
+
+    page = text(client.get(reverse("console:approvals")))
+    asked = text(bulk(client, "decision_bulk", [decision.pk], "approve", confirmed=False))
+
+    assert MOVED_NOTE in page and f'action="/approvals/{decision.pk}/approve"' not in page
+    assert f'action="/approvals/{decision.pk}/reject"' in page  # rejecting still closes it
+    assert "Approve selected" not in page
+    assert "its state no longer allows it" in asked and "Yes, Approve" not in asked
+    assert stored(decision.pk)["status"] == "PENDING_APPROVAL"
