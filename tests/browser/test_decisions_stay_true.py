@@ -28,8 +28,7 @@ SIZES = {"laptop": {"width": 1366, "height": 800}, "phone": {"width": 390, "heig
 
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_an_approval_after_the_coupon_moved_says_why_and_the_page_offers_what_fits(
-    page, person, template, default_policy, language
-):  # noqa: F811
+        page, person, template, default_policy, language):  # noqa: F811
     decision = pending_decision(fresh_coupon(template))
     page.set_viewport_size(SIZES["laptop"])
     start(page, person, language, "olga", "/approvals/")
@@ -55,8 +54,7 @@ def test_an_approval_after_the_coupon_moved_says_why_and_the_page_offers_what_fi
 @pytest.mark.parametrize("size", SIZES)
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_manual_reviews_are_decided_together_by_keyboard(
-    page, person, template, default_policy, language, size
-):  # noqa: F811
+        page, person, template, default_policy, language, size):  # noqa: F811
     returned, voided, later = (
         pending_decision(fresh_coupon(template, f"u{n}"), order_id=f"order-{n}") for n in range(3)
     )
