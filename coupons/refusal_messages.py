@@ -17,6 +17,10 @@ MESSAGES = {
     "cannot_go": _("%(op)s cannot go %(from_state)s→%(to_state)s."),
     "console_denied": _("%(method)s %(path)s needs %(capability)s"),
     "console_undeclared": _("%(method)s %(path)s needs a declared capability"),
+    "decision_no_longer_fits": _(
+        "The coupon moved since this refund decision was made: it is %(state)s now (version "
+        "%(version)s), so %(action)s can no longer be done. Nothing was changed: read the "
+        "decision again and choose what the coupon's state allows now, or reject it."),
 }
 
 

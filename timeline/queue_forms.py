@@ -10,7 +10,7 @@ from django.utils.translation import gettext_lazy as _
 
 from coupons.models import Recommendation
 from refunds.models import RefundCoupon
-from refunds.recommendation import decision_recommendation
+from refunds.recommendation import decision_now
 from refunds.services.refund_review import MANUAL_CHOICES
 from timeline.answers import ACTIONS as ACTION_WORDS
 from timeline.answers import RECOMMENDATIONS
@@ -127,11 +127,17 @@ class ApproveDecisionForm(DecideForm):
         manual = getattr(self.record, "action", None) == RefundCoupon.Action.MANUAL_REVIEW
         self.fields["action"].required = manual
         if manual:
-            recommended = decision_recommendation(self.record).action
+            now = decision_now(self.record, self.record.coupon)
             # The recommendation is named in its option, never selected for the operator.
             self.fields["action"].choices = [CHOOSE] + [
                 (a, gettext("%(action)s (recommended)") % {"action": action_word(a)}
-                 if a == recommended else action_word(a)) for a in MANUAL_CHOICES]
+                 if a == now.action else action_word(a)) for a in MANUAL_CHOICES]
+            # Offered: what the coupon's state allows now. Accepted: any manual choice, so a
+            # choice the coupon moved away from since the page reaches the service, which
+            # refuses it in a sentence and records the refusal.
+            self.fields["action"].widget.choices = [
+                choice for choice in self.fields["action"].choices
+                if not choice[0] or choice[0] in now.options]
         else:
             self.fields["action"].widget = forms.HiddenInput()
 

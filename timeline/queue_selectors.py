@@ -174,3 +174,10 @@ def goodwill_coupon(*, coupon_id) -> UserCoupon | None:
     """The coupon a goodwill coupon is proposed from (its owner is the customer)."""
     return UserCoupon.objects.filter(pk=coupon_id).first() if str(coupon_id or "").isdigit() \
         else None
+
+
+def manual_review_queue(*, limit: int) -> list[RefundCoupon]:
+    """The oldest refund decisions waiting for an operator's choice of what happens to the
+    coupon (MANUAL_REVIEW), with their coupons and the `journal_tip` their forms name."""
+    return list(approval_queue(shown="pending")
+                .filter(action=RefundCoupon.Action.MANUAL_REVIEW)[:limit])

@@ -7,17 +7,40 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from coupons import clock
-from coupons.errors import DecisionNotPending, NotFound, ValidationFailed
+from coupons.errors import DecisionNotPending, InvalidState, NotFound, ValidationFailed
 from coupons.evidence.journal import require_folds, with_journal
 from coupons.evidence.tips import require_tip
+from coupons.models import CouponStatus
+from coupons.refusal_messages import refusal_message
 from coupons.write.refusals import refusals_recorded
 from coupons.write.rows import lock_coupon_row
 from refunds.models import RefundCoupon
-from refunds.services.refund_execute import Action, Status, decision_finish, decision_move
+from refunds.services.refund_execute import (
+    Action,
+    Status,
+    decision_finish,
+    decision_move,
+    execution_plan,
+)
 
 # What an operator may choose for a MANUAL_REVIEW decision (COMPENSATE needs the policy's
 # compensation, which a manual review does not carry).
 MANUAL_CHOICES = (Action.RETURN, Action.KEEP_USED, Action.VOID)
+
+
+def actions_allowed(decision: RefundCoupon, coupon) -> tuple[str, ...]:
+    """What approving `decision` may carry out on the coupon as it is now: a manual review's
+    choices, or the decided action, each only while the coupon's state allows it. The coupon
+    may have moved since the decision (a reversal, a void): a coupon already available again
+    cannot be returned twice, and "keep it used" says nothing true of a coupon no longer used."""
+    wanted = MANUAL_CHOICES if decision.action == Action.MANUAL_REVIEW else (decision.action,)
+    return tuple(action for action in wanted if _fits(decision, action, coupon))
+
+
+def _fits(decision, action, coupon) -> bool:
+    if action == Action.KEEP_USED:
+        return coupon.status == CouponStatus.USED
+    return execution_plan(decision, action, coupon).refusal is None
 
 
 @contextmanager
@@ -69,6 +92,10 @@ def refund_approve(*, decision_id, seen_entry: str, note: str, ctx,
                                    % {"action": decision.action})
         chosen = action or decision.action
         coupon = lock_coupon_row(decision.coupon_id)
+        if chosen not in actions_allowed(decision, coupon):
+            raise InvalidState(refusal_message(
+                "decision_no_longer_fits", state=coupon.status, version=coupon.state_version,
+                action=chosen), coupon=coupon, action=chosen, decision_id=decision.pk)
         now = clock.now()
         decision = decision_finish(
             decision, from_status=Status.PENDING_APPROVAL, execute=chosen, coupon=coupon, ctx=ctx,

@@ -163,7 +163,7 @@ def bulk(page, language, ids, **fields):
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
-def test_bulk_reject_and_bulk_approve_of_decisions(
+def test_bulk_reject_of_decisions_and_no_bulk_approve_of_manual_reviews(
         page, person, template, default_policy, language):  # noqa: F811
     decisions = [pending_decision(fresh_coupon(template, f"u{n}"), order_id=f"order-{n}")
                  for n in range(3)]
@@ -173,9 +173,13 @@ def test_bulk_reject_and_bulk_approve_of_decisions(
          verb="reject")
     assert {RefundCoupon.objects.get(pk=d.pk).status for d in decisions[:2]} == {"REJECTED"}
 
-    # A manual review is set aside for its own form, and the results page says so.
+    # Bulk approve cannot decide a manual review: it is not offered for one, and the queue
+    # links to the manual reviews' own bulk form instead.
     page.goto("/approvals/")
-    bulk(page, language, [decisions[2].pk], verb="approve")
+    page.locator("#bulk summary").click()
+    expect(page.locator("#bulk button[value='approve']")).to_have_count(0)
+    expect(page.locator("a[href='/approvals/manual-reviews']")).to_be_visible()
+    checked(page, language)
     assert RefundCoupon.objects.get(pk=decisions[2].pk).status == "PENDING_APPROVAL"
 
 

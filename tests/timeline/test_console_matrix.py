@@ -97,6 +97,9 @@ CONSOLE_MATRIX = [
     ("compensations_export", "GET", lambda objects: {}, OPERATORS),
     ("case_bulk", "POST", lambda objects: {}, OPERATOR_FORMS),
     ("decision_bulk", "POST", lambda objects: {}, OPERATOR_FORMS),
+    # Only approvers open the manual reviews' bulk form; an empty post is bad input.
+    ("decision_manual_bulk", "GET", lambda objects: {}, OPERATORS),
+    ("decision_manual_bulk", "POST", lambda objects: {}, OPERATOR_FORMS),
     ("filter_save", "POST", lambda objects: {}, EVERYONE),
     ("filter_delete", "POST", lambda objects: {"filter_id": objects["saved_filter"].pk},
      NOT_YOURS),

@@ -178,7 +178,8 @@ def test_bulk_approve_sets_a_manual_review_aside_and_approves_the_rest(signed_in
 
     page = asked.content.decode()
     assert "set aside" in page and "its own choice of what happens" in page
-    assert f'href="/approvals/#decision-{manual.pk}"' in page
+    assert f'href="/approvals/manual-reviews#decision-{manual.pk}"' in page
+    assert "Yes, Approve" not in page  # nothing here would run
     assert "VALIDATION_ERROR" not in page and "This field is required" not in page
 
     answer = bulk(client, "decision_bulk", [manual.pk], "approve")

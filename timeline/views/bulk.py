@@ -28,6 +28,7 @@ from coupons.effects import Plan
 from coupons.services.cases import resolution_plan
 from refunds.models import RefundCoupon
 from refunds.services.refund_execute import execution_plan
+from refunds.services.refund_review import actions_allowed
 from timeline.effects import plan_html
 from timeline.queue_forms import NOTE_MAX, CaseResolveForm
 from timeline.queue_selectors import case_get, decision_get
@@ -46,9 +47,10 @@ class BulkForm(forms.Form):
                            widget=forms.Textarea(attrs={"rows": 2}))
     bulk_key = forms.UUIDField(widget=forms.HiddenInput)
 
-    def __init__(self, *args, verbs, **kwargs):
+    def __init__(self, *args, verbs=None, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["verb"] = forms.ChoiceField(choices=verbs)
+        if verbs is not None:  # a form whose items each carry their own choice has no verb
+            self.fields["verb"] = forms.ChoiceField(choices=verbs)
         # Any id may be asked for; each is then looked up on its own (a missing one is refused).
         self.fields["ids"].choices = [(value, value) for value in self.data.getlist("ids")
                                      if value.isdigit()][:BULK_MAX]
@@ -139,8 +141,11 @@ class BulkAction(ConsolePage):
             items.append({"id": item_id, "set_aside": aside, "url": self.item_url(record),
                           "changed": changed,
                           "effect": "" if aside or changed else self.effect(verb, record)})
+        # No "Yes" button for a list where nothing would run: it would do nothing.
+        runnable = any(item.get("effect") for item in items)
         return render(request, "timeline/team/bulk_confirm.html", {
             "title": self.title, "items": items, "form": form, "back": self.list_url_name,
+            "runnable": runnable,
             "verb_label": dict(self.verbs)[verb], "action": request.path})
 
     def run_item(self, request, verb, note, bulk_key, item_id, seen_entry) -> ItemResult:
@@ -152,21 +157,28 @@ class BulkAction(ConsolePage):
         if aside:
             return ItemResult(item_id, False, aside, set_aside=True, url=self.item_url(record))
         key = str(uuid.uuid5(BULK_KEYS, f"{bulk_key}:{verb}:{item_id}"))
-        item_form = action.form_class(
-            {**self.item_data(verb, note, seen_entry), "idempotency_key": key}, record=record)
-        if not item_form.is_valid():
-            # Named by the field's label: "What happens to the coupon: This field is required."
-            reasons = "; ".join(
-                f"{item_form.fields[name].label}: {error}" if name in item_form.fields
-                else str(error)
-                for name, errors in item_form.errors.items() for error in errors)
-            return ItemResult(item_id, False, reasons, "VALIDATION_ERROR")
-        outcome = run_action(request, item_form,
-                             lambda ctx: action.execute(ctx, item_form.cleaned_data, record))
-        if outcome.error:
-            return ItemResult(item_id, False, outcome.error["message"], outcome.error["code"])
-        return ItemResult(item_id, True, action.summary(self.load(item_id)),
-                          replayed=outcome.replayed)
+        return run_item_form(request, action, record, self.item_data(verb, note, seen_entry),
+                             key, reload=lambda: self.load(item_id))
+
+
+def run_item_form(request, action, record, data: dict, key: str, reload) -> ItemResult:
+    """One item exactly as its own button runs it: `action`'s form with `data` for `record`,
+    once under `key`; `reload` reads the record again for the answer's summary."""
+    item_form = action.form_class({**data, "idempotency_key": key}, record=record)
+    if not item_form.is_valid():
+        # Named by the field's label: "What happens to the coupon: This field is required."
+        reasons = "; ".join(
+            f"{item_form.fields[name].label}: {error}" if name in item_form.fields
+            else str(error)
+            for name, errors in item_form.errors.items() for error in errors)
+        return ItemResult(record.pk, False, reasons, "VALIDATION_ERROR")
+    outcome = run_action(request, item_form,
+                         lambda ctx: action.execute(ctx, item_form.cleaned_data, record))
+    if outcome.error:
+        return ItemResult(record.pk, False,
+                          action.refusal_words(outcome.error) or outcome.error["message"],
+                          outcome.error["code"])
+    return ItemResult(record.pk, True, action.summary(reload()), replayed=outcome.replayed)
 
 
 class DecisionBulk(BulkAction):
@@ -185,16 +197,21 @@ class DecisionBulk(BulkAction):
     def set_aside(self, verb, decision):
         if verb == "approve" and decision.action == RefundCoupon.Action.MANUAL_REVIEW:
             return _("A manual review needs its own choice of what happens to the coupon: "
-                     "approve it on its own form.")
+                     "decide it on the manual reviews form.")
+        if verb == "approve" and not actions_allowed(decision, decision.coupon):
+            return _("The coupon moved since this decision was made and its state no longer "
+                     "allows it: open it on its own.")
         return ""
+
+    def item_url(self, decision):
+        if decision.action == RefundCoupon.Action.MANUAL_REVIEW:
+            return reverse("console:decision_manual_bulk") + f"#decision-{decision.pk}"
+        return reverse("console:approvals") + f"#decision-{decision.pk}"
 
     def effect(self, verb, decision):
         if verb == "reject":
             return plan_html(Plan(state=decision.coupon.status))
         return plan_html(execution_plan(decision, decision.action, decision.coupon))
-
-    def item_url(self, decision):
-        return reverse("console:approvals") + f"#decision-{decision.pk}"
 
 
 class CaseBulk(BulkAction):

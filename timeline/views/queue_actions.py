@@ -37,6 +37,9 @@ class Outcome:
     replayed: bool = False
     operations: list = field(default_factory=list)
     message: str = ""
+    # A refusal said as a sentence of the console's own (the code stays beside it as a
+    # badge, the details unshown); "" when the refusal's message says it.
+    explained: str = ""
 
     @property
     def error(self) -> dict | None:
@@ -82,6 +85,10 @@ class QueueAction(ConsolePage):
     def summary(self, record) -> str:
         raise NotImplementedError
 
+    def refusal_words(self, error: dict) -> str:
+        """A refusal this queue says in a sentence of its own, or "" for its message."""
+        return ""
+
     def after(self, outcome: Outcome, **kwargs):
         """The record as the answer shows it, read again after the command."""
         return self.load(**kwargs)
@@ -107,6 +114,7 @@ class QueueAction(ConsolePage):
             # in the error box, never as field errors.
             fields_refused = outcome.error.get("details", {}) \
                 if outcome.error.get("code") == ValidationFailed.code else {}
+            outcome.explained = self.refusal_words(outcome.error)
             again = form.with_fresh_key(refused=fields_refused, record=record)
             forms = {self.form_slot: again}
             return self.answer(request, self.item(request, record, **forms), outcome,

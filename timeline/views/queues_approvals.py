@@ -1,18 +1,21 @@
 """Refund decisions waiting for an operator: approve (it executes) or reject with a reason."""
 
 from django.shortcuts import render
+from django.utils.html import format_html
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, pgettext_lazy
 
 from coupons.capabilities import Capability
 from coupons.effects import Plan
+from coupons.errors import InvalidState
 from refunds.models import RefundCoupon
-from refunds.recommendation import decision_recommendation
+from refunds.recommendation import decision_now
 from refunds.selectors import decision_payload
 from refunds.services import refund_approve, refund_reject
 from refunds.services.refund_execute import execution_plan
-from refunds.services.refund_review import MANUAL_CHOICES
+from timeline.answers import ACTIONS
 from timeline.effects import plan_html
+from timeline.glossary import state_words, worded
 from timeline.queue_forms import ApproveDecisionForm, RejectForm
 from timeline.queue_selectors import APPROVAL_FILTERS, approval_queue, decision_get
 from timeline.views.access import ConsolePage
@@ -26,27 +29,46 @@ STATUS_WORDS = {RefundCoupon.Status.EXECUTED: pgettext_lazy("refund decision", "
 
 
 def decision_item(request, decision, **submitted) -> dict:
-    """`submitted` is the form just sent back (errors, fresh key); buttons only while pending."""
+    """`submitted` is the form just sent back (errors, fresh key); buttons only while pending,
+    Approve only while the coupon's current state allows something to approve."""
     forms, effects = {}, {}
     waiting = decision.status == RefundCoupon.Status.PENDING_APPROVAL
+    now = decision_now(decision, decision.coupon) if waiting else None
     if waiting and request.user.has_perm(Capability.APPROVE_REFUNDS.perm):
-        forms = {"approve": ApproveDecisionForm(record=decision),
-                 "reject": RejectForm(record=decision), **submitted}
-        effects = decision_effects(decision)
+        forms = {"reject": RejectForm(record=decision)}
+        if now.options:
+            forms["approve"] = ApproveDecisionForm(record=decision)
+        forms.update(submitted)
+        effects = decision_effects(decision, now.options)
     return {"decision": decision, "forms": forms, "effects": effects,
-            "recommendation": decision_recommendation(decision) if waiting else None}
+            "recommendation": now.stored if now else None, "now": now,
+            "manual": decision.action == RefundCoupon.Action.MANUAL_REVIEW}
 
 
-def decision_effects(decision) -> dict:
+def decision_effects(decision, options) -> dict:
     """What each button writes, from the plan the approval executes: for a manual review one
-    sentence per action the operator may choose."""
+    sentence per action the coupon's state allows now."""
     coupon = decision.coupon
     if decision.action == RefundCoupon.Action.MANUAL_REVIEW:
         approve = {action: plan_html(execution_plan(decision, action, coupon))
-                   for action in MANUAL_CHOICES}
+                   for action in options}
     else:
         approve = plan_html(execution_plan(decision, decision.action, coupon))
     return {"approve": approve, "reject": plan_html(Plan(state=coupon.status))}
+
+
+def refusal_words(error: dict) -> str:
+    """A refusal because the coupon moved since the page, as a sentence in the reader's words
+    (what it is now, what to do); "" for any other refusal, which says its own message."""
+    details = error.get("details") or {}
+    if error.get("code") != InvalidState.code or "current_version" not in details:
+        return ""
+    return format_html(
+        _("The coupon moved since this page was shown: it is {state} now (version {version}), "
+          "so {action} can no longer be done. Nothing was changed. The decision is shown "
+          "again below with what the coupon's state allows now; choose again or reject it."),
+        state=state_words(details["current_state"]), version=details["current_version"],
+        action=worded(details.get("action") or details.get("operation", ""), ACTIONS))
 
 
 class ApprovalQueue(ConsolePage):
@@ -55,8 +77,14 @@ class ApprovalQueue(ConsolePage):
     def get(self, request):
         context = queue_page(request, filters=APPROVAL_FILTERS, default="pending",
                              select=approval_queue, make_item=decision_item)
-        return render(request, "timeline/queues/approvals.html",
-                      {**context, "row_template": ROW_TEMPLATE})
+        items = [item for item in context["items"] if item["forms"]]
+        # Bulk approve is offered only for what it can do: a decided action the coupon's
+        # state still allows; manual reviews are decided on their own bulk form.
+        return render(request, "timeline/queues/approvals.html", {
+            **context, "row_template": ROW_TEMPLATE,
+            "bulk_approvable": any("approve" in item["forms"] and not item["manual"]
+                                   for item in items),
+            "manual_waiting": sum(item["manual"] for item in items)})
 
 
 class DecisionAction(QueueAction):
@@ -69,6 +97,9 @@ class DecisionAction(QueueAction):
 
     def item(self, request, decision, **forms):
         return decision_item(request, decision, **forms)
+
+    def refusal_words(self, error):
+        return refusal_words(error)
 
     def summary(self, decision):
         done = decision.executed_action or decision.action
