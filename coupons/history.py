@@ -210,7 +210,9 @@ def _rows_of(coupon, sources, keys) -> dict[tuple[int, int], dict[int, object]]:
     read = {reader: reader(coupon).in_bulk(pks) for reader, pks in wanted.items()}
     rows: dict[tuple[int, int], dict[int, object]] = {}
     for _at, rank, pk, step in keys:
-        rows.setdefault((rank, step), {})[pk] = read[source_of[rank, step].reader()][pk]
+        found = read[source_of[rank, step].reader()]
+        if pk in found:
+            rows.setdefault((rank, step), {})[pk] = found[pk]
     return rows
 
 
