@@ -4,6 +4,8 @@ everything they hold."""
 import re
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import translation
 
@@ -169,6 +171,24 @@ def test_the_customer_page_s_queries_stay_flat_in_history(
         answer = client.get(reverse("console:customer", args=["u1"]))
 
     assert answer.status_code == 200
+
+
+def test_the_customer_page_s_queries_stay_flat_in_the_number_of_coupons(
+        signed_in, template, ctx):
+    customer("u1")
+    client = signed_in("support")
+    counts = []
+    for held in (3, 30):
+        coupons = [coupon_issue(template_id=template.pk, user_id="u1", ctx=ctx).coupon
+                   for _ in range(held - len(counts) * 3)]
+        queue_objects.pending_decision(coupons[-1], order_id=f"order-{held}")
+        client.get(reverse("console:customer", args=["u1"]))  # warm: the session, the clients
+        with CaptureQueriesContext(connection) as queries:
+            answer = client.get(reverse("console:customer", args=["u1"]))
+        assert f"{held} coupons" in text_of(answer)
+        counts.append(len(queries))
+
+    assert counts[0] == counts[1]
 
 
 def test_a_customer_with_many_coupons_has_a_page(signed_in, template, ctx):
