@@ -15,18 +15,20 @@ the coupon (its PresaleSettlement), the template's strategy named.
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from django.db.models import QuerySet
+from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.utils.translation import gettext as _
 
-from common.reads_together import Read
 from coupons.ledger_reasons import reason_words
 from coupons.models import (
     CaseStatus,
+    ConflictCase,
     CouponOperation,
     CouponStatus,
     OperationType,
     PresaleSettlement,
+    Redemption,
     SettlementResult,
+    UserCoupon,
 )
 from coupons.write.payloads import iso
 from coupons.write.transitions import is_past_validity
@@ -88,36 +90,45 @@ LAST_OPERATION = {CouponStatus.EXPIRED: OperationType.RELEASE,
                   CouponStatus.VOID: OperationType.VOID}
 
 
-def _facts_parts(coupon) -> list[QuerySet]:
-    """The cases, the presale settlement, and the redemption or the last operation only when
-    the coupon's state names one."""
-    parts = [coupon.conflict_cases.all(),
-             PresaleSettlement.objects.filter(coupon=coupon).order_by("-pk")[:1]]
-    if coupon.status == CouponStatus.USED:
-        parts.append(coupon.redemptions.filter(succeeded=True).order_by("pk")[:1])
-    elif coupon.status in LAST_OPERATION:
-        parts.append(coupon.operations.filter(op_type=LAST_OPERATION[coupon.status])
-                     .order_by("-to_version")[:1])
-    return parts
+def _first_each(model, coupon_ids: list[int], order: str, **match) -> QuerySet:
+    """The primary key of each coupon's first row of `model` in `order` that matches: a
+    LIMIT 1 subquery a coupon on the model's coupon index, all in one query."""
+    first = model.objects.filter(coupon=OuterRef("pk"), **match).order_by(order).values("pk")
+    return UserCoupon.objects.filter(pk__in=coupon_ids).values(first=Subquery(first[:1]))
 
 
-def _facts(coupon, found: list[list]) -> CouponFacts:
-    cases, settlements, *rest = found
-    first = rest[0][0] if rest and rest[0] else None
-    used = coupon.status == CouponStatus.USED
-    return CouponFacts(cases=cases, redemption=first if used else None,
-                       last_operation=None if used else first,
-                       settlement=settlements[0] if settlements else None)
-
-
-def coupon_facts_read(coupon) -> Read:
-    """The facts as one read, with the rest of a page's (common/reads_together.py)."""
-    return Read(_facts_parts(coupon), lambda found: _facts(coupon, found))
+def coupons_facts(coupons: Sequence) -> dict[int, CouponFacts]:
+    """{coupon id: its facts} for several coupons read at once: their cases and their presale
+    settlements one query each, then the successful redemptions of the USED ones and the last
+    operations of the EXPIRED and VOID ones one query each if there are any. At most four
+    queries whatever the number of coupons or the histories' lengths."""
+    ids = [coupon.pk for coupon in coupons]
+    cases: dict[int, list] = {}
+    for case in ConflictCase.objects.filter(coupon__in=ids):
+        cases.setdefault(case.coupon_id, []).append(case)
+    settlements = {settlement.coupon_id: settlement for settlement in
+                   PresaleSettlement.objects.filter(
+                       pk__in=_first_each(PresaleSettlement, ids, "-pk"))}
+    used = [coupon.pk for coupon in coupons if coupon.status == CouponStatus.USED]
+    redemptions = {redemption.coupon_id: redemption for redemption in Redemption.objects.filter(
+        pk__in=_first_each(Redemption, used, "pk", succeeded=True))} if used else {}
+    ended = Q()
+    for status, op_type in LAST_OPERATION.items():
+        of_status = [coupon.pk for coupon in coupons if coupon.status == status]
+        if of_status:
+            ended |= Q(pk__in=_first_each(CouponOperation, of_status, "-to_version",
+                                          op_type=op_type))
+    last = {op.coupon_id: op for op in CouponOperation.objects.filter(ended)} if ended else {}
+    return {coupon.pk: CouponFacts(cases=cases.get(coupon.pk, []),
+                                   redemption=redemptions.get(coupon.pk),
+                                   last_operation=last.get(coupon.pk),
+                                   settlement=settlements.get(coupon.pk))
+            for coupon in coupons}
 
 
 def coupon_facts(coupon) -> CouponFacts:
-    """The facts read on their own: one query for each part."""
-    return _facts(coupon, [list(part) for part in _facts_parts(coupon)])
+    """One coupon's facts: two queries, three for a USED, EXPIRED or VOID coupon."""
+    return coupons_facts([coupon])[coupon.pk]
 
 
 class Words:

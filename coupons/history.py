@@ -9,13 +9,12 @@ fixed order (a fact before the commands it caused, a command before what it led 
 row id, then the row's step (a case is opened before it is resolved).
 
 A page of it is each source's rows past the cursor, cut to the page on its index, merged by key
-(time, kind, id, step) in the database. Read on its own (`coupon_timeline_page`: the API's
-cursor pages, the console's timeline partial) it is one query of every source's keys (one
-UNION ALL, QuerySet.union) and one query by primary key for each source on the page; the
-console's full coupon page reads it in one statement with the rest of the page
-(`timeline_page_read`, common/reads_together.py). A coupon with thousands of ledger rows renders
-as fast as a new one. The whole history by offset (`merged_timeline`, the API's full list) is
-one query of keys (the same UNION ALL) and one query for each source on the slice.
+(time, kind, id, step) in the database (`coupon_timeline_page`: the API's cursor pages, the
+console's pages): one query of every source's keys (one UNION ALL,
+QuerySet.union) and one query by primary key for each kind of row on the page (sources reading
+the same table share one: `Source.read`). A coupon with thousands of ledger rows renders as fast
+as a new one. The whole history by offset (`merged_timeline`, the API's full list) is one query
+of keys (the same UNION ALL) and one query for each kind of row on the slice.
 """
 
 from collections.abc import Callable, Sequence
@@ -26,7 +25,6 @@ from django.core.paginator import Paginator
 from django.db.models import F, Q, QuerySet, Value
 from django.utils.translation import gettext as _
 
-from common.reads_together import First, Read
 from coupons.ledger_reasons import reason_words
 from coupons.models import (
     CaseStatus,
@@ -63,6 +61,12 @@ class Source:
     rows: Callable[[object], QuerySet]  # coupon → the rows that have this moment
     build: Callable[[object, bool], dict]  # (row, can_see_details) → entry
     version_step: Callable[[object], str] = lambda row: ""
+    # coupon → a queryset that reads this source's rows by primary key (its related rows
+    # with them); sources passing the same one read the rows a page shows in one query.
+    read: Callable[[object], QuerySet] | None = None
+
+    def reader(self) -> Callable[[object], QuerySet]:
+        return self.read or self.rows
 
     @property
     def rank(self) -> int:
@@ -150,6 +154,10 @@ def _facts_of(coupon) -> QuerySet:
         order_id__in=OrderCoupon.objects.filter(of(coupon)).values("order_id"))
 
 
+def _cases_of(coupon) -> QuerySet:
+    return ConflictCase.objects.filter(of(coupon))
+
+
 CORE_SOURCES = [
     Source("operation", 0, "created_at", lambda c: CouponOperation.objects.filter(of(c)),
            _operation, lambda op: f"v{op.from_version} → v{op.to_version}"),
@@ -157,11 +165,10 @@ CORE_SOURCES = [
            lambda c: CommandRejection.objects.filter(of(c, "coupon_id_ref")), _refusal,
            _refusal_version),
     Source("fact", 0, "recorded_at", _facts_of, _fact),
-    Source("case", 0, "opened_at", lambda c: ConflictCase.objects.filter(of(c)),
-           _case_opened),
+    Source("case", 0, "opened_at", _cases_of, _case_opened, read=_cases_of),
     Source("case", 1, "resolved_at",
-           lambda c: ConflictCase.objects.filter(of(c), resolved_at__isnull=False),
-           _case_resolved),
+           lambda c: _cases_of(c).filter(resolved_at__isnull=False), _case_resolved,
+           read=_cases_of),
     Source("settlement", 0, "settled_at", lambda c: PresaleSettlement.objects.filter(of(c)),
            _settlement),
 ]
@@ -193,13 +200,20 @@ def _all_keys(coupon, sources) -> QuerySet:
 
 def _rows_of(coupon, sources, keys) -> dict[tuple[int, int], dict[int, object]]:
     """{(rank, step): {pk: row}} of the rows the keys name: one query by primary key for each
-    source among them (its queryset, so the related rows it reads come with it). A key's kind
-    and step name its source: two sources never share both."""
+    reader among their sources (`Source.reader`: its queryset, so the related rows it reads
+    come with it). A key's kind and step name its source: two sources never share both."""
     source_of = {(source.rank, source.step): source for source in sources}
-    wanted: dict[tuple[int, int], list[int]] = {}
+    keys = list(keys)
+    wanted: dict[Callable, set[int]] = {}
     for _at, rank, pk, step in keys:
-        wanted.setdefault((rank, step), []).append(pk)
-    return {kind: source_of[kind].rows(coupon).in_bulk(pks) for kind, pks in wanted.items()}
+        wanted.setdefault(source_of[rank, step].reader(), set()).add(pk)
+    read = {reader: reader(coupon).in_bulk(pks) for reader, pks in wanted.items()}
+    rows: dict[tuple[int, int], dict[int, object]] = {}
+    for _at, rank, pk, step in keys:
+        found = read[source_of[rank, step].reader()]
+        if pk in found:
+            rows.setdefault((rank, step), {})[pk] = found[pk]
+    return rows
 
 
 class MergedTimeline:
@@ -310,7 +324,7 @@ class _TimelinePage:
     def read(self) -> list[list]:
         """The page's rows, each source's: one query of the first size + 1 keys in the merged
         order (every source's keys, one UNION ALL), then one query by primary key for each
-        source among them."""
+        reader among their sources."""
         first, *rest = [part.values_list(*KEY_COLUMNS) for part in self.parts()]
         order = KEY_COLUMNS if self.forward else [f"-{name}" for name in KEY_COLUMNS]
         keys = first.union(*rest, all=True).order_by(*order)[:self.size + 1]
@@ -340,36 +354,17 @@ class _TimelinePage:
         return page
 
 
-def timeline_page_read(**page) -> Read:
-    """One page of the timeline, oldest entry first: the `size` entries just `after` a cursor,
-    just `before` one, from `start` on (a deep link), or else the latest ones.
-
-    Each source gives at most size + 1 of its rows past the cursor, cut on its index, and the
-    database keeps the first size + 1 of them in the merged order (their keys in SQL): one
-    statement of rows (with the caller's other reads, common/reads_together.py) whatever the
-    history's length or the kinds on the page, and only the page's rows read into instances.
-    `extra_sources` are the caller's, beyond the core's (the console adds after-sale's and its
-    staff notes; the core imports neither). Entries carry `at` as a datetime, their `key`
-    (anchor and cursor) and `version_step` ("v7 → v8").
-    """
-    plan = _TimelinePage(**page)
-    return Read(plan.parts(), plan.finish,
-                First(tuple(KEY_COLUMNS), plan.size + 1, descending=not plan.forward))
-
-
-def coupons_timeline_page_read(*, coupons, can_see_details: bool, size: int = 50,
-                               after: TimelineKey | None = None,
-                               before: TimelineKey | None = None,
-                               extra_sources: Sequence[Source] = ()) -> Read:
-    """One page of several coupons' timelines merged (a customer's), as `timeline_page_read`
-    pages one: each source reads the rows of all the coupons at once, so it is still one
-    statement whatever the histories' lengths or the number of coupons. Each entry names its
+def coupons_timeline_page(*, coupons, can_see_details: bool, size: int = 50,
+                          after: TimelineKey | None = None, before: TimelineKey | None = None,
+                          extra_sources: Sequence[Source] = ()) -> TimelinePage:
+    """One page of several coupons' timelines merged (a customer's), as `coupon_timeline_page`
+    pages one: each source reads the rows of all the coupons at once, so its cost is the same
+    whatever the histories' lengths or the number of coupons. Each entry names its
     `coupon_id` (None for an order's fact, which belongs to the order)."""
     plan = _TimelinePage(coupon=Coupons(tuple(coupon.pk for coupon in coupons)),
                          can_see_details=can_see_details, size=size, after=after,
                          before=before, extra_sources=extra_sources, labelled=True)
-    return Read(plan.parts(), plan.finish,
-                First(tuple(KEY_COLUMNS), plan.size + 1, descending=not plan.forward))
+    return plan.finish(plan.read())
 
 
 def _coupon_of(row) -> int | None:
@@ -387,8 +382,17 @@ def _key_columns(source: Source) -> dict:
 
 
 def coupon_timeline_page(**page) -> TimelinePage:
-    """`timeline_page_read`'s page, read on its own with Django's public ORM (the API's cursor
-    pages): one query of keys and one for each source on the page."""
+    """One page of the timeline, oldest entry first: the `size` entries just `after` a cursor,
+    just `before` one, from `start` on (a deep link), or else the latest ones.
+
+    Each source gives at most size + 1 of its rows past the cursor, cut on its index, and the
+    database keeps the first size + 1 of their keys in the merged order: one query of keys and
+    one by primary key for each kind of row on the page, whatever the history's length, and
+    only the page's rows read into instances. `extra_sources` are the caller's, beyond the
+    core's (the console adds after-sale's and its staff notes; the core imports neither).
+    Entries carry `at` as a datetime, their `key` (anchor and cursor) and `version_step`
+    ("v7 → v8").
+    """
     plan = _TimelinePage(**page)
     return plan.finish(plan.read())
 
@@ -448,11 +452,3 @@ def ledger_page(*, coupon, number: str | int | None, size: int = LEDGER_PAGE_SIZ
     """
     paginator = LedgerPaginator(coupon, size)
     return paginator.get_page(number or paginator.num_pages)
-
-
-def ledger_page_read(*, coupon, number: str | int | None,
-                     size: int = LEDGER_PAGE_SIZE) -> Read:
-    """`ledger_page`, read with the rest of a page's rows (common/reads_together.py)."""
-    shown = ledger_page(coupon=coupon, number=number, size=size)
-    return Read([shown.object_list], lambda found: shown.paginator._get_page(
-        found[0], shown.number, shown.paginator))

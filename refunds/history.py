@@ -69,17 +69,28 @@ def _refunds_of(coupon) -> QuerySet:
     return RefundCoupon.objects.filter(of(coupon))
 
 
+def _compensations_of(coupon) -> QuerySet:
+    return Compensation.objects.filter(of(coupon))
+
+
+def _refunds_read(coupon) -> QuerySet:
+    # A decision's entry names the policy version that decided it.
+    return _refunds_of(coupon).select_related("policy_version__policy")
+
+
+# A page reads the rows of a table once, whichever of its moments the page shows: the sources
+# of a table share their `read`.
 SOURCES = [
-    Source("compensation", 0, "created_at", lambda c: Compensation.objects.filter(of(c)),
-           _compensation_proposed),
+    Source("compensation", 0, "created_at", _compensations_of, _compensation_proposed,
+           read=_compensations_of),
     Source("compensation", 1, "decided_at",
-           lambda c: Compensation.objects.filter(of(c), decided_at__isnull=False),
-           _compensation_decided),
-    Source("refund", 0, "received_at", _refunds_of, _refund_received),
+           lambda c: _compensations_of(c).filter(decided_at__isnull=False),
+           _compensation_decided, read=_compensations_of),
+    Source("refund", 0, "received_at", _refunds_of, _refund_received, read=_refunds_read),
     Source("refund", 1, "decided_at",
-           lambda c: _refunds_of(c).filter(decided_at__isnull=False)
-           .select_related("policy_version__policy"),
-           _refund_decided),
+           lambda c: _refunds_of(c).filter(decided_at__isnull=False), _refund_decided,
+           read=_refunds_read),
     Source("review", 0, "reviewed_at",
-           lambda c: _refunds_of(c).filter(reviewed_at__isnull=False), _refund_reviewed),
+           lambda c: _refunds_of(c).filter(reviewed_at__isnull=False), _refund_reviewed,
+           read=_refunds_read),
 ]

@@ -5,7 +5,6 @@ from dataclasses import dataclass
 from django.db.models import Q, QuerySet
 from django.utils.translation import gettext_lazy as _
 
-from common.reads_together import Read
 from coupons.diagnosis import RefundAnswer, RefundOutcome, Waiting
 from coupons.errors import NotFound
 from coupons.evidence.tips import with_journal_tip
@@ -93,11 +92,23 @@ def pending_approval_counts() -> tuple[int, int]:
 def waiting_on_people(coupon) -> Waiting:
     """The coupon's refund decisions waiting for approval and compensations waiting for a
     second operator, oldest first: what its diagnosis says is pending now."""
-    return Waiting(
-        decisions=list(RefundCoupon.objects.filter(
-            coupon=coupon, status=RefundCoupon.Status.PENDING_APPROVAL).order_by("id")),
-        compensations=list(Compensation.objects.filter(
-            coupon=coupon, status=Compensation.Status.PROPOSED).order_by("id")))
+    return waiting_on_people_of([coupon])[coupon.pk]
+
+
+def waiting_on_people_of(coupons) -> dict[int, Waiting]:
+    """{coupon id: what waits for a person} for several coupons at once (a customer's): two
+    queries whatever their number."""
+    ids = [coupon.pk for coupon in coupons]
+    decisions: dict[int, list] = {pk: [] for pk in ids}
+    compensations: dict[int, list] = {pk: [] for pk in ids}
+    for decision in RefundCoupon.objects.filter(
+            coupon__in=ids, status=RefundCoupon.Status.PENDING_APPROVAL).order_by("id"):
+        decisions[decision.coupon_id].append(decision)
+    for compensation in Compensation.objects.filter(
+            coupon__in=ids, status=Compensation.Status.PROPOSED).order_by("id"):
+        compensations[compensation.coupon_id].append(compensation)
+    return {pk: Waiting(decisions=decisions[pk], compensations=compensations[pk])
+            for pk in ids}
 
 
 def refund_answer(coupon) -> RefundAnswer | None:
@@ -140,10 +151,9 @@ class CouponAfterSale:
     discount_compensations: list
 
 
-def coupon_after_sale_read(coupon) -> Read:
-    """Two sets of rows, read with the rest of the coupon page: the decisions that wait with
-    the latest one, and the compensations that wait with those paying back an order's
-    discount (few per coupon: one per conflict case)."""
+def coupon_after_sale(coupon) -> CouponAfterSale:
+    """Two queries: the decisions that wait with the latest one, and the compensations that
+    wait with those paying back an order's discount (few per coupon: one per conflict case)."""
     latest = RefundCoupon.objects.filter(coupon=coupon).order_by("-received_at", "-id")
     decisions = RefundCoupon.objects.filter(coupon=coupon).filter(
         Q(status=RefundCoupon.Status.PENDING_APPROVAL) | Q(pk__in=latest.values("pk")[:1])) \
@@ -151,7 +161,7 @@ def coupon_after_sale_read(coupon) -> Read:
     compensations = Compensation.objects.filter(coupon=coupon).filter(
         Q(status=Compensation.Status.PROPOSED)
         | Q(kind=Compensation.Kind.ORDER_DISCOUNT_REFUND)).order_by("id")
-    return Read([decisions, compensations], lambda found: _after_sale(*found))
+    return _after_sale(list(decisions), list(compensations))
 
 
 def _after_sale(decisions: list, compensations: list) -> CouponAfterSale:

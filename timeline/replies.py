@@ -40,8 +40,8 @@ ZONE_NAMES = {"Asia/Shanghai": gettext_lazy("Beijing time")}
 def customer_replies(coupon, now, after_sale: CouponAfterSale, facts: CouponFacts) -> dict:
     """{"state": [(language, name, text)], "refund": [...] or []} for the coupon page, from
     the page's reads: `after_sale`, the latest refund decision and the compensations
-    (refunds.selectors.coupon_after_sale_read); `facts`, the coupon's cases and redemption
-    (coupons.diagnosis.coupon_facts_read), each read once for both languages."""
+    (refunds.selectors.coupon_after_sale); `facts`, the coupon's cases and redemption
+    (coupons.diagnosis.coupon_facts), each read once for both languages."""
     decision = after_sale.latest_decision
     cases = [case for case in facts.cases
              if case.status in (CaseStatus.OPEN, CaseStatus.RESOLVED)

@@ -24,14 +24,6 @@ BANNED = {
     '__dict__["fields"]': (),
 }
 
-# The full coupon page still reads its parts in one statement on the compiler's internals:
-# plain queries cost it 22 on the demo's incident coupon, over its budget (docs/sql.md). This
-# list only shrinks: a file leaves it once it is clean, and none is ever added.
-NOT_YET = {
-    "common/reads_together.py",
-    "tests/common/test_reads_together.py",
-}
-
 THIS_FILE = "tests/architecture/test_no_private_internals.py"
 
 
@@ -48,10 +40,10 @@ def uses(name: str, source: str) -> bool:
                      else re.escape(name), source) is not None
 
 
-def offences(root: Path, not_yet=frozenset()) -> list[str]:
+def offences(root: Path) -> list[str]:
     found = []
     for relative, path in python_files(root):
-        if relative == THIS_FILE or relative in not_yet:
+        if relative == THIS_FILE:
             continue
         source = path.read_text(encoding="utf-8")
         for name, allowed in BANNED.items():
@@ -61,15 +53,7 @@ def offences(root: Path, not_yet=frozenset()) -> list[str]:
 
 
 def test_no_module_uses_django_s_private_internals():
-    assert offences(ROOT, NOT_YET) == []
-
-
-def test_the_not_yet_list_names_only_files_that_still_need_it():
-    sources = {relative: path.read_text(encoding="utf-8")
-               for relative, path in python_files(ROOT) if relative in NOT_YET}
-    still = {relative for relative, source in sources.items()
-             if any(uses(name, source) for name in BANNED)}
-    assert still == NOT_YET, "remove the clean files from NOT_YET"
+    assert offences(ROOT) == []
 
 
 def test_a_banned_name_is_found_wherever_it_hides(tmp_path):

@@ -18,11 +18,11 @@ from tests.timeline.history import bulk_history
 pytestmark = pytest.mark.django_db
 # Session, the user with their permissions and the header's groups (one query), the coupon
 # with its template, the check's watermark and the rows after it, the journal's counts of the
-# coupon's evidence rows and the new view record's fold, every row the page shows in one
-# statement (the timeline's page from every source, the ledger's page, after-sale's decisions
-# and compensations, the conflict cases: common/reads_together.py) and
-# the view log's INSERT.
-PAGE_QUERIES = 9
+# coupon's evidence rows and the new view record's fold (6); the timeline page's keys and its
+# rows, one query for each kind on it (ledger rows, refund decisions, compensations, conflict
+# cases, settlements: 6), the ledger's page, after-sale's decisions and compensations (2), the
+# conflict cases and the presale settlement (2); the view log's INSERT.
+PAGE_QUERIES = 15
 # The coupon, the check's watermark and the rows after it, the open conflict cases, the
 # presale settlement and what waits for a person (3), the latest refund decision (the refund
 # answer), the journal's counts and the one new view record's fold (2) (the service client

@@ -13,9 +13,8 @@ from django.utils.timesince import timesince, timeuntil
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from common.reads_together import Read, read_at_once
 from coupons import clock
-from coupons.diagnosis import coupon_diagnosis, coupon_facts_read
+from coupons.diagnosis import coupon_diagnosis, coupon_facts
 from coupons.errors import NotFound
 from coupons.evidence.checkpoint_proofs import checkpoint_coverage
 from coupons.evidence.replay import coupon_check
@@ -23,8 +22,6 @@ from coupons.history import (
     TimelineKey,
     coupon_timeline_page,
     ledger_page,
-    ledger_page_read,
-    timeline_page_read,
 )
 from coupons.identity import can_see_details
 from coupons.ledger_reasons import reason_words
@@ -32,7 +29,7 @@ from coupons.models import CouponOperation
 from coupons.redaction import visible
 from coupons.selectors import coupon_get
 from refunds.history import SOURCES as AFTER_SALE_SOURCES
-from refunds.selectors import coupon_after_sale_read
+from refunds.selectors import coupon_after_sale
 from timeline.answers import ConsoleWords
 from timeline.capabilities import ConsoleCapability, can_read_notes
 from timeline.entry_titles import TITLE_KEYS, entry_title
@@ -98,13 +95,6 @@ def _timeline_page(request, coupon, cursor) -> dict:
                               note_source(can_read=can_read_notes(request.user)))}
 
 
-def timeline_read(request, coupon) -> Read:
-    """The timeline's page as the template's context, not read yet."""
-    cursor = _timeline_cursor(request)
-    return timeline_page_read(**_timeline_page(request, coupon, cursor)).then(
-        lambda page: timeline_context(request, coupon, cursor, page))
-
-
 def timeline_context(request, coupon, cursor, page) -> dict:
     orders, entries, lane_count = with_lanes(page.entries)
     entries, lane_count = with_note_lane(entries, lane_count)
@@ -133,12 +123,6 @@ def timeline_context(request, coupon, cursor, page) -> dict:
                                        after=page.later),
         "latest": _links(request, coupon, "coupon_timeline", TIMELINE_PARAMS),
     }
-
-
-def ledger_read(request, coupon) -> Read:
-    """The ledger's page as the template's context, not read yet."""
-    return ledger_page_read(coupon=coupon, number=request.GET.get("ledger_page")).then(
-        lambda page: ledger_context(request, coupon, page))
 
 
 def ledger_context(request, coupon, page) -> dict:
@@ -183,19 +167,18 @@ class CouponPage(ConsolePage):
         # The check resumes after what an earlier check verified
         # (coupons/evidence/check_watermark.py).
         check = coupon_check(coupon)
-        # Every row the page shows besides the check's, in one statement whatever the
-        # history's length (common/reads_together.py).
-        read = read_at_once(timeline=timeline_read(request, coupon),
-                            ledger=ledger_read(request, coupon),
-                            after_sale=coupon_after_sale_read(coupon),
-                            facts=coupon_facts_read(coupon))
-        after_sale, facts = read["after_sale"], read["facts"]
+        # Each read below costs the same whatever the history's length: a page of keys and
+        # one query for each kind of row on it, one range of the ledger, a few rows each.
+        cursor = _timeline_cursor(request)
+        timeline = coupon_timeline_page(**_timeline_page(request, coupon, cursor))
+        ledger = ledger_page(coupon=coupon, number=request.GET.get("ledger_page"))
+        after_sale, facts = coupon_after_sale(coupon), coupon_facts(coupon)
         return render(request, "timeline/coupon.html", {
             "coupon": coupon,
             "template": coupon.template_version.template,
             **lease_context(coupon, now),
-            **read["timeline"],
-            **read["ledger"],
+            **timeline_context(request, coupon, cursor, timeline),
+            **ledger_context(request, coupon, ledger),
             "check": check.as_dict(),
             "diagnosis": coupon_diagnosis(coupon, now, ConsoleWords(),
                                           waiting=after_sale.waiting, facts=facts,

@@ -2,9 +2,11 @@
 what holds it, what waits for a person, the coupon page's answer per coupon, and one timeline
 merged across their coupons.
 
-Besides the profile and the coupon list, the timeline's page is one statement (each source
-reads all the coupons' rows; the database merges and cuts them) and the coupons' answer rows a
-statement per few coupons (common/reads_together.py): none of it grows with the histories.
+Besides the profile and the coupon list, the timeline's page is one query of keys (each source
+reads all the coupons' rows; the database merges and cuts them) and one by primary key for each
+kind of row on it, and the coupons' answers read what they are made of for all the coupons at
+once (what waits for a person, the cases, the settlements, the redemptions and last
+operations): none of it grows with the histories or the number of coupons.
 """
 
 from django.http import Http404, QueryDict
@@ -12,14 +14,13 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.utils.html import format_html
 
-from common.reads_together import read_at_once
 from coupons import clock
-from coupons.diagnosis import coupon_diagnosis, coupon_facts_read
-from coupons.history import TimelineKey, coupons_timeline_page_read
+from coupons.diagnosis import coupon_diagnosis, coupons_facts
+from coupons.history import TimelineKey, coupons_timeline_page
 from coupons.identity import can_see_details
 from coupons.selectors import CUSTOMER_COUPON_LIMIT, customer_coupons, customer_profile
 from refunds.history import SOURCES as AFTER_SALE_SOURCES
-from refunds.selectors import coupon_after_sale_read
+from refunds.selectors import waiting_on_people_of
 from timeline.answers import ConsoleWords
 from timeline.capabilities import can_read_notes
 from timeline.glossary import operation_words, state_words
@@ -38,30 +39,11 @@ def _link(request, user_id: str, **cursor) -> str:
     return f"{reverse('console:customer', args=[user_id])}?{query.urlencode()}"
 
 
-# Each coupon's answer rows are a few parts of a statement, each part its own columns: this many
-# coupons a statement keeps it well inside PostgreSQL's 1,664 columns.
-ANSWERS_PER_STATEMENT = 8
-
-
-def answer_rows(coupons) -> dict:
-    """Each coupon's after-sale rows and answer facts, a statement per ANSWERS_PER_STATEMENT
-    coupons whatever their histories' lengths."""
-    read = {}
-    for start in range(0, len(coupons), ANSWERS_PER_STATEMENT):
-        reads = {}
-        for coupon in coupons[start:start + ANSWERS_PER_STATEMENT]:
-            reads[f"after_sale-{coupon.pk}"] = coupon_after_sale_read(coupon)
-            reads[f"facts-{coupon.pk}"] = coupon_facts_read(coupon)
-        read.update(read_at_once(**reads))
-    return read
-
-
 def timeline_page(request, coupons, cursor):
-    page = coupons_timeline_page_read(
+    return coupons_timeline_page(
         coupons=coupons, can_see_details=can_see_details(request.user), size=PAGE_SIZE,
         after=cursor["after"], before=cursor["before"],
         extra_sources=(*AFTER_SALE_SOURCES, note_source(can_read=can_read_notes(request.user))))
-    return read_at_once(page=page)["page"]
 
 
 def _worded(entry: dict) -> None:
@@ -88,14 +70,11 @@ class CustomerPage(ConsolePage):
         coupons = coupons[:CUSTOMER_COUPON_LIMIT]
         cursor = {name: TimelineKey.parse(request.GET.get(name)) for name in TIMELINE_PARAMS}
         page = timeline_page(request, coupons, cursor) if coupons else None
-        read = answer_rows(coupons)
+        waiting, facts = waiting_on_people_of(coupons), coupons_facts(coupons)
         now, words = clock.now(), ConsoleWords()
-        rows = []
-        for coupon in coupons:
-            after_sale = read[f"after_sale-{coupon.pk}"]
-            rows.append({"coupon": coupon, "diagnosis": coupon_diagnosis(
-                coupon, now, words, waiting=after_sale.waiting,
-                facts=read[f"facts-{coupon.pk}"])})
+        rows = [{"coupon": coupon, "diagnosis": coupon_diagnosis(
+            coupon, now, words, waiting=waiting[coupon.pk], facts=facts[coupon.pk])}
+            for coupon in coupons]
         for entry in page.entries if page else []:
             _worded(entry)
         return render(request, "timeline/customer.html", {
