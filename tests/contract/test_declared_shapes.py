@@ -137,3 +137,28 @@ def test_every_timeline_entrys_details_are_declared(schema, api, late_payment, o
         assert answer_allows(schema, "TimelineEntryOutput", entry), entry
     assert not closed_allows(schema, "TimelineDetails", {"bogus": "x"})
     assert not closed_allows(schema, "TimelineDetails", {"to_version": "3"})
+
+
+def test_a_reconciliation_findings_evidence_is_declared(schema, coupon, ctx, template, operator):  # noqa: F811
+    """Two kinds' real evidence, through the API: a paid order whose coupon stayed locked
+    (PAID_NOT_REDEEMED), and one closed while another still holds its coupon's lock."""
+    from tests.operations.reconciliation.conftest import (
+        closed_order_still_locked,
+        fact_without_handler,
+        reconcile,
+    )
+
+    lock(coupon, ctx, order_id="order-A")
+    fact_without_handler("order-A", "PaymentSucceeded", payment_id="P-A")
+    reconcile()
+    closed_order_still_locked(template, ctx)
+
+    answers = operator.get("/api/v1/reconciliation").json()["results"]
+
+    assert {row["kind"] for row in answers} == {"PAID_NOT_REDEEMED", "CLOSED_STILL_LOCKED"}
+    for answer in answers:
+        assert closed_allows(schema, "FindingEvidence", answer["evidence"]), answer["evidence"]
+        assert answer_allows(schema, "FindingOutput", answer)
+    assert not closed_allows(schema, "FindingEvidence", {**answers[0]["evidence"],
+                                                         "coupon_version": "3"})
+    assert not closed_allows(schema, "FindingEvidence", {"undeclared": 1})
