@@ -187,7 +187,8 @@ class CapabilitySchema(AutoSchema):
         success = min(status for status in operation["responses"] if status.startswith("2"))
         links = getattr(self.view, "response_links", {}).get(self.method)
         if links:
-            operation["responses"][success]["links"] = links
+            operation["responses"][success]["links"] = {
+                name: published_link(link) for name, link in links.items()}
         error_ref = self.resolve_serializer(ErrorOutput, "response").ref
         problem_ref = self.resolve_serializer(ProblemOutput, "response").ref
         for status in sorted(error_statuses(operation, self.view, self.method)):
@@ -285,6 +286,19 @@ class CapabilitySchema(AutoSchema):
                 "x-capability": capability.value if capability else None}
 
 
+def published_link(link: dict) -> dict:
+    """A link's request body fields, in words and as `x-request-body`: OpenAPI allows any value
+    as a link's `requestBody`, but openapi-generator's validator (default settings) refuses all
+    but a string, and no string names several fields. tests/contract/schemathesis_hooks.py puts
+    it back for the fuzzer's stateful phase."""
+    body = link.get("requestBody")
+    if body is None:
+        return link
+    fields = ", ".join(f"`{field}` from `{value}`" for field, value in body.items())
+    published = {key: value for key, value in link.items() if key != "requestBody"}
+    return {**published, "description": f"Request body: {fields}.", "x-request-body": body}
+
+
 def error_statuses(operation: dict, view, method: str) -> set[int]:
     """The error statuses an operation can answer, from what it takes.
 
@@ -358,7 +372,12 @@ def tidy_schema(result, generator, request, public):
     - A property that must be left out (`not: {}`, a `oneOf` branch excluding it) gets a
       null-only type beside it: JSON Schema already refuses any value, and generated types then
       refuse the field in that branch (`string & null` is `never`), which `not` cannot tell
-      them. Added here, after the enum hook, which would make the null a component.
+      them. Added here, after the enum hook, which would make the null a component. An
+      enum's branch is an `allOf` of its reference, so generators keep the component's name.
+    - What a branch of a request's constraints (`allOf` of `oneOf`/`anyOf`) requires is
+      stated as `not: {not: {required}}`, the same to a validator: openapi-generator (default
+      settings) copies every branch's `required` into the model, so a client had to send
+      both lease shapes, or a note where APPLY needs none.
     - A request field the server fills in when it is left out states that in its description,
       not as `default`: generators read `default` on a request field as "always there" and
       make it required in the client's types (openapi-typescript with its default settings),
@@ -376,6 +395,13 @@ def tidy_schema(result, generator, request, public):
             return None  # drf-spectacular's NullEnum: the null the `nullable` already allows
         return target.get("type", "object" if "properties" in target else None)
 
+    def kept_by_name(branch):
+        """An enum's reference, wrapped: openapi-generator (typescript-fetch, default settings)
+        copies a bare one into the model as `<Model><Field>Enum`, which is exported twice where
+        the component has that name (RefundCouponDecisionOutput.action) and fails `tsc`."""
+        target = schemas.get(branch.get("$ref", "").rsplit("/", 1)[-1], {})
+        return {"allOf": [branch]} if "enum" in target else branch
+
     def walk(node):
         if isinstance(node, dict):
             for name, spec in node.get("properties", {}).items():
@@ -389,8 +415,8 @@ def tidy_schema(result, generator, request, public):
                             if not is_null_enum(branch)]
                 types = {branch_type(branch) for branch in branches} - {None}
                 null_type = types.pop() if len(types) == 1 else "string"
-                node["oneOf"] = [*branches, {"type": null_type, "enum": [None],
-                                             "nullable": True}]
+                node["oneOf"] = [*map(kept_by_name, branches),
+                                 {"type": null_type, "enum": [None], "nullable": True}]
             for value in node.values():
                 walk(value)
         elif isinstance(node, list):
@@ -412,6 +438,12 @@ def tidy_schema(result, generator, request, public):
     for name, (other, pattern, description) in OPEN_UNIONS.items():
         if name in schemas:
             open_union(schemas, name, other, pattern, description)
+    for name, component in schemas.items():
+        if name.endswith("Request"):
+            for part in component.get("allOf", []):
+                for branch in part.get("oneOf", []) + part.get("anyOf", []):
+                    if "required" in branch:
+                        branch["not"] = {"not": {"required": branch.pop("required")}}
     for name, component in schemas.items():
         if name.endswith("Request"):  # COMPONENT_SPLIT_REQUEST: a request's own component
             for spec in component.get("properties", {}).values():

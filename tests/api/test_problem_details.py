@@ -148,3 +148,15 @@ def test_the_problem_type_resolves_on_the_instance_to_the_codes_entry(api, clien
     for code in ERROR_CODES:
         assert f'id="{code.lower()}"' in html, code
     assert "HTTP status 404" in html
+
+
+def test_the_problem_type_follows_api_error_docs_url_as_docs_deploy_says(api, settings):
+    """An instance that publishes docs/api.md elsewhere points `type` there; docs/deploy.md
+    names the variable with the default the server takes."""
+    deploy = (Path(__file__).resolve().parents[2] / "docs" / "deploy.md").read_text()
+    settings.API_ERROR_DOCS_URL = "https://docs.example.com/api/errors/"
+
+    problem = api.get("/api/v1/coupons/0", HTTP_ACCEPT="application/problem+json").json()
+
+    assert problem["type"] == "https://docs.example.com/api/errors/#not_found"
+    assert "| `API_ERROR_DOCS_URL` | `/api/v1/errors/` |" in deploy

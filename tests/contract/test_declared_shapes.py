@@ -5,15 +5,31 @@ names with another type) fails here."""
 
 import json
 from datetime import timedelta
+from decimal import Decimal
+from io import StringIO
+from types import SimpleNamespace
 
 import jsonschema
 import pytest
+from django.conf import settings
+from django.core.management import call_command
 from drf_spectacular.generators import SchemaGenerator
 
+from coupons.models import FactType, FindingKind
 from coupons.services import coupon_issue
+from refunds.services.refund_receive import refund_receive
 from tests.api.test_cases_api import late_payment, operator  # noqa: F401 (fixtures)
 from tests.conftest import START, lock
 from tests.contract.test_schema_agrees import declared_only, strictly_allows
+from tests.coupons.events.test_presale import deposit, final_payment, presale_template
+from tests.coupons.events.test_presale import issue as presale_issue
+from tests.coupons.safety.breakage import redeemed, two_successful_redemptions, version_gap
+from tests.operations.reconciliation.conftest import (
+    closed_order_still_locked,
+    fact_without_handler,
+    reconcile,
+)
+from tests.operations.reconciliation.test_checks import executed_return_without_its_command
 from tests.refunds.conftest import redeem
 
 pytestmark = pytest.mark.django_db
@@ -137,3 +153,84 @@ def test_every_timeline_entrys_details_are_declared(schema, api, late_payment, o
         assert answer_allows(schema, "TimelineEntryOutput", entry), entry
     assert not closed_allows(schema, "TimelineDetails", {"bogus": "x"})
     assert not closed_allows(schema, "TimelineDetails", {"to_version": "3"})
+
+
+
+def paid_not_redeemed(f):
+    lock(f.coupon, f.ctx, order_id="order-A")
+    fact_without_handler("order-A", FactType.PAYMENT_SUCCEEDED, payment_id="P-A")
+
+
+def ghost_and_double_consumption(f):
+    f.broken_on_purpose.add(two_successful_redemptions(f.template, f.ctx).pk)
+
+
+def return_not_advanced(f):
+    executed_return_without_its_command(redeemed(f.template, f.ctx))
+
+
+def return_event_unpublished(f):
+    redeemed(f.template, f.ctx)
+    refund_receive(refund_id="R1", order_id="order-A", payment_id="P1",
+                   refund_amount=Decimal("270.00"), refund_type="FULL", ctx=f.ctx)
+    f.clock.advance(seconds=settings.COUPONS["RECONCILE_UNPUBLISHED_GRACE_SECONDS"] + 1)
+
+
+def ledger_gap(f):
+    f.broken_on_purpose.add(version_gap(f.template, f.ctx).pk)
+
+
+def deposit_not_bound(f):
+    coupon = presale_issue(presale_template("presale-taken"))
+    lock(coupon, f.ctx, order_id="OTHER")
+    deposit(f.send, coupon)
+    final_payment(f.send)
+
+
+def from_the_exports(f):
+    """A paid order that never bound its coupon, and its payment never sent as a fact."""
+    (f.tmp_path / "orders.csv").write_text(f"order_id,coupon_id,status\nORD-1,{f.coupon.pk},PAID\n")
+    (f.tmp_path / "payments.json").write_text(json.dumps([{
+        "payment_id": "P-1", "order_id": "ORD-1", "kind": "PAYMENT", "status": "SUCCEEDED",
+        "amount": "270.00"}]))
+    call_command("reconcile", orders=str(f.tmp_path / "orders.csv"),
+                 payments=str(f.tmp_path / "payments.json"), stdout=StringIO())
+
+
+FINDINGS = {
+    paid_not_redeemed: {"PAID_NOT_REDEEMED"},
+    closed_order_still_locked: {"CLOSED_STILL_LOCKED"},
+    ghost_and_double_consumption: {"GHOST_REDEMPTION", "DOUBLE_CONSUMPTION"},
+    return_not_advanced: {"RETURN_NOT_ADVANCED"},
+    return_event_unpublished: {"RETURN_EVENT_UNPUBLISHED"},
+    ledger_gap: {"LEDGER_GAP"},
+    deposit_not_bound: {"DEPOSIT_NOT_BOUND"},
+    from_the_exports: {"PAID_WITHOUT_BINDING", "FACT_NEVER_SENT"},
+}
+
+
+def test_every_kind_of_finding_is_told_by_one_of_these():
+    assert set().union(*FINDINGS.values()) == set(FindingKind.values)
+
+
+@pytest.mark.parametrize("scenario", FINDINGS, ids=[s.__name__ for s in FINDINGS])
+def test_a_reconciliation_findings_evidence_is_declared(schema, scenario, request, operator):  # noqa: F811
+    """Real findings of each kind, as the API answers them, validate with every object closed."""
+    fixtures = SimpleNamespace(**{name: request.getfixturevalue(name) for name in (
+        "coupon", "template", "ctx", "send", "clock", "broken_on_purpose", "tmp_path")})
+    if scenario is closed_order_still_locked:
+        scenario(fixtures.template, fixtures.ctx)
+    else:
+        scenario(fixtures)
+        reconcile()
+
+    answers = operator.get("/api/v1/reconciliation", {"page_size": 200}).json()["results"]
+
+    assert FINDINGS[scenario] <= {row["kind"] for row in answers}
+    for answer in answers:
+        assert closed_allows(schema, "FindingEvidence", answer["evidence"]), answer
+        assert answer_allows(schema, "FindingOutput", answer)
+    assert not closed_allows(schema, "FindingEvidence", {**answers[0]["evidence"],
+                                                         "coupon_version": "3"})
+    assert not closed_allows(schema, "FindingEvidence", {**answers[0]["evidence"],
+                                                         "undeclared": 1})
