@@ -8,9 +8,9 @@ the two replies say the same thing. Plain text: it is copied into another produc
 
 A reply is what a 客服 would send: a greeting, the answer, a closing; times in the customer's
 zone (COUPON_CUSTOMER_TIME_ZONE, Beijing time by default), never the agent's browser zone; the
-reason a rule decided as the customer is told it (refunds.rule_labels.customer_reason), not a
-policy version; Chinese sentences follow each other with no space, as full-width punctuation is
-written.
+reason a rule decided as the customer is told it (refunds.rule_labels.customer_reason: the rule's
+label in the customer's language), not a policy version; Chinese sentences follow each other
+with no space, as full-width punctuation is written.
 """
 
 from django.conf import settings
@@ -22,7 +22,7 @@ from coupons.diagnosis import CouponFacts
 from coupons.models import CaseStatus, CouponStatus, Recommendation
 from coupons.write.transitions import is_past_validity
 from refunds.models import Compensation, RefundCoupon
-from refunds.rule_labels import customer_reason
+from refunds.rule_labels import customer_reason, decided_rule
 from refunds.selectors import CouponAfterSale
 from timeline.templatetags.console import money
 from timeline.time_zones import offset_label
@@ -163,4 +163,4 @@ def _reason(decision) -> str:
     if decision.policy_version is None or not decision.rule_label:
         return _("our team decided it") if decision.reviewed_by else _(
             "our coupon return rules")
-    return customer_reason(decision.rule_label)
+    return customer_reason(decided_rule(decision))

@@ -10,7 +10,13 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from coupons import clock
-from coupons.errors import NotFound, PolicyDraftExists, PolicyVersionFrozen, ValidationFailed
+from coupons.errors import (
+    NotFound,
+    PolicyDraftExists,
+    PolicyDraftUnchanged,
+    PolicyVersionFrozen,
+    ValidationFailed,
+)
 from refunds.models import ReturnPolicy, ReturnPolicyVersion
 from refunds.policy_engine import clean_rules
 
@@ -100,6 +106,11 @@ def policy_publish(version, actor: str) -> ReturnPolicyVersion:
             raise PolicyVersionFrozen(version=locked)
         # Validated again: the rules must still name existing templates.
         clean_rules(locked.rules)
+        in_force = (ReturnPolicyVersion.objects
+                    .filter(policy_id=locked.policy_id, status=Status.PUBLISHED)
+                    .order_by("-number").first())
+        if in_force is not None and in_force.rules == locked.rules:
+            raise PolicyDraftUnchanged(version=locked, same_as=in_force.number)
         now = clock.now()
         updated = ReturnPolicyVersion.objects.filter(pk=locked.pk, status=Status.DRAFT).update(
             status=Status.PUBLISHED, published_by=actor, published_at=now

@@ -36,6 +36,21 @@ def draft(default, clock):
     return policy_draft_create(default, "user:pat")
 
 
+def within_seven_days(rules: list[dict]) -> list[dict]:
+    """The shipped rules with the full-refund window cut to 7 days, its label saying so."""
+    rules = [dict(rule) for rule in rules]
+    rules[4] = {**rules[4], "label": "Full refund within 7 days returns the coupon",
+                "when": {"refund_type": "FULL", "days_since_redemption_max": 7}}
+    return rules
+
+
+def relabelled(draft) -> ReturnPolicyVersion:
+    """The draft with one change, so publishing it makes a version that differs."""
+    rules = [dict(rule) for rule in draft.rules]
+    rules[-1] = {**rules[-1], "label": f"Otherwise the coupon stays used ({draft.number})"}
+    return policy_draft_update(draft, rules, "user:pat")
+
+
 def edit_url(version):
     return reverse("console:policy_version_edit",
                    kwargs={"policy_id": version.policy_id, "number": version.number})
@@ -51,7 +66,9 @@ def editor_post(rules, **extra) -> dict:
             "form-MIN_NUM_FORMS": "0", "form-MAX_NUM_FORMS": "1000"}
     for n, rule in enumerate(rules):
         prefix = f"form-{n}-"
-        data[prefix + "label"] = rule["label"]
+        labels = rule.get("labels") or {"en": rule["label"], "zh-hans": rule["label"]}
+        data[prefix + "label"] = labels["en"]
+        data[prefix + "label_zh"] = labels["zh-hans"]
         data[prefix + "action"] = rule["action"]
         data[prefix + "ORDER"] = str(n + 1)
         if rule.get("requires_approval"):
@@ -218,9 +235,7 @@ def history(template, ctx):
 
 
 def test_impact_of_the_draft_is_shown_as_counts_and_examples(admin, draft, history):
-    rules = [dict(rule) for rule in draft.rules]
-    rules[4] = {**rules[4], "when": {"refund_type": "FULL", "days_since_redemption_max": 7}}
-    draft = policy_draft_update(draft, rules, "user:pat")
+    draft = policy_draft_update(draft, within_seven_days(draft.rules), "user:pat")
     expected = policy_impact(draft)
     assert expected["changed"] > 0  # the history has full refunds 8..30 days after redemption
 
@@ -238,9 +253,7 @@ def test_impact_of_the_draft_is_shown_as_counts_and_examples(admin, draft, histo
 
 
 def test_impact_replays_only_the_days_asked_for(admin, draft, history):
-    rules = [dict(rule) for rule in draft.rules]
-    rules[4] = {**rules[4], "when": {"refund_type": "FULL", "days_since_redemption_max": 7}}
-    draft = policy_draft_update(draft, rules, "user:pat")
+    draft = policy_draft_update(draft, within_seven_days(draft.rules), "user:pat")
     url = version_url(draft, "console:policy_version_impact")
     since, until = START.date() + timedelta(days=10), START.date() + timedelta(days=39)
     # Days are whole UTC days: from the first one's midnight to the midnight after the last.
@@ -264,6 +277,7 @@ def test_impact_replays_only_the_days_asked_for(admin, draft, history):
 
 
 def test_publish_asks_for_confirmation_then_freezes_the_version(admin, draft):
+    draft = relabelled(draft)
     publish = version_url(draft, "console:policy_version_publish")
 
     unconfirmed = admin.post(publish, {})
@@ -283,6 +297,7 @@ def test_publish_asks_for_confirmation_then_freezes_the_version(admin, draft):
 
 
 def test_a_published_version_refuses_edits_and_stays_as_it_was(admin, draft):
+    draft = relabelled(draft)
     rules = draft.rules
     policy_publish(draft, "user:pat")
     changed = [dict(rule) for rule in rules]
@@ -303,7 +318,8 @@ def test_a_published_version_refuses_edits_and_stays_as_it_was(admin, draft):
 
 def test_diff_shows_rules_changed_added_removed_and_moved(admin, draft):
     rules = [dict(rule) for rule in draft.rules]
-    rules[4] = {**rules[4], "when": {"refund_type": "FULL", "days_since_redemption_max": 7}}
+    # Edited in place under the same label (a label that says 30 days keeps its 30 days).
+    rules[4] = {**rules[4], "when": {**rules[4]["when"], "face_value_max": "50.00"}}
     rules.insert(5, {"label": "Closed campaigns get a credit", "when": {"campaign_closed": True},
                      "action": "COMPENSATE", "compensation": {"amount": "5.00"}})
     del rules[1]
@@ -316,7 +332,7 @@ def test_diff_shows_rules_changed_added_removed_and_moved(admin, draft):
     rows = dict(re.findall(r'<tr class="diff-(\w+)">\s*<td>(.*?)</td>', html, re.S))
     assert "The template says its coupons are not returned" in rows["removed"]
     assert "redeemed at most 30 days ago" in rows["changed"]
-    assert "redeemed at most 7 days ago" in html
+    assert "face value at most ¥50.00" in html
     assert "give a credit of ¥5.00" in html
     assert html.count('class="diff-added"') == 1 and html.count('class="diff-same"') == 4
 
@@ -362,6 +378,7 @@ def test_an_htmx_save_answers_a_redirect_header(admin, draft):
 
 
 def test_an_htmx_edit_of_a_published_version_replaces_the_page_with_the_refusal(admin, draft):
+    draft = relabelled(draft)
     policy_publish(draft, "user:pat")
 
     answer = admin.post(edit_url(draft), editor_post(draft.rules), HTTP_HX_REQUEST="true")
@@ -374,7 +391,7 @@ def test_an_htmx_edit_of_a_published_version_replaces_the_page_with_the_refusal(
 def test_policy_pages_make_a_fixed_number_of_queries_however_many_versions(
         admin, default, clock, django_assert_max_num_queries):
     for _ in range(15):
-        policy_publish(policy_draft_create(default, "user:pat"), "user:pat")
+        policy_publish(relabelled(policy_draft_create(default, "user:pat")), "user:pat")
     draft = policy_draft_create(default, "user:pat")
     pages = [reverse("console:policies"),
              reverse("console:policy", kwargs={"policy_id": default.pk}),
