@@ -452,3 +452,68 @@ def test_digits_that_are_not_decimal_are_bad_input_not_a_crash(admin, draft):
     assert "whole number of days" in errors_beside(saved.content.decode(),
                                                    "id_form-4-days_since_redemption_max")
     assert moved.status_code == diff.status_code == 200
+
+
+def test_each_rule_is_labelled_in_both_languages_and_read_in_the_readers(admin, draft):
+    rules = [dict(rule) for rule in draft.rules]
+    rules[0] = {**rules[0], "labels": {"en": "Exchange coupons stay used",
+                                       "zh-hans": "兑换券用后不退"}}
+
+    answer = admin.post(edit_url(draft), editor_post(rules))
+
+    assert answer.status_code == 302
+    draft.refresh_from_db()
+    assert (draft.rules[0]["label"], draft.rules[0]["labels"]) == (
+        "Exchange coupons stay used", {"en": "Exchange coupons stay used",
+                                       "zh-hans": "兑换券用后不退"})
+    english = admin.get(version_url(draft)).content.decode()
+    chinese = admin.get(version_url(draft), HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "1. Exchange coupons stay used</strong>" in english
+    assert "1. 兑换券用后不退</strong>" in chinese and "Exchange coupons stay" not in chinese
+
+
+def test_a_rule_with_a_single_label_shows_it_in_both_inputs_as_stored(admin, default, clock):
+    rules = [{"label": "My own rule", "when": {"risk_flag": True}, "action": "VOID"},
+             {"label": "Otherwise kept", "when": {}, "action": "KEEP_USED"}]
+    draft = policy_draft_create(default, "user:pat", rules=rules)
+
+    editor = admin.get(edit_url(draft)).content.decode()
+    chinese = admin.get(version_url(draft), HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+
+    assert 'name="form-0-label" value="My own rule"' in editor
+    assert 'name="form-0-label_zh" value="My own rule"' in editor
+    assert "1. My own rule</strong>" in chinese
+
+
+def test_a_label_whose_days_contradict_its_limit_is_refused_beside_it(admin, draft):
+    rules = [dict(rule) for rule in draft.rules]
+    # The limit became 0 days; both labels still promise 30.
+    labels = {"en": rules[4]["label"], "zh-hans": "核销后 30 天内全额退款"}
+    rules[4] = {**rules[4], "labels": labels,
+                "when": {"refund_type": "FULL", "days_since_redemption_max": 0}}
+
+    answer = admin.post(edit_url(draft), editor_post(rules))
+
+    assert answer.status_code == 400
+    html = answer.content.decode()
+    for field in ("id_form-4-label", "id_form-4-label_zh"):
+        assert ("the label says 30 days, but the rule&#x27;s days-since-redemption limit is 0"
+                in errors_beside(html, field))
+    draft.refresh_from_db()
+    assert draft.rules[4]["when"]["days_since_redemption_max"] == 30
+
+
+def test_the_editor_links_to_the_impact_preview(admin, draft):
+    editor = admin.get(edit_url(draft)).content.decode()
+
+    assert f'href="{version_url(draft, "console:policy_version_impact")}"' in editor
+
+
+def test_an_unchanged_draft_is_not_published_and_says_why(admin, draft):
+    answer = admin.post(version_url(draft, "console:policy_version_publish"), {"confirm": "on"})
+
+    assert answer.status_code == 409
+    assert "same as the published version" in answer.content.decode()
+    draft.refresh_from_db()
+    assert draft.status == "DRAFT"
+    assert ReturnPolicyVersion.objects.filter(policy=draft.policy, status="PUBLISHED").count() == 1
