@@ -151,7 +151,8 @@ def test_activity_lists_policy_admin_actions_and_sorts_by_time_not_id(signed_in,
     assert not any("return policy" in e["what"] for e in mine)
 
 
-def test_a_rejected_compensation_reads_as_rejected_in_chinese(signed_in, coupon, zh):
+@pytest.mark.usefixtures("zh")
+def test_a_rejected_compensation_reads_as_rejected_in_chinese(signed_in, coupon):
     compensation = proposal(coupon, proposer="user:alice")
     compensation_reject(compensation_id=compensation.pk, note="not our mistake",
                         seen_entry=journal_tip(Compensation, compensation.pk),
