@@ -57,11 +57,16 @@ def call(url, body=None, key=None) -> tuple[int, dict]:
         return error.code, json.loads(error.read())
 
 
+# The demo's terminal, by the fixture below: what a newcomer reads.
+TERMINAL = {}
+
+
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
     was_running = embedded_postgres.running("demo")
     port = free_port()
     log = (tmp_path_factory.mktemp("demo") / "run-demo.log").open("w+")
+    TERMINAL["path"] = log.name
     server = subprocess.Popen([str(ROOT / "bin" / "run-demo")], cwd=ROOT,
                               env=demo_env(PORT=str(port)), stdout=log,
                               stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -144,3 +149,14 @@ def test_a_lock_and_a_redeem_go_through_the_api(demo):
     assert (status, redeemed.get("status")) == (200, "USED"), redeemed
     status, ledger = call(f"{demo}/api/v1/coupons/{coupon['id']}/operations", key=key)
     assert [row["op_type"] for row in ledger["results"]] == ["ISSUE", "LOCK", "REDEEM"]
+
+
+def test_the_terminal_reads_as_text_without_warnings(demo):
+    urllib.request.urlopen(f"{demo}/login/", timeout=30)
+    with open(TERMINAL["path"]) as terminal:
+        text = terminal.read()
+
+    assert "This is a development server" not in text
+    assert "No directory at" not in text  # whitenoise's missing STATIC_ROOT
+    assert 'INFO django.server "GET /login/ HTTP/1.1" 200' in text
+    assert '{"time"' not in text  # no JSON log line
