@@ -12,6 +12,7 @@ from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
 from refunds.policy_engine import CONDITIONS, Action, RefundType
+from refunds.reply_words import reply_words
 from refunds.rule_labels import shipped_pair
 from timeline import glossary
 from timeline.policy_words import ACTION_WORDS
@@ -220,3 +221,45 @@ def shown_forms(formset: RuleFormSet, kept: list[RuleForm]) -> list[RuleForm]:
     """Every posted form in its order, so the management form's count still matches what is
     sent back."""
     return kept + [form for form in formset.forms if form not in kept]
+
+
+REPLY_FIELDS = {"greeting_en": ("greeting", "en"), "greeting_zh": ("greeting", "zh-hans"),
+                "closing_en": ("closing", "en"), "closing_zh": ("closing", "zh-hans")}
+
+
+class RepliesForm(forms.Form):
+    """The customer replies' greeting and closing in each language: the default policy's
+    draft carries them (refunds.reply_words), so they are published and frozen as its rules."""
+
+    greeting_en = forms.CharField(required=False, label=_("Greeting in English"),
+                                  widget=forms.TextInput(attrs={"lang": "en"}))
+    greeting_zh = forms.CharField(required=False, label=_("Greeting in Chinese"),
+                                  widget=forms.TextInput(attrs={"lang": "zh-Hans"}))
+    closing_en = forms.CharField(required=False, label=_("Closing in English"),
+                                 widget=forms.TextInput(attrs={"lang": "en"}))
+    closing_zh = forms.CharField(required=False, label=_("Closing in Chinese"),
+                                 widget=forms.TextInput(attrs={"lang": "zh-Hans"}))
+
+    prefix = "replies"
+
+    @classmethod
+    def of(cls, replies: dict) -> "RepliesForm":
+        """Unbound, showing a version's words (the catalogue's where it has none)."""
+        return cls(initial={name: reply_words(replies, part, language)
+                            for name, (part, language) in REPLY_FIELDS.items()})
+
+    def to_replies(self) -> dict:
+        replies = {"greeting": {}, "closing": {}}
+        for name, (part, language) in REPLY_FIELDS.items():
+            replies[part][language] = self.cleaned_data.get(name, "")
+        return replies
+
+    def add_service_errors(self, problems) -> None:
+        """`details.replies` from the service, each message beside its input."""
+        if not isinstance(problems, dict):
+            self.add_error(None, problems)
+            return
+        for name, (part, language) in REPLY_FIELDS.items():
+            messages = (problems.get(part) or {}).get(language)
+            if messages:
+                self.add_error(name, messages)

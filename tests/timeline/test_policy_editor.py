@@ -517,3 +517,61 @@ def test_an_unchanged_draft_is_not_published_and_says_why(admin, draft):
     draft.refresh_from_db()
     assert draft.status == "DRAFT"
     assert ReturnPolicyVersion.objects.filter(policy=draft.policy, status="PUBLISHED").count() == 1
+
+
+def replies_post(rules, **words) -> dict:
+    """The editor's form with the replies' greeting and closing: the catalogue's, or `words`."""
+    replies = {"replies-greeting_en": "Hello!", "replies-greeting_zh": "您好！",
+               "replies-closing_en": "If you have any other questions, we are glad to help.",
+               "replies-closing_zh": "如有其他问题，欢迎随时联系我们。"}
+    replies.update({f"replies-{name}": text for name, text in words.items()})
+    return editor_post(rules, **replies)
+
+
+def test_the_default_policys_editor_shows_the_replies_words_from_the_catalogue(admin, draft):
+    editor = admin.get(edit_url(draft)).content.decode()
+
+    assert 'name="replies-greeting_en" value="Hello!"' in editor
+    assert 'name="replies-closing_en" value="If you have any other questions, we are glad' \
+        in editor
+
+
+def test_a_policy_admins_greeting_is_used_once_published_and_not_before(
+        admin, draft, signed_in, template):
+    from tests.timeline.test_customer_replies import replies
+    from tests.timeline.test_reply_words import page_of, partly_refunded
+
+    coupon = partly_refunded(template)
+    posted = admin.post(edit_url(draft), replies_post(draft.rules, greeting_en="Hi there!",
+                                                      greeting_zh="亲，您好！"))
+    assert posted.status_code == 302
+    draft.refresh_from_db()
+    assert draft.replies["greeting"] == {"en": "Hi there!", "zh-hans": "亲，您好！"}
+    support = signed_in("support")
+    assert replies(page_of(support, coupon), "refund")["en"].startswith("Hello!")
+
+    policy_publish(draft, "user:pat")
+
+    said = replies(page_of(support, coupon), "refund")
+    assert said["en"].startswith("Hi there! ") and said["zh-hans"].startswith("亲，您好！")
+    assert said["en"].endswith("we are glad to help.")
+
+
+def test_an_empty_greeting_is_refused_beside_its_input_and_nothing_is_saved(admin, draft):
+    answer = admin.post(edit_url(draft), replies_post(draft.rules, closing_zh="  "))
+
+    assert answer.status_code == 400
+    assert "required, 1 to 300 characters" in errors_beside(answer.content.decode(),
+                                                            "id_replies-closing_zh")
+    draft.refresh_from_db()
+    assert draft.replies == {}
+
+
+def test_support_cannot_change_the_replies_words(signed_in, draft):
+    support = signed_in("support", "sam")
+
+    answer = support.post(edit_url(draft), replies_post(draft.rules, greeting_en="Yo"))
+
+    assert answer.status_code == 403
+    draft.refresh_from_db()
+    assert draft.replies == {}
