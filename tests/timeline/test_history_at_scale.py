@@ -20,9 +20,9 @@ pytestmark = pytest.mark.django_db
 # with its template, the check's watermark and the rows after it, the journal's counts of the
 # coupon's evidence rows and the new view record's fold, every row the page shows in one
 # statement (the timeline's page from every source, the ledger's page, after-sale's decisions
-# and compensations, the conflict cases: common/reads_together.py) and
-# the view log's INSERT.
-PAGE_QUERIES = 9
+# and compensations, the conflict cases: common/reads_together.py), the replies' greeting and
+# closing in force (one row of the default policy) and the view log's INSERT.
+PAGE_QUERIES = 10
 # The coupon, the check's watermark and the rows after it, the open conflict cases, the
 # presale settlement and what waits for a person (3), the latest refund decision (the refund
 # answer), the journal's counts and the one new view record's fold (2) (the service client
