@@ -261,6 +261,14 @@ class PolicyDraftExists(PolicyVersionConflict):
     message = _("This policy already has a draft; edit or publish that one.")
 
 
+class PolicyDraftUnchanged(PolicyVersionConflict):
+    """A draft whose rules are the published ones would make a new version that changes
+    nothing, and every later decision would name it as if it had."""
+
+    message = _("This draft's rules are the same as the published version's: change a rule "
+                "before publishing. Nothing was published.")
+
+
 class SameOperator(CouponError):
     """Four eyes: whoever proposed a compensation may not decide it."""
 

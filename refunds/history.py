@@ -11,7 +11,7 @@ from coupons.redaction import visible
 from coupons.write.payloads import money
 from refunds.decision_reasons import decision_reason_words
 from refunds.models import Compensation, RefundCoupon
-from refunds.rule_labels import label_words
+from refunds.rule_labels import decided_rule, rule_words
 
 
 def _compensation_proposed(c, can_see_details):
@@ -50,7 +50,7 @@ def _refund_decided(d, can_see_details):
          else _("Refund decision: %(action)s")) % {"action": d.action},
         refund_id=d.refund_id, coupon_share=money(d.coupon_share),
         policy=f"{version.policy.code} v{version.number}" if version else None,
-        rule=label_words(d.rule_label), reason=decision_reason_words(d),
+        rule=rule_words(decided_rule(d)), reason=decision_reason_words(d),
         reason_code=d.reason_code, action=d.action, requires_approval=d.requires_approval,
     )
 

@@ -144,6 +144,11 @@ class ReturnPolicyVersion(models.Model):
     number = models.PositiveIntegerField()
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.DRAFT)
     rules = models.JSONField(default=list)
+    # The customer replies' greeting and closing per language, {"greeting": {"en": ...,
+    # "zh-hans": ...}, "closing": {...}}: a policy admin's words, frozen with the version as
+    # its rules are. Only the default policy's are used (refunds.reply_words); {} is the
+    # catalogue's.
+    replies = models.JSONField(default=dict, blank=True)
     based_on = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.PROTECT, related_name="+",
         help_text="The version this draft was copied from.",

@@ -6,6 +6,7 @@ is pure (no queries) so a decision can be replayed from the facts stored with it
 can be tried against past refunds before it is published.
 """
 
+import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
@@ -17,6 +18,7 @@ from django.utils.translation import gettext_lazy
 from coupons.errors import NotFound, ValidationFailed
 from coupons.models import CouponKind, CouponTemplate
 from refunds.models import ReturnPolicy, ReturnPolicyVersion
+from refunds.rule_labels import LABEL_LANGUAGES
 
 
 class RefundType:
@@ -215,7 +217,7 @@ RANGES = [
     ("face_value_min", "face_value_max"),
 ]
 
-RULE_KEYS = {"label", "when", "action", "requires_approval", "compensation"}
+RULE_KEYS = {"label", "labels", "when", "action", "requires_approval", "compensation"}
 MAX_RULES = 100
 MAX_LABEL = 200
 
@@ -292,13 +294,57 @@ def _clean_compensation(compensation, action) -> tuple[dict, object]:
     return {"amount": str(value.quantize(Decimal("0.01")))}, None
 
 
+def _is_label(label) -> bool:
+    return (isinstance(label, str) and bool(label.strip()) and len(label) <= MAX_LABEL
+            and "\x00" not in label)  # PostgreSQL stores no NUL in jsonb
+
+
+def _clean_labels(labels) -> tuple[dict, object]:
+    """A rule's label pair, {"en": ..., "zh-hans": ...}, both written; absent on rules written
+    before pairs (their single `label` reads as stored in either language)."""
+    if labels is None:
+        return {}, None
+    if not isinstance(labels, dict) or set(labels) != set(LABEL_LANGUAGES):
+        return {}, [_("give a label for each of %(languages)s")
+                    % {"languages": ", ".join(LABEL_LANGUAGES)}]
+    problems = {language: [_("required, 1 to %(max)s characters") % {"max": MAX_LABEL}]
+                for language, label in labels.items() if not _is_label(label)}
+    if problems:
+        return {}, problems
+    return {language: labels[language].strip() for language in LABEL_LANGUAGES}, None
+
+
+# "within 30 days", "30 天内", "30日": a number of days a label promises.
+DAYS_IN_LABEL = re.compile(r"(\d+)\s*-?\s*(?:days?\b|天|日)", re.IGNORECASE)
+
+
+def _label_contradiction(label: str, when: dict) -> str:
+    """What a label says about days that the rule's own limits do not: a label is what people
+    read, so "within 30 days" on a rule whose limit is 0 days would tell them the wrong rule.
+    The editor refuses it rather than rewriting what an admin wrote."""
+    limits = {when[name] for name in ("days_since_redemption_min", "days_since_redemption_max")
+              if name in when}
+    for days in DAYS_IN_LABEL.findall(label):
+        if int(days) in limits:
+            continue
+        if not limits:
+            return _("the label says %(days)s days, but the rule has no days-since-redemption "
+                     "condition") % {"days": days}
+        return _("the label says %(days)s days, but the rule's days-since-redemption limit is "
+                 "%(limits)s") % {"days": days, "limits": ", ".join(map(str, sorted(limits)))}
+    return ""
+
+
 def _clean_rule(rule) -> tuple[dict, dict]:
     if not isinstance(rule, dict):
         return {}, {"non_field_errors": [_("must be an object")]}
     problems = {key: [_("unknown key")] for key in rule if key not in RULE_KEYS}
-    label = rule.get("label")
-    if (not isinstance(label, str) or not label.strip() or len(label) > MAX_LABEL
-            or "\x00" in label):  # PostgreSQL stores no NUL in jsonb
+    labels, label_problems = _clean_labels(rule.get("labels"))
+    if label_problems:
+        problems["labels"] = label_problems
+    # A pair's English label is the rule's label: what a decision stores as its rule_label.
+    label = labels.get("en") or rule.get("label")
+    if "labels" not in problems and not _is_label(label):
         problems["label"] = [_("required, 1 to %(max)s characters") % {"max": MAX_LABEL}]
     action = rule.get("action")
     if action not in Action.ALL:
@@ -312,8 +358,16 @@ def _clean_rule(rule) -> tuple[dict, dict]:
     compensation, compensation_problems = _clean_compensation(rule.get("compensation"), action)
     if compensation_problems:
         problems["compensation"] = compensation_problems
+    if not problems.keys() & {"label", "labels", "when"}:
+        for language, text in (labels or {None: label}).items():
+            contradiction = _label_contradiction(text, when)
+            if contradiction and language is None:
+                problems["label"] = [contradiction]
+            elif contradiction:
+                problems.setdefault("labels", {})[language] = [contradiction]
     cleaned = {
         "label": label.strip() if isinstance(label, str) else label,
+        **({"labels": labels} if labels else {}),
         "when": when,
         "action": action,
         "requires_approval": requires_approval,

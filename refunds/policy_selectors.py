@@ -56,3 +56,13 @@ def template_codes_deciding_by(*, policy: ReturnPolicy) -> list[str]:
         versions = Q(versions__return_policy=policy)
     return list(CouponTemplate.objects.filter(versions).values_list("code", flat=True)
                 .distinct().order_by("code"))
+
+
+def replies_in_force(*, at) -> dict:
+    """The customer replies' greeting and closing of the default policy's version in force at
+    `at` ({}: the catalogue's; refunds.reply_words)."""
+    version = (ReturnPolicyVersion.objects
+               .filter(policy__code=ReturnPolicy.DEFAULT_CODE,
+                       status=ReturnPolicyVersion.Status.PUBLISHED, published_at__lte=at)
+               .order_by("-number").only("replies").first())
+    return version.replies if version is not None else {}

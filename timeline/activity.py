@@ -106,7 +106,11 @@ def _worded_sentence(sentence: str, **facts) -> str:
 
 
 def _review(decision):
-    return _worded_sentence(_("Reviewed refund decision #%(id)s: %(status)s"), id=decision.pk,
+    # A review approves or rejects: the verb says which.
+    sentence = {RefundCoupon.Status.EXECUTED: _("Approved refund decision #%(id)s"),
+                RefundCoupon.Status.REJECTED: _("Rejected refund decision #%(id)s"),
+                }.get(decision.status, _("Reviewed refund decision #%(id)s: %(status)s"))
+    return _worded_sentence(sentence, id=decision.pk,
                             status=worded(decision.status, DECISION_STATUSES))
 
 
@@ -116,7 +120,11 @@ def _proposed(compensation):
 
 
 def _compensation(compensation):
-    return _worded_sentence(_("Decided compensation #%(id)s: %(status)s"), id=compensation.pk,
+    # "Decided …: REJECTED" read as an approval; the verb is the decision.
+    sentence = {Compensation.Status.APPROVED: _("Approved compensation #%(id)s"),
+                Compensation.Status.REJECTED: _("Rejected compensation #%(id)s"),
+                }.get(compensation.status, _("Decided compensation #%(id)s: %(status)s"))
+    return _worded_sentence(sentence, id=compensation.pk,
                             status=worded(compensation.status, COMPENSATION_STATUSES))
 
 

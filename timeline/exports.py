@@ -24,7 +24,7 @@ from django.utils.translation import gettext, pgettext_lazy
 from coupons.ledger_reasons import reason_words
 from coupons.redaction import visible
 from coupons.write.payloads import money
-from refunds.rule_labels import label_words
+from refunds.rule_labels import decided_rule, rule_words
 from timeline import glossary
 from timeline.answers import ACTIONS, RECOMMENDATIONS
 
@@ -155,7 +155,7 @@ DECISION_COLUMNS = [
            label=pgettext_lazy("CSV header", "reviewed at")),
     Column("executed_action", lambda d: coded(d.executed_action, ACTIONS),
            label=pgettext_lazy("CSV header", "executed action")),
-    Column("rule_label", lambda d: label_words(d.rule_label),
+    Column("rule_label", lambda d: rule_words(decided_rule(d)),
            label=pgettext_lazy("CSV header", "rule")),
     Column("policy_version", lambda d: d.policy_version and
            f"{d.policy_version.policy.code} v{d.policy_version.number}",

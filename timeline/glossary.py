@@ -296,3 +296,13 @@ def value_words(value) -> str:
             if value in words:
                 return worded(value, words)
     return value
+
+
+# The coupon check's evidence invariants as a 客服 reads them: what they promise, not how the
+# journal proves it. The engineering sentence (coupons.evidence.replay.INVARIANTS, which the API
+# answers) stays on the page behind a disclosure.
+INVARIANT_WORDS = {
+    8: _("Every message we received about this coupon's orders is kept exactly as it arrived."),
+    9: _("Every record about this coupon (its uses, refunds, notes, compensations and cases) is "
+         "kept exactly as it was written."),
+}

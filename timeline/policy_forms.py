@@ -12,6 +12,8 @@ from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
 from refunds.policy_engine import CONDITIONS, Action, RefundType
+from refunds.reply_words import reply_words
+from refunds.rule_labels import shipped_pair
 from timeline import glossary
 from timeline.policy_words import ACTION_WORDS
 
@@ -24,7 +26,11 @@ DAYS = ("days_since_redemption_min", "days_since_redemption_max")
 
 
 class RuleForm(forms.Form):
-    label = forms.CharField(required=False, strip=False, label=_("Label"))
+    # Both labels are the rule's name, each read in its own language (refunds.rule_labels).
+    label = forms.CharField(required=False, strip=False, label=_("Label in English"),
+                            widget=forms.TextInput(attrs={"lang": "en"}))
+    label_zh = forms.CharField(required=False, strip=False, label=_("Label in Chinese"),
+                               widget=forms.TextInput(attrs={"lang": "zh-Hans"}))
     refund_type = forms.ChoiceField(choices=ANY + [(t, t) for t in RefundType.ALL],
                                     required=False, label=_("Refund type"))
     refunded_share_min = forms.CharField(required=False, label=_("Refunded share at least (0–1)"))
@@ -106,7 +112,9 @@ class RuleForm(forms.Form):
             compensation["template_id"] = int(data["compensation_template"])
         if data.get("compensation_amount", "").strip():
             compensation["amount"] = data["compensation_amount"].strip()
-        return {"label": data.get("label", ""), "when": when, "action": data.get("action"),
+        return {"label": data.get("label", ""),
+                "labels": {"en": data.get("label", ""), "zh-hans": data.get("label_zh", "")},
+                "when": when, "action": data.get("action"),
                 "requires_approval": bool(data.get("requires_approval")),
                 "compensation": compensation}
 
@@ -124,6 +132,10 @@ class RuleForm(forms.Form):
                     self.add_error(field, part_messages)
             elif key == "compensation":
                 self.add_error("compensation_template", messages)
+            elif key == "labels" and isinstance(messages, dict):
+                for language, label_messages in messages.items():
+                    self.add_error("label_zh" if language == "zh-hans" else "label",
+                                   label_messages)
             elif key == "when":
                 self.add_error(None, [_("Conditions: %(problem)s") % {"problem": message}
                                        for message in messages])
@@ -140,7 +152,10 @@ RuleFormSet = formset_factory(RuleForm, extra=0, can_order=True)
 
 def rule_to_row(rule: dict) -> dict:
     """A stored rule as the form's initial values (the inverse of RuleForm.to_rule)."""
-    row = {"label": rule.get("label", ""), "action": rule.get("action"),
+    # A rule written before label pairs shows its one label in both inputs, a shipped one in
+    # each language's words: saving it makes it a pair.
+    labels = rule.get("labels") or shipped_pair(rule.get("label", ""))
+    row = {"label": labels["en"], "label_zh": labels["zh-hans"], "action": rule.get("action"),
            "requires_approval": bool(rule.get("requires_approval"))}
     for name, value in (rule.get("when") or {}).items():
         row[name] = ("yes" if value else "no") if name in FLAGS else value
@@ -206,3 +221,45 @@ def shown_forms(formset: RuleFormSet, kept: list[RuleForm]) -> list[RuleForm]:
     """Every posted form in its order, so the management form's count still matches what is
     sent back."""
     return kept + [form for form in formset.forms if form not in kept]
+
+
+REPLY_FIELDS = {"greeting_en": ("greeting", "en"), "greeting_zh": ("greeting", "zh-hans"),
+                "closing_en": ("closing", "en"), "closing_zh": ("closing", "zh-hans")}
+
+
+class RepliesForm(forms.Form):
+    """The customer replies' greeting and closing in each language: the default policy's
+    draft carries them (refunds.reply_words), so they are published and frozen as its rules."""
+
+    greeting_en = forms.CharField(required=False, label=_("Greeting in English"),
+                                  widget=forms.TextInput(attrs={"lang": "en"}))
+    greeting_zh = forms.CharField(required=False, label=_("Greeting in Chinese"),
+                                  widget=forms.TextInput(attrs={"lang": "zh-Hans"}))
+    closing_en = forms.CharField(required=False, label=_("Closing in English"),
+                                 widget=forms.TextInput(attrs={"lang": "en"}))
+    closing_zh = forms.CharField(required=False, label=_("Closing in Chinese"),
+                                 widget=forms.TextInput(attrs={"lang": "zh-Hans"}))
+
+    prefix = "replies"
+
+    @classmethod
+    def of(cls, replies: dict) -> "RepliesForm":
+        """Unbound, showing a version's words (the catalogue's where it has none)."""
+        return cls(initial={name: reply_words(replies, part, language)
+                            for name, (part, language) in REPLY_FIELDS.items()})
+
+    def to_replies(self) -> dict:
+        replies = {"greeting": {}, "closing": {}}
+        for name, (part, language) in REPLY_FIELDS.items():
+            replies[part][language] = self.cleaned_data.get(name, "")
+        return replies
+
+    def add_service_errors(self, problems) -> None:
+        """`details.replies` from the service, each message beside its input."""
+        if not isinstance(problems, dict):
+            self.add_error(None, problems)
+            return
+        for name, (part, language) in REPLY_FIELDS.items():
+            messages = (problems.get(part) or {}).get(language)
+            if messages:
+                self.add_error(name, messages)

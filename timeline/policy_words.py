@@ -11,6 +11,7 @@ from difflib import SequenceMatcher
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext, pgettext, pgettext_lazy
 
+from refunds.rule_labels import rule_words
 from timeline.glossary import REFUND_TYPES
 from timeline.templatetags.console import money
 
@@ -107,7 +108,7 @@ class RuleInWords:
 
 def rules_in_words(rules: list[dict], template_names: dict) -> list[RuleInWords]:
     return [
-        RuleInWords(number=index + 1, label=rule.get("label", ""),
+        RuleInWords(number=index + 1, label=rule_words(rule),
                     conditions=conditions_in_words(rule),
                     action=action_in_words(rule, template_names),
                     approval_first=bool(rule.get("requires_approval"))

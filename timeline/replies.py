@@ -8,21 +8,23 @@ the two replies say the same thing. Plain text: it is copied into another produc
 
 A reply is what a 客服 would send: a greeting, the answer, a closing; times in the customer's
 zone (COUPON_CUSTOMER_TIME_ZONE, Beijing time by default), never the agent's browser zone; the
-reason a rule decided as the customer is told it (refunds.rule_labels.customer_reason), not a
-policy version; Chinese sentences follow each other with no space, as full-width punctuation is
-written.
+reason a rule decided as the customer is told it (refunds.rule_labels.customer_reason: the rule's
+label in the customer's language), not a policy version; Chinese sentences follow each other
+with no space, as full-width punctuation is written.
 """
 
 from django.conf import settings
 from django.utils import formats, timezone, translation
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy, pgettext, pgettext_lazy
+from django.utils.translation import gettext_lazy, pgettext_lazy
 
 from coupons.diagnosis import CouponFacts
 from coupons.models import CaseStatus, CouponStatus, Recommendation
 from coupons.write.transitions import is_past_validity
 from refunds.models import Compensation, RefundCoupon
-from refunds.rule_labels import customer_reason
+from refunds.policy_selectors import replies_in_force
+from refunds.reply_words import reply_words
+from refunds.rule_labels import customer_reason, decided_rule
 from refunds.selectors import CouponAfterSale
 from timeline.templatetags.console import money
 from timeline.time_zones import offset_label
@@ -48,25 +50,27 @@ def customer_replies(coupon, now, after_sale: CouponAfterSale, facts: CouponFact
              and case.recommendation == Recommendation.ORDER_DISCOUNT_REFUND]
     owed = {c.order_id: c for c in after_sale.discount_compensations}
     redemption = facts.redemption
+    # The greeting and closing a policy admin wrote (the catalogue's until they do).
+    words = replies_in_force(at=now)
     replies = {"refund": [], "state": []}
     with timezone.override(settings.COUPON_CUSTOMER_TIME_ZONE):
         for language, name, reader_name in LANGUAGES:
             with translation.override(language):
                 if decision is not None:
                     replies["refund"].append((language, name, reader_name, _reply(
-                        language, [_refund_sentence(decision)])))
+                        language, words, [_refund_sentence(decision)])))
                 replies["state"].append((language, name, reader_name, _reply(
-                    language, [_state_sentence(coupon, now, redemption),
+                    language, words, [_state_sentence(coupon, now, redemption),
                                *(_case_sentence(case, owed.get(case.order_id))
                                  for case in cases)])))
     return replies
 
 
-def _reply(language: str, sentences: list[str]) -> str:
+def _reply(language: str, words: dict, sentences: list[str]) -> str:
     """The answer between a greeting and a closing, as a person writes to a customer."""
     return SENTENCE_GAP[language].join([
-        pgettext("reply greeting", "Hello!"), *sentences,
-        pgettext("reply closing", "If you have any other questions, we are glad to help.")])
+        reply_words(words, "greeting", language), *sentences,
+        reply_words(words, "closing", language)])
 
 
 def moment_text(moment) -> str:
@@ -163,4 +167,4 @@ def _reason(decision) -> str:
     if decision.policy_version is None or not decision.rule_label:
         return _("our team decided it") if decision.reviewed_by else _(
             "our coupon return rules")
-    return customer_reason(decision.rule_label)
+    return customer_reason(decided_rule(decision))

@@ -44,8 +44,24 @@ class CompensationDoc(serializers.Serializer):
                                       help_text="Credit this much money.")
 
 
+class LabelsDoc(serializers.Serializer):
+    """The rule's label in each console language; both written."""
+
+    en = serializers.CharField(max_length=200)
+    zh_hans = serializers.CharField(max_length=200, help_text="Key `zh-hans`.")
+
+    def get_fields(self):
+        fields = super().get_fields()
+        fields["zh-hans"] = fields.pop("zh_hans")
+        return fields
+
+
 class RuleDoc(serializers.Serializer):
-    label = serializers.CharField(max_length=200)
+    label = serializers.CharField(
+        max_length=200,
+        help_text="A single label, read as written in every language; with `labels` the "
+                  "stored label is their English one.")
+    labels = LabelsDoc(required=False)
     when = ConditionsDoc(required=False)
     action = serializers.ChoiceField(choices=Action.ALL)
     requires_approval = serializers.BooleanField(

@@ -10,9 +10,16 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from coupons import clock
-from coupons.errors import NotFound, PolicyDraftExists, PolicyVersionFrozen, ValidationFailed
+from coupons.errors import (
+    NotFound,
+    PolicyDraftExists,
+    PolicyDraftUnchanged,
+    PolicyVersionFrozen,
+    ValidationFailed,
+)
 from refunds.models import ReturnPolicy, ReturnPolicyVersion
 from refunds.policy_engine import clean_rules
+from refunds.reply_words import clean_replies
 
 Status = ReturnPolicyVersion.Status
 
@@ -71,21 +78,27 @@ def policy_draft_create(policy, actor: str, *, rules: list | None = None) -> Ret
         return ReturnPolicyVersion.objects.create(
             policy=locked, number=(latest.number + 1) if latest else 1, status=Status.DRAFT,
             rules=cleaned if cleaned is not None else (latest.rules if latest else []),
+            replies=latest.replies if latest else {},
             based_on=latest,
             created_by=actor, created_at=clock.now(),
         )
 
 
-def policy_draft_update(version, rules: list, actor: str) -> ReturnPolicyVersion:
-    """Replace a draft's rules; a published version refuses with 409 INVALID_STATE."""
+def policy_draft_update(version, rules: list, actor: str, *,
+                        replies: dict | None = None) -> ReturnPolicyVersion:
+    """Replace a draft's rules (and, given, the customer replies' greeting and closing); a
+    published version refuses with 409 INVALID_STATE."""
+    cleaned_replies = None if replies is None else clean_replies(replies)
     with transaction.atomic():
         locked = _locked_version(version)
         if locked.status != Status.DRAFT:
             raise PolicyVersionFrozen(version=locked)
         locked.rules = clean_rules(rules)
+        if cleaned_replies is not None:
+            locked.replies = cleaned_replies
         # The status in the WHERE is the compare-and-set: a publish that won cannot be edited.
         updated = ReturnPolicyVersion.objects.filter(pk=locked.pk, status=Status.DRAFT).update(
-            rules=locked.rules
+            rules=locked.rules, replies=locked.replies
         )
         if updated != 1:
             raise PolicyVersionFrozen(version=_locked_version(locked))
@@ -100,6 +113,12 @@ def policy_publish(version, actor: str) -> ReturnPolicyVersion:
             raise PolicyVersionFrozen(version=locked)
         # Validated again: the rules must still name existing templates.
         clean_rules(locked.rules)
+        in_force = (ReturnPolicyVersion.objects
+                    .filter(policy_id=locked.policy_id, status=Status.PUBLISHED)
+                    .order_by("-number").first())
+        if in_force is not None and (in_force.rules, in_force.replies) == (
+                locked.rules, locked.replies):
+            raise PolicyDraftUnchanged(version=locked, same_as=in_force.number)
         now = clock.now()
         updated = ReturnPolicyVersion.objects.filter(pk=locked.pk, status=Status.DRAFT).update(
             status=Status.PUBLISHED, published_by=actor, published_at=now

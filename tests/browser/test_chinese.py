@@ -88,6 +88,9 @@ def test_policy_admin_drafts_and_publishes_in_chinese(page, person, template, ct
 
     # A value the engine refuses: the field's error beside it, in the page's language.
     page.locator("#id_form-4-days_since_redemption_max").fill("7")
+    # The labels say the new number too (a label saying 30 days on a 7-day rule is refused).
+    page.locator("#id_form-4-label").fill("Full refund within 7 days returns the coupon")
+    page.locator("#id_form-4-label_zh").fill("核销后 7 天内全额退款，退还优惠券")
     add_condition(page, 4, "refunded_share_min")
     page.locator("#id_form-4-refunded_share_min").fill("2")
     page.locator("#editor button.primary").click()
@@ -112,6 +115,8 @@ def test_policy_admin_drafts_and_publishes_in_chinese(page, person, template, ct
     draft = ReturnPolicyVersion.objects.get(policy=policy, number=2)
     assert (draft.status, draft.rules[4]["when"]["days_since_redemption_max"]) == (
         "PUBLISHED", 7)
+    assert draft.rules[4]["labels"]["zh-hans"] == "核销后 7 天内全额退款，退还优惠券"
+    expect(page.locator("ol.rules")).to_contain_text("5. 核销后 7 天内全额退款，退还优惠券")
 
 
 def test_axe_finds_what_a_screen_reader_would_miss(page):

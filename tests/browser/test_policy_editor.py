@@ -27,6 +27,7 @@ def test_policy_admin_drafts_edits_previews_and_publishes(page, person, template
 
     expect(page.get_by_role("heading", name="Edit draft v2")).to_be_visible()
     page.locator("#id_form-4-label").fill("Full refund within 7 days returns the coupon")
+    page.locator("#id_form-4-label_zh").fill("核销后 7 天内全额退款，退还优惠券")
     page.locator("#id_form-4-days_since_redemption_max").fill("7")
     add_condition(page, 4, "refunded_share_min")
     page.locator("#id_form-4-refunded_share_min").fill("2")

@@ -99,7 +99,9 @@ def test_the_action_menu_overlaps_nothing_and_compensation_shows_only_when_chose
 def test_rules_read_as_sentences_the_diff_names_changed_values_and_one_version_is_in_force(
         page, person, template, draft):
     rules = [dict(rule) for rule in draft.rules]
-    rules[4] = {**rules[4], "when": {"refund_type": "FULL", "days_since_redemption_max": 2}}
+    # A label says the rule's own number of days (the engine refuses "30 days" on a 2-day rule).
+    rules[4] = {**rules[4], "label": "Full refund within 2 days of redemption returns the coupon",
+                "when": {"refund_type": "FULL", "days_since_redemption_max": 2}}
     rules[0] = {**rules[0], "requires_approval": True}
     policy_draft_update(draft, rules, "user:paula")
     policy_publish(ReturnPolicyVersion.objects.get(pk=draft.pk), "user:paula")

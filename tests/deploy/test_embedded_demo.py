@@ -105,11 +105,16 @@ def call(url, body=None, key=None) -> tuple[int, dict]:
         return error.code, json.loads(error.read())
 
 
+# The demo's terminal, by the fixture below: what a newcomer reads.
+TERMINAL = {}
+
+
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
     was_running = embedded_postgres.running("demo")
     port = free_port()
     log = (tmp_path_factory.mktemp("demo") / "run-demo.log").open("w+")
+    TERMINAL["path"] = log.name
     server = subprocess.Popen([str(ROOT / "bin" / "run-demo")], cwd=ROOT,
                               env=demo_env(PORT=str(port),
                                            DEMO_CHECKPOINT_SECONDS=CHECKPOINT_SECONDS),
@@ -286,3 +291,14 @@ def test_the_demo_consumer_takes_an_order_closed_fact_and_the_lease_goes(demo, k
         return now if now.get("status") == "AVAILABLE" else None
 
     wait_for(released, f"the demo's consumer releasing coupon {coupon['id']} for {order}")
+
+
+def test_the_terminal_reads_as_text_without_warnings(demo):
+    urllib.request.urlopen(f"{demo}/login/", timeout=30)
+    with open(TERMINAL["path"]) as terminal:
+        text = terminal.read()
+
+    assert "This is a development server" not in text
+    assert "No directory at" not in text  # whitenoise's missing STATIC_ROOT
+    assert 'INFO django.server "GET /login/ HTTP/1.1" 200' in text
+    assert '{"time"' not in text  # no JSON log line

@@ -15,6 +15,7 @@ from refunds.models import Compensation
 from refunds.services.compensation_decide import compensation_reject
 from tests.timeline.queue_objects import fresh_coupon, proposal
 from tests.timeline.test_coupon_page import codes
+from tests.zh_catalogue import compiled_catalogue, zh  # noqa: F401 (fixtures)
 from timeline.activity import ActivityFilters, activity_page
 from timeline.models import ViewRecord
 
@@ -70,8 +71,8 @@ def test_a_compensation_decision_is_credited_to_who_decided_it_not_who_proposed_
                         seen_entry=journal_tip(Compensation, compensation.pk),
                         ctx=CommandContext(actor="user:bob"))
     auditor = signed_in("policy_admin", "pat")
-    # The status in words, its code in a badge.
-    decided = f"Decided compensation #{compensation.pk}: rejected REJECTED"
+    # The decision is the verb: a rejection never reads "Decided …: REJECTED".
+    decided = f"Rejected compensation #{compensation.pk}"
 
     bobs = re.sub(r"<[^>]+>", "", auditor.get(
         reverse("console:activity"), {"person": "bob"}).content.decode())
@@ -148,3 +149,18 @@ def test_activity_lists_policy_admin_actions_and_sorts_by_time_not_id(signed_in,
     # A coupon's activity has no policy rows: they are about no coupon.
     mine = activity_page(filters=ActivityFilters(coupon_id=coupon.pk)).entries
     assert not any("return policy" in e["what"] for e in mine)
+
+
+@pytest.mark.usefixtures("zh")
+def test_a_rejected_compensation_reads_as_rejected_in_chinese(signed_in, coupon):
+    compensation = proposal(coupon, proposer="user:alice")
+    compensation_reject(compensation_id=compensation.pk, note="not our mistake",
+                        seen_entry=journal_tip(Compensation, compensation.pk),
+                        ctx=CommandContext(actor="user:bob"))
+
+    page = re.sub(r"<[^>]+>", "", signed_in("policy_admin", "pat").get(
+        reverse("console:activity"), {"person": "bob"},
+        HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode())
+
+    assert f"驳回了补偿 #{compensation.pk}" in page
+    assert "审批了补偿" not in page and "REJECTED" not in page

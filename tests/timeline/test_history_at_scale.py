@@ -21,8 +21,9 @@ pytestmark = pytest.mark.django_db
 # coupon's evidence rows and the new view record's fold (6); the timeline page's keys and its
 # rows, one query for each kind on it (ledger rows, refund decisions, compensations, conflict
 # cases, settlements: 6), the ledger's page, after-sale's decisions and compensations (2), the
-# conflict cases and the presale settlement (2); the view log's INSERT.
-PAGE_QUERIES = 15
+# conflict cases and the presale settlement (2); the replies' greeting and closing in force (one
+# row of the default policy); the view log's INSERT.
+PAGE_QUERIES = 16
 # The coupon, the check's watermark and the rows after it, the open conflict cases, the
 # presale settlement and what waits for a person (3), the latest refund decision (the refund
 # answer), the journal's counts and the one new view record's fold (2) (the service client

@@ -36,6 +36,21 @@ def draft(default, clock):
     return policy_draft_create(default, "user:pat")
 
 
+def within_seven_days(rules: list[dict]) -> list[dict]:
+    """The shipped rules with the full-refund window cut to 7 days, its label saying so."""
+    rules = [dict(rule) for rule in rules]
+    rules[4] = {**rules[4], "label": "Full refund within 7 days returns the coupon",
+                "when": {"refund_type": "FULL", "days_since_redemption_max": 7}}
+    return rules
+
+
+def relabelled(draft) -> ReturnPolicyVersion:
+    """The draft with one change, so publishing it makes a version that differs."""
+    rules = [dict(rule) for rule in draft.rules]
+    rules[-1] = {**rules[-1], "label": f"Otherwise the coupon stays used ({draft.number})"}
+    return policy_draft_update(draft, rules, "user:pat")
+
+
 def edit_url(version):
     return reverse("console:policy_version_edit",
                    kwargs={"policy_id": version.policy_id, "number": version.number})
@@ -51,7 +66,9 @@ def editor_post(rules, **extra) -> dict:
             "form-MIN_NUM_FORMS": "0", "form-MAX_NUM_FORMS": "1000"}
     for n, rule in enumerate(rules):
         prefix = f"form-{n}-"
-        data[prefix + "label"] = rule["label"]
+        labels = rule.get("labels") or {"en": rule["label"], "zh-hans": rule["label"]}
+        data[prefix + "label"] = labels["en"]
+        data[prefix + "label_zh"] = labels["zh-hans"]
         data[prefix + "action"] = rule["action"]
         data[prefix + "ORDER"] = str(n + 1)
         if rule.get("requires_approval"):
@@ -218,9 +235,7 @@ def history(template, ctx):
 
 
 def test_impact_of_the_draft_is_shown_as_counts_and_examples(admin, draft, history):
-    rules = [dict(rule) for rule in draft.rules]
-    rules[4] = {**rules[4], "when": {"refund_type": "FULL", "days_since_redemption_max": 7}}
-    draft = policy_draft_update(draft, rules, "user:pat")
+    draft = policy_draft_update(draft, within_seven_days(draft.rules), "user:pat")
     expected = policy_impact(draft)
     assert expected["changed"] > 0  # the history has full refunds 8..30 days after redemption
 
@@ -238,9 +253,7 @@ def test_impact_of_the_draft_is_shown_as_counts_and_examples(admin, draft, histo
 
 
 def test_impact_replays_only_the_days_asked_for(admin, draft, history):
-    rules = [dict(rule) for rule in draft.rules]
-    rules[4] = {**rules[4], "when": {"refund_type": "FULL", "days_since_redemption_max": 7}}
-    draft = policy_draft_update(draft, rules, "user:pat")
+    draft = policy_draft_update(draft, within_seven_days(draft.rules), "user:pat")
     url = version_url(draft, "console:policy_version_impact")
     since, until = START.date() + timedelta(days=10), START.date() + timedelta(days=39)
     # Days are whole UTC days: from the first one's midnight to the midnight after the last.
@@ -264,6 +277,7 @@ def test_impact_replays_only_the_days_asked_for(admin, draft, history):
 
 
 def test_publish_asks_for_confirmation_then_freezes_the_version(admin, draft):
+    draft = relabelled(draft)
     publish = version_url(draft, "console:policy_version_publish")
 
     unconfirmed = admin.post(publish, {})
@@ -283,6 +297,7 @@ def test_publish_asks_for_confirmation_then_freezes_the_version(admin, draft):
 
 
 def test_a_published_version_refuses_edits_and_stays_as_it_was(admin, draft):
+    draft = relabelled(draft)
     rules = draft.rules
     policy_publish(draft, "user:pat")
     changed = [dict(rule) for rule in rules]
@@ -303,7 +318,8 @@ def test_a_published_version_refuses_edits_and_stays_as_it_was(admin, draft):
 
 def test_diff_shows_rules_changed_added_removed_and_moved(admin, draft):
     rules = [dict(rule) for rule in draft.rules]
-    rules[4] = {**rules[4], "when": {"refund_type": "FULL", "days_since_redemption_max": 7}}
+    # Edited in place under the same label (a label that says 30 days keeps its 30 days).
+    rules[4] = {**rules[4], "when": {**rules[4]["when"], "face_value_max": "50.00"}}
     rules.insert(5, {"label": "Closed campaigns get a credit", "when": {"campaign_closed": True},
                      "action": "COMPENSATE", "compensation": {"amount": "5.00"}})
     del rules[1]
@@ -316,7 +332,7 @@ def test_diff_shows_rules_changed_added_removed_and_moved(admin, draft):
     rows = dict(re.findall(r'<tr class="diff-(\w+)">\s*<td>(.*?)</td>', html, re.S))
     assert "The template says its coupons are not returned" in rows["removed"]
     assert "redeemed at most 30 days ago" in rows["changed"]
-    assert "redeemed at most 7 days ago" in html
+    assert "face value at most ¥50.00" in html
     assert "give a credit of ¥5.00" in html
     assert html.count('class="diff-added"') == 1 and html.count('class="diff-same"') == 4
 
@@ -362,6 +378,7 @@ def test_an_htmx_save_answers_a_redirect_header(admin, draft):
 
 
 def test_an_htmx_edit_of_a_published_version_replaces_the_page_with_the_refusal(admin, draft):
+    draft = relabelled(draft)
     policy_publish(draft, "user:pat")
 
     answer = admin.post(edit_url(draft), editor_post(draft.rules), HTTP_HX_REQUEST="true")
@@ -374,7 +391,7 @@ def test_an_htmx_edit_of_a_published_version_replaces_the_page_with_the_refusal(
 def test_policy_pages_make_a_fixed_number_of_queries_however_many_versions(
         admin, default, clock, django_assert_max_num_queries):
     for _ in range(15):
-        policy_publish(policy_draft_create(default, "user:pat"), "user:pat")
+        policy_publish(relabelled(policy_draft_create(default, "user:pat")), "user:pat")
     draft = policy_draft_create(default, "user:pat")
     pages = [reverse("console:policies"),
              reverse("console:policy", kwargs={"policy_id": default.pk}),
@@ -435,3 +452,126 @@ def test_digits_that_are_not_decimal_are_bad_input_not_a_crash(admin, draft):
     assert "whole number of days" in errors_beside(saved.content.decode(),
                                                    "id_form-4-days_since_redemption_max")
     assert moved.status_code == diff.status_code == 200
+
+
+def test_each_rule_is_labelled_in_both_languages_and_read_in_the_readers(admin, draft):
+    rules = [dict(rule) for rule in draft.rules]
+    rules[0] = {**rules[0], "labels": {"en": "Exchange coupons stay used",
+                                       "zh-hans": "兑换券用后不退"}}
+
+    answer = admin.post(edit_url(draft), editor_post(rules))
+
+    assert answer.status_code == 302
+    draft.refresh_from_db()
+    assert (draft.rules[0]["label"], draft.rules[0]["labels"]) == (
+        "Exchange coupons stay used", {"en": "Exchange coupons stay used",
+                                       "zh-hans": "兑换券用后不退"})
+    english = admin.get(version_url(draft)).content.decode()
+    chinese = admin.get(version_url(draft), HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "1. Exchange coupons stay used</strong>" in english
+    assert "1. 兑换券用后不退</strong>" in chinese and "Exchange coupons stay" not in chinese
+
+
+def test_a_rule_with_a_single_label_shows_it_in_both_inputs_as_stored(admin, default, clock):
+    rules = [{"label": "My own rule", "when": {"risk_flag": True}, "action": "VOID"},
+             {"label": "Otherwise kept", "when": {}, "action": "KEEP_USED"}]
+    draft = policy_draft_create(default, "user:pat", rules=rules)
+
+    editor = admin.get(edit_url(draft)).content.decode()
+    chinese = admin.get(version_url(draft), HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+
+    assert 'name="form-0-label" value="My own rule"' in editor
+    assert 'name="form-0-label_zh" value="My own rule"' in editor
+    assert "1. My own rule</strong>" in chinese
+
+
+def test_a_label_whose_days_contradict_its_limit_is_refused_beside_it(admin, draft):
+    rules = [dict(rule) for rule in draft.rules]
+    # The limit became 0 days; both labels still promise 30.
+    labels = {"en": rules[4]["label"], "zh-hans": "核销后 30 天内全额退款"}
+    rules[4] = {**rules[4], "labels": labels,
+                "when": {"refund_type": "FULL", "days_since_redemption_max": 0}}
+
+    answer = admin.post(edit_url(draft), editor_post(rules))
+
+    assert answer.status_code == 400
+    html = answer.content.decode()
+    for field in ("id_form-4-label", "id_form-4-label_zh"):
+        assert ("the label says 30 days, but the rule&#x27;s days-since-redemption limit is 0"
+                in errors_beside(html, field))
+    draft.refresh_from_db()
+    assert draft.rules[4]["when"]["days_since_redemption_max"] == 30
+
+
+def test_the_editor_links_to_the_impact_preview(admin, draft):
+    editor = admin.get(edit_url(draft)).content.decode()
+
+    assert f'href="{version_url(draft, "console:policy_version_impact")}"' in editor
+
+
+def test_an_unchanged_draft_is_not_published_and_says_why(admin, draft):
+    answer = admin.post(version_url(draft, "console:policy_version_publish"), {"confirm": "on"})
+
+    assert answer.status_code == 409
+    assert "same as the published version" in answer.content.decode()
+    draft.refresh_from_db()
+    assert draft.status == "DRAFT"
+    assert ReturnPolicyVersion.objects.filter(policy=draft.policy, status="PUBLISHED").count() == 1
+
+
+def replies_post(rules, **words) -> dict:
+    """The editor's form with the replies' greeting and closing: the catalogue's, or `words`."""
+    replies = {"replies-greeting_en": "Hello!", "replies-greeting_zh": "您好！",
+               "replies-closing_en": "If you have any other questions, we are glad to help.",
+               "replies-closing_zh": "如有其他问题，欢迎随时联系我们。"}
+    replies.update({f"replies-{name}": text for name, text in words.items()})
+    return editor_post(rules, **replies)
+
+
+def test_the_default_policys_editor_shows_the_replies_words_from_the_catalogue(admin, draft):
+    editor = admin.get(edit_url(draft)).content.decode()
+
+    assert 'name="replies-greeting_en" value="Hello!"' in editor
+    assert 'name="replies-closing_en" value="If you have any other questions, we are glad' \
+        in editor
+
+
+def test_a_policy_admins_greeting_is_used_once_published_and_not_before(
+        admin, draft, signed_in, template):
+    from tests.timeline.test_customer_replies import replies
+    from tests.timeline.test_reply_words import page_of, partly_refunded
+
+    coupon = partly_refunded(template)
+    posted = admin.post(edit_url(draft), replies_post(draft.rules, greeting_en="Hi there!",
+                                                      greeting_zh="亲，您好！"))
+    assert posted.status_code == 302
+    draft.refresh_from_db()
+    assert draft.replies["greeting"] == {"en": "Hi there!", "zh-hans": "亲，您好！"}
+    support = signed_in("support")
+    assert replies(page_of(support, coupon), "refund")["en"].startswith("Hello!")
+
+    policy_publish(draft, "user:pat")
+
+    said = replies(page_of(support, coupon), "refund")
+    assert said["en"].startswith("Hi there! ") and said["zh-hans"].startswith("亲，您好！")
+    assert said["en"].endswith("we are glad to help.")
+
+
+def test_an_empty_greeting_is_refused_beside_its_input_and_nothing_is_saved(admin, draft):
+    answer = admin.post(edit_url(draft), replies_post(draft.rules, closing_zh="  "))
+
+    assert answer.status_code == 400
+    assert "required, 1 to 300 characters" in errors_beside(answer.content.decode(),
+                                                            "id_replies-closing_zh")
+    draft.refresh_from_db()
+    assert draft.replies == {}
+
+
+def test_support_cannot_change_the_replies_words(signed_in, draft):
+    support = signed_in("support", "sam")
+
+    answer = support.post(edit_url(draft), replies_post(draft.rules, greeting_en="Yo"))
+
+    assert answer.status_code == 403
+    draft.refresh_from_db()
+    assert draft.replies == {}

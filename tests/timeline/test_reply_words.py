@@ -12,7 +12,9 @@ from django.core.exceptions import ImproperlyConfigured
 from django.urls import reverse
 
 from config.env import env_time_zone
+from refunds.models import ReturnPolicy
 from refunds.services import refund_receive
+from refunds.services.policies import policy_draft_create, policy_publish
 from tests.timeline.queue_objects import SYSTEM, fresh_coupon, redeemed
 from tests.timeline.test_customer_replies import replies
 from tests.zh_catalogue import compiled_catalogue  # noqa: F401 (a fixture)
@@ -119,3 +121,18 @@ def test_an_unknown_customer_time_zone_stops_the_start_with_a_sentence(monkeypat
         env_time_zone("COUPON_CUSTOMER_TIME_ZONE", default="Asia/Shanghai")
     monkeypatch.delenv("COUPON_CUSTOMER_TIME_ZONE")
     assert env_time_zone("COUPON_CUSTOMER_TIME_ZONE", default="Asia/Shanghai") == "Asia/Shanghai"
+
+
+def test_a_rule_labelled_in_both_languages_is_cited_in_the_customers(signed_in, template):
+    default = ReturnPolicy.objects.get(code="default")
+    rules = [dict(rule) for rule in default.versions.get(number=1).rules]
+    rules[2] = {**rules[2], "labels": {"en": "part refunds keep the coupon",
+                                       "zh-hans": "部分退款不退券"}}
+    draft = policy_draft_create(default, "user:pat", rules=rules)
+    policy_publish(draft, "user:pat")
+    coupon = partly_refunded(template)
+
+    said = replies(page_of(signed_in("support"), coupon), "refund")
+
+    assert "（原因：部分退款不退券）" in said["zh-hans"]
+    assert "(reason: part refunds keep the coupon)." in said["en"]

@@ -110,6 +110,12 @@ def stored_text(value):
 
 
 @register.filter
+def invariant_words(number):
+    """An invariant in support's words where its own sentence is engineering text, else ""."""
+    return glossary.INVARIANT_WORDS.get(number, "")
+
+
+@register.filter
 def rule_label(label):
     """A return policy rule's label: a shipped one in the reader's words (refunds.rule_labels)."""
     return label_words(label or "")

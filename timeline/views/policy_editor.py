@@ -17,12 +17,14 @@ from coupons.capabilities import Capability
 from coupons.errors import PolicyDraftExists, PolicyVersionFrozen, ValidationFailed
 from coupons.identity import actor_of
 from coupons.selectors import template_list
+from refunds.models import ReturnPolicy
 from refunds.services.policies import (
     policy_create,
     policy_draft_create,
     policy_draft_update,
 )
 from timeline.policy_forms import (
+    RepliesForm,
     RuleFormSet,
     blank_rule_formset,
     posted_rows,
@@ -114,7 +116,8 @@ class DraftEditor(ConsolePage):
         if version.is_published:
             return self.frozen(request, version)
         rows = [rule_to_row(rule) for rule in version.rules]
-        return self.editor(request, version, blank_rule_formset(rows, self.templates()))
+        return self.editor(request, version, blank_rule_formset(rows, self.templates()),
+                           replies=self.replies_form(version))
 
     def post(self, request, policy_id: int, number: int):
         version = version_or_404(policy_id, number)
@@ -122,21 +125,26 @@ class DraftEditor(ConsolePage):
             return self.frozen(request, version)
         templates = self.templates()
         formset = RuleFormSet(request.POST, form_kwargs={"templates": templates})
+        replies = self.replies_form(version, request.POST)
         op = request.POST.get("op", "")
         if op and formset.management_form.is_valid():
             rows = rows_after(posted_rows(formset), op)
-            return self.editor(request, version, blank_rule_formset(rows, templates))
-        if not formset.is_valid():
-            return self.editor(request, version, formset, status=400)
+            return self.editor(request, version, blank_rule_formset(rows, templates),
+                               replies=replies)
+        if not formset.is_valid() or (replies is not None and not replies.is_valid()):
+            return self.editor(request, version, formset, replies=replies, status=400)
         forms_in_order, rules = posted_rules_in_order(formset)
         try:
-            policy_draft_update(version, rules, actor_of(request.user))
+            policy_draft_update(version, rules, actor_of(request.user),
+                                replies=replies.to_replies() if replies is not None else None)
         except ValidationFailed as refused:
             problems = refused.details.get("rules")
             if isinstance(problems, dict):
                 for index, rule_problems in problems.items():
                     forms_in_order[int(index)].add_engine_errors(rule_problems)
-            return self.editor(request, version, formset,
+            if replies is not None and "replies" in refused.details:
+                replies.add_service_errors(refused.details["replies"])
+            return self.editor(request, version, formset, replies=replies,
                                shown=shown_forms(formset, forms_in_order),
                                rules_errors=[] if isinstance(problems, dict)
                                else problems or [refused.message],
@@ -153,6 +161,15 @@ class DraftEditor(ConsolePage):
     def templates(self):
         return list(template_list())
 
+    def replies_form(self, version, data=None) -> RepliesForm | None:
+        """The replies' greeting and closing: the default policy's to edit (the replies use
+        only its words), no other's."""
+        if version.policy.code != ReturnPolicy.DEFAULT_CODE:
+            return None
+        if data is not None and not any(name.startswith("replies-") for name in data):
+            return None  # a post without them (a script's) leaves the draft's as they are
+        return RepliesForm.of(version.replies) if data is None else RepliesForm(data)
+
     def frozen(self, request, version):
         refused = PolicyVersionFrozen(version=version)
         page = version_page(request, version, error=refused, status=refused.http_status)
@@ -163,8 +180,10 @@ class DraftEditor(ConsolePage):
             page["HX-Reswap"] = "outerHTML"
         return page
 
-    def editor(self, request, version, formset, *, shown=None, rules_errors=(), status=200):
+    def editor(self, request, version, formset, *, replies=None, shown=None, rules_errors=(),
+               status=200):
         return render(request, "timeline/policy_editor.html", {
             "policy": version.policy, "version": version, "formset": formset,
+            "replies": replies,
             "forms": formset.forms if shown is None else shown, "rules_errors": rules_errors,
         }, status=status)

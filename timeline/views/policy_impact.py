@@ -14,7 +14,12 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from coupons.capabilities import Capability
-from coupons.errors import PolicyVersionFrozen, ReplayInProgress, ValidationFailed
+from coupons.errors import (
+    PolicyDraftUnchanged,
+    PolicyVersionFrozen,
+    ReplayInProgress,
+    ValidationFailed,
+)
 from coupons.identity import actor_of
 from refunds.impact import policy_impact, replay_slot
 from refunds.selectors import decision_list
@@ -111,7 +116,7 @@ class Publish(ConsolePage):
             return impact_page(request, version, form=form, status=400)
         try:
             published = policy_publish(version, actor_of(request.user))
-        except (PolicyVersionFrozen, ValidationFailed) as refused:
+        except (PolicyVersionFrozen, PolicyDraftUnchanged, ValidationFailed) as refused:
             return impact_page(request, version_or_404(policy_id, number), error=refused,
                                status=refused.http_status)
         messages.success(request, _("Published v%(number)s: refunds from now on use it.")

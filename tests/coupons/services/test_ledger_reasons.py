@@ -6,7 +6,8 @@ from django.utils import translation
 
 from coupons.history import coupon_timeline
 from coupons.ledger_reasons import reason, reason_words
-from coupons.models import CouponOperation
+from coupons.models import CommandRejection, CouponOperation
+from coupons.refusal_messages import refusal_words
 from coupons.services import coupon_expire, coupon_release, coupon_void
 from coupons.write.context import LeaseProof
 from tests.conftest import lock
@@ -72,3 +73,34 @@ def test_the_timeline_words_the_reason_and_names_its_code(coupon, ctx):
 
     assert entry["details"]["reason"] == "按 off30 v1 发券"
     assert entry["details"]["reason_code"] == "issued_from"
+
+
+@pytest.mark.parametrize("params", [
+    {},  # the sentence needs `terms`
+    {"term": "off30 v1"},  # a name the sentence does not know
+    None,
+])
+def test_a_row_whose_values_lack_a_name_its_sentence_needs_reads_as_stored(coupon, params):
+    issued = row(coupon, "ISSUE")
+    issued.reason_params = params
+
+    assert in_chinese(issued) == "issued from off30 v1"
+    with translation.override("en"):
+        assert reason_words(issued) == "issued from off30 v1"
+
+
+def test_a_nested_value_lacking_its_parts_reads_as_stored(coupon):
+    issued = row(coupon, "ISSUE")
+    # A case summary inside a reason is itself a code and values; here its values are gone.
+    issued.reason, issued.reason_code = "conflict case 7: a late payment", "conflict_case"
+    issued.reason_params = {"case": 7, "case_summary": {"code": "late_payment"}}
+
+    assert in_chinese(issued) == "conflict case 7: a late payment"
+
+
+def test_a_refusal_whose_values_lack_a_name_reads_as_stored():
+    rejection = CommandRejection(message="LOCK is not allowed from USED.",
+                                 message_code="not_allowed_from", message_params={"op": "LOCK"})
+
+    with translation.override("zh-hans"):
+        assert refusal_words(rejection) == "LOCK is not allowed from USED."

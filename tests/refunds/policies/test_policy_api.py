@@ -200,6 +200,12 @@ def test_new_draft_comes_from_the_latest_version_one_at_a_time(admin_api):
     details = error(write(admin_api, "post", path), 409, "INVALID_STATE")
     assert (details["current_state"], details["current_version"]) == ("DRAFT", 2)
 
+    # Unchanged, the draft is refused: it would publish a version identical to v1.
+    details = error(write(admin_api, "post", f"{path}/2/publish"), 409, "INVALID_STATE")
+    assert (details["current_state"], details["same_as"]) == ("DRAFT", 1)
+    rules = ok(admin_api.get(f"{BASE}{path}/2"))["rules"]
+    rules[-1]["label"] = "Otherwise it stays used"
+    ok(write(admin_api, "patch", f"{path}/2", {"rules": rules}))
     ok(write(admin_api, "post", f"{path}/2/publish"))
     third = ok(write(admin_api, "post", path, {"rules": SEVEN_DAYS}), 201)
     assert (third["number"], third["rules"][0]["label"]) == (3, "exchange coupons never return")

@@ -111,3 +111,19 @@ document.addEventListener("click", (event) => {
   field.scrollIntoView({ block: "center" });
   field.focus();
 });
+// After an htmx action the button pressed is usually swapped away and focus falls to <body>: a
+// keyboard would start again from the page's top (22 Tabs to the next Approve). Focus goes to
+// what the swap brought: its result message (read out, and the next Tab goes on to the next
+// item), else its first control. Runs after the error summary's handler, which wins.
+document.addEventListener("htmx:afterSettle", (event) => {
+  const swapped = event.target;
+  const active = document.activeElement;
+  if (active && active !== document.body && document.contains(active)) return;
+  if (!(swapped instanceof Element) || !document.contains(swapped)) return;
+  const message = swapped.querySelector("[role='status'], [role='alert']");
+  const control = swapped.querySelector("a[href], button:not([disabled]), input:not([type='hidden']), select, textarea");
+  const target = message || control;
+  if (!target) return;
+  if (target === message && !message.hasAttribute("tabindex")) message.setAttribute("tabindex", "-1");
+  target.focus();
+});
