@@ -37,8 +37,8 @@ COUPON_COLUMNS = ("id", "user_id", "template_id", "template_version_id", "status
                   "current_lock_id", "locked_order_id", "lock_token_hash", "lock_expires_at")
 TERMS_COLUMNS = ("id", "name", "kind", "face_value", "percent_off", "max_discount",
                  "min_order_amount", "valid_from", "valid_until", "valid_days", "returnable",
-                 "expiry_during_lock", "return_policy_id", "template_id", "version",
-                 "created_at")
+                 "expiry_during_lock", "stores", "channel", "return_policy_id", "template_id",
+                 "version", "created_at")
 LEASE_COLUMNS = ("id", "coupon_id", "order_id", "token_hash", "token_key_id", "status",
                  "locked_at", "expires_at", "acquired_version", "ended_at", "client_id")
 ORDER_LINK_COLUMNS = ("id", "lock_id", "coupon_id", "order_id", "quote_id", "order_amount",
