@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from refunds.models import RefundCoupon
 from refunds.policy_engine import RefundFacts, rule_matches
+from refunds.rule_labels import decided_rule, rule_words
 from refunds.services.refund_review import MANUAL_CHOICES, actions_allowed
 
 
@@ -23,14 +24,15 @@ from refunds.services.refund_review import MANUAL_CHOICES, actions_allowed
 class Recommendation:
     action: str | None  # None: nothing to recommend, the operator decides from the facts
     rule_number: int | None  # 1-based, as a policy admin counts rules
-    rule_label: str
+    rule_label: str  # in the reader's language (a rule's label pair), read with the page
     manual_review: bool  # the decision's own rule sent it to a person
 
 
 def decision_recommendation(decision: RefundCoupon) -> Recommendation:
     if decision.action != RefundCoupon.Action.MANUAL_REVIEW:
         number = None if decision.rule_index is None else decision.rule_index + 1
-        return Recommendation(decision.action, number, decision.rule_label, False)
+        return Recommendation(decision.action, number, rule_words(decided_rule(decision)),
+                              False)
     version, fired = decision.policy_version, decision.rule_index
     if version is None or fired is None or not decision.facts:
         return Recommendation(None, None, "", True)
@@ -38,7 +40,7 @@ def decision_recommendation(decision: RefundCoupon) -> Recommendation:
     for index in range(fired + 1, len(version.rules)):
         rule = version.rules[index]
         if rule.get("action") in MANUAL_CHOICES and rule_matches(rule, facts):
-            return Recommendation(rule["action"], index + 1, rule.get("label", ""), True)
+            return Recommendation(rule["action"], index + 1, rule_words(rule), True)
     return Recommendation(None, None, "", True)
 
 

@@ -67,3 +67,25 @@ def test_the_shipped_policys_name_reads_in_chinese_until_an_admin_renames_it(sig
     ReturnPolicy.objects.filter(pk=policy.pk).update(name="Store-wide policy")
     page = reader.get(pages[1], HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
     assert "Store-wide policy" in page and "默认退券规则" not in page
+
+
+def test_a_rule_an_admin_labelled_in_both_languages_reads_in_the_readers_on_the_queue(
+        template, signed_in):
+    from refunds.services.policies import policy_draft_update, policy_publish
+
+    policy = ReturnPolicy.objects.get(code=ReturnPolicy.DEFAULT_CODE)
+    draft = policy_draft_create(policy, "user:pat")
+    rules = [dict(rule) for rule in draft.rules]
+    risk = next(rule for rule in rules if rule["label"] == RISK_RULE)
+    risk.update(label="Flagged refunds go to a person",
+                labels={"en": "Flagged refunds go to a person", "zh-hans": "风控退款转人工"})
+    policy_publish(policy_draft_update(draft, rules, "user:pat"), "user:pat")
+    pending_decision(fresh_coupon(template))
+    url = reverse("console:approvals")
+
+    english = signed_in("operator").get(url).content.decode()
+    chinese = signed_in("operator", "operator-2").get(
+        url, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+
+    assert "Flagged refunds go to a person" in english and "风控退款转人工" not in english
+    assert "风控退款转人工" in chinese and "Flagged refunds go to a person" not in chinese

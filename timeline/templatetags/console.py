@@ -12,7 +12,7 @@ from django.utils.translation import pgettext
 
 from common.auth_backend import group_names as read_group_names
 from operations.reconcile.summaries import summary_words
-from refunds.rule_labels import label_words
+from refunds.rule_labels import decided_rule, label_words, rule_words
 from timeline import glossary
 from timeline.answers import ACTIONS, RECOMMENDATIONS, worded
 from timeline.time_zones import moment_text, offset_label, utc_text
@@ -119,6 +119,13 @@ def invariant_words(number):
 def rule_label(label):
     """A return policy rule's label: a shipped one in the reader's words (refunds.rule_labels)."""
     return label_words(label or "")
+
+
+@register.filter
+def decision_rule(decision):
+    """The rule a refund decision names, in the reader's language: its version's label pair,
+    or the label it stored (refunds.rule_labels)."""
+    return rule_words(decided_rule(decision))
 
 
 @register.filter
