@@ -11,7 +11,8 @@ starts bin/serve --runs times each way on --port, as the application role, the t
 turn so that each sees the same load: with SERVE_MIGRATE=1 (the whole release step at every
 start), after `bin/release --assets-only` (what every start did before the release step built
 the assets: collectstatic and compilemessages), and alone (now: a check of the assets'
-fingerprint, then gunicorn).
+fingerprint, then gunicorn). Each instance ends with kill -9 of its process group, so every
+start after the first is a start after a crash.
 """
 
 import argparse
@@ -61,7 +62,9 @@ def start_seconds(command, env, port) -> float:
             except OSError:
                 time.sleep(0.05)
     finally:
-        os.killpg(server.pid, signal.SIGTERM)
+        # As a crash ends it (kill -9, no clean shutdown): the next start finds what a killed
+        # instance leaves behind, its control socket and metrics files.
+        os.killpg(server.pid, signal.SIGKILL)
         server.wait(30)
 
 
