@@ -46,7 +46,7 @@ def test_prepare_demo_grants_the_app_role_then_seeds_once(tmp_path):
     seeded = UserCoupon.objects.count()
     assert seeded > 0
 
-    again = prepare("--without-roles")
+    again = prepare()
 
-    assert APP_ROLE not in again and "Demo data is already there" in again
+    assert "Demo data is already there" in again
     assert UserCoupon.objects.count() == seeded

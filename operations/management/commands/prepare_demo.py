@@ -12,13 +12,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--key-file", type=Path,
                             help="seed_demo's: also write the demo API key to this file.")
-        parser.add_argument("--without-roles", action="store_true",
-                            help="Leave the roles alone (a DATABASE_URL server of your own: "
-                                 "the demo then runs with its login throughout).")
 
-    def handle(self, *args, key_file=None, without_roles=False, **options):
+    def handle(self, *args, key_file=None, **options):
         quiet = {"verbosity": 0, "stdout": self.stdout, "stderr": self.stderr}
         call_command("migrate", interactive=False, **quiet)
-        if not without_roles:
-            call_command("setup_db_roles", **quiet)
+        # Always: the journal's trigger functions come from the models through it, and the ones
+        # migrations left behind would journal rows the services then cannot fold.
+        call_command("setup_db_roles", **quiet)
         call_command("seed_demo", key_file=key_file, stdout=self.stdout, stderr=self.stderr)
