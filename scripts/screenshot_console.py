@@ -13,7 +13,10 @@ and reject as two sections.
 
 Last, in Chinese at 1366 px and at 390 px (a phone), the first screen of the incident coupon's
 page and of the approvals queue, and the panel of the first compensation waiting for approval
-(docs/*-zh.png and docs/*-zh-phone.png); run optipng on them after (apt-get install optipng).
+(docs/*-zh.png and docs/*-zh-phone.png). Then the support floor's two pages in both languages,
+at 1366 px: the incident customer's page as support reads it and the operator's one form for
+the manual reviews (docs/customer-page*.png, docs/manual-reviews*.png). Run optipng on them
+after (apt-get install optipng).
 """
 
 import argparse
@@ -61,6 +64,9 @@ def main() -> None:
         coupon_path = page.url.split(args.base, 1)[-1]
         for suffix, viewport in WIDTHS.items():
             chinese_shots(browser, args, coupon_path, suffix, viewport)
+        customer_path = page.locator("a[href^='/customers/']").first.get_attribute("href")
+        for language, suffix in (("English", ""), ("简体中文", "-zh")):
+            floor_shots(browser, args, customer_path, language, suffix)
         browser.close()
 
 
@@ -85,6 +91,25 @@ def chinese_shots(browser, args, coupon_path: str, suffix: str, viewport: dict) 
     panel.screenshot(path=shots[-1])
     switch_language(page, "English")
     page.close()
+    print("saved " + ", ".join(str(shot) for shot in shots))
+
+
+def floor_shots(browser, args, customer_path: str, language: str, suffix: str) -> None:
+    """The incident customer's page as support reads it, and the operator's one form for the
+    manual reviews, in `language` (docs/customer-page*.png, docs/manual-reviews*.png)."""
+    shots = []
+    for (username, password), name, path in (
+            ((args.username, args.password), "customer-page", customer_path),
+            ((args.operator, args.operator_password), "manual-reviews",
+             "/approvals/manual-reviews")):
+        page = browser.new_page(base_url=args.base, viewport={"width": 1366, "height": 900})
+        sign_in(page, username, password)
+        switch_language(page, language)
+        page.goto(path)
+        shots.append(DOCS / f"{name}{suffix}.png")
+        page.screenshot(path=shots[-1])
+        switch_language(page, "English")
+        page.close()
     print("saved " + ", ".join(str(shot) for shot in shots))
 
 

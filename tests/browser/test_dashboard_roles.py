@@ -26,15 +26,3 @@ def test_support_sees_no_outbox_alarm_and_no_commands(page, person, template):
     expect(page.locator("#outbox")).to_have_count(0)
     expect(page.locator("main")).not_to_contain_text("manage.py")
     assert axe_violations(page) == []
-
-
-def test_an_operator_in_the_demo_reads_that_no_relay_runs(page, person, template, settings):
-    settings.COUPONS_DEMO = True
-    fresh_coupon(template)
-    person("operator", "olga")
-    sign_in(page, "olga")
-
-    outbox = page.locator("#outbox")
-    expect(outbox).to_contain_text("No relay runs in this demo")
-    expect(outbox).not_to_contain_text("check that")
-    assert axe_violations(page) == []

@@ -1,6 +1,5 @@
 """The dashboard: what waits for a person, and the last day's commands and refusals."""
 
-from django.conf import settings
 from django.shortcuts import render
 
 from timeline.charts import hour_chart
@@ -14,5 +13,4 @@ class Home(ConsolePage):
         return render(request, "timeline/home.html", {
             "dashboard": dashboard,
             "chart": hour_chart(dashboard.hours),
-            "demo": settings.COUPONS_DEMO,
         })
